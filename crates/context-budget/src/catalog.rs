@@ -1,0 +1,368 @@
+//! The model catalog: which tokenizer, window and prices a model name means.
+//!
+//! The built-in catalog is data (`data/models.json`, dated, with its sources) so that
+//! updating a price is a one-line change, and later a user-supplied file can extend it.
+
+use std::collections::HashSet;
+use std::sync::LazyLock;
+
+use serde::{Deserialize, Serialize};
+
+use crate::Tokenizer;
+
+/// One model as the catalog describes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelSpec {
+    /// Canonical id, e.g. `gpt-4o` or `claude-sonnet-4-5`.
+    pub name: String,
+    /// Group used for filtering, e.g. `gpt-4o`, `o-series`, `claude-4.5`.
+    pub family: String,
+    pub tokenizer: Tokenizer,
+    /// Total tokens the model accepts (input + output).
+    pub context_window: u64,
+    pub max_output_tokens: u64,
+    pub input_usd_per_mtok: f64,
+    pub output_usd_per_mtok: f64,
+    /// Other exact names for this model (no prefix matching on these).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<String>,
+}
+
+/// One row of a catalog listing: the spec plus what a caller needs to know about
+/// its counts.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct ModelInfo {
+    pub name: String,
+    pub family: String,
+    /// `cl100k_base`, `o200k_base` or `claude_estimate`.
+    pub encoding: &'static str,
+    /// True when local counts equal what the provider bills.
+    pub exact: bool,
+    pub context_window: u64,
+    pub max_output_tokens: u64,
+    pub input_usd_per_mtok: f64,
+    pub output_usd_per_mtok: f64,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<String>,
+}
+
+/// The catalog, or the part of it a filter selects.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct ModelListing {
+    /// The date the figures were checked (YYYY-MM-DD).
+    pub as_of: String,
+    pub source: String,
+    pub count: usize,
+    pub models: Vec<ModelInfo>,
+    /// Every family in the catalog, to refine a filter that matched nothing.
+    pub families: Vec<String>,
+    /// Encoding names that can be used as a model for exact counts without a window.
+    pub encodings: Vec<&'static str>,
+}
+
+/// The model a requested name resolved to.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ResolvedModel<'a> {
+    /// A catalog entry (by exact name, alias, or dated/suffixed id).
+    Model(&'a ModelSpec),
+    /// A bare encoding name such as `cl100k_base`: exact counts, no window or prices.
+    Encoding(Tokenizer),
+}
+
+impl ResolvedModel<'_> {
+    pub fn tokenizer(&self) -> Tokenizer {
+        match self {
+            ResolvedModel::Model(spec) => spec.tokenizer,
+            ResolvedModel::Encoding(tokenizer) => *tokenizer,
+        }
+    }
+
+    /// The name actually used: the catalog's canonical name or the encoding name.
+    pub fn name(&self) -> &str {
+        match self {
+            ResolvedModel::Model(spec) => &spec.name,
+            ResolvedModel::Encoding(tokenizer) => tokenizer.name(),
+        }
+    }
+
+    pub fn spec(&self) -> Option<&ModelSpec> {
+        match self {
+            ResolvedModel::Model(spec) => Some(spec),
+            ResolvedModel::Encoding(_) => None,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    #[error("model catalog is not valid JSON: {0}")]
+    Parse(#[from] serde_json::Error),
+    #[error("model catalog names `{0}` twice")]
+    DuplicateName(String),
+    #[error("model `{name}` has an invalid field `{field}`: {reason}")]
+    InvalidField {
+        name: String,
+        field: &'static str,
+        reason: &'static str,
+    },
+}
+
+/// A dated list of models.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Catalog {
+    /// The date the figures were checked (YYYY-MM-DD).
+    pub as_of: String,
+    /// Where the figures come from.
+    pub source: String,
+    pub models: Vec<ModelSpec>,
+}
+
+static BUILTIN: LazyLock<Catalog> = LazyLock::new(|| {
+    // The file is part of the crate and checked by a unit test, so a failure here
+    // is a build defect, not bad user input.
+    Catalog::from_json(include_str!("../data/models.json"))
+        .unwrap_or_else(|e| panic!("built-in data/models.json is invalid: {e}"))
+});
+
+impl Catalog {
+    /// The catalog shipped with this crate, parsed once per process.
+    pub fn builtin() -> &'static Catalog {
+        &BUILTIN
+    }
+
+    /// Parse and validate a catalog: unique names, positive windows, sane prices.
+    pub fn from_json(json: &str) -> Result<Catalog, CatalogError> {
+        let catalog: Catalog = serde_json::from_str(json)?;
+        let mut seen = HashSet::new();
+        for model in &catalog.models {
+            for name in std::iter::once(&model.name).chain(&model.aliases) {
+                if !seen.insert(name.as_str()) || Tokenizer::from_encoding_name(name).is_some() {
+                    return Err(CatalogError::DuplicateName(name.clone()));
+                }
+            }
+            let invalid = |field, reason| CatalogError::InvalidField {
+                name: model.name.clone(),
+                field,
+                reason,
+            };
+            if model.context_window == 0 {
+                return Err(invalid("context_window", "must be positive"));
+            }
+            if model.max_output_tokens > model.context_window {
+                return Err(invalid("max_output_tokens", "exceeds context_window"));
+            }
+            for (field, price) in [
+                ("input_usd_per_mtok", model.input_usd_per_mtok),
+                ("output_usd_per_mtok", model.output_usd_per_mtok),
+            ] {
+                if !price.is_finite() || price < 0.0 {
+                    return Err(invalid(field, "must be a finite, non-negative number"));
+                }
+            }
+        }
+        Ok(catalog)
+    }
+
+    /// Resolve a user-supplied model name, the way tiktoken's model table does:
+    ///
+    /// 1. an exact canonical name or alias (case-insensitive);
+    /// 2. an encoding name (`cl100k_base`, `o200k_base`);
+    /// 3. the longest canonical name that is a prefix of the id and is followed by
+    ///    `-`, `:` or `@` — so `gpt-4o-2024-08-06` is `gpt-4o`, `gpt-4-0613` is
+    ///    `gpt-4`, and `claude-sonnet-4-5-20250929` is `claude-sonnet-4-5`, while
+    ///    `gpt-4o` never matches `gpt-4`. A leading `ft:` (fine-tune) is ignored.
+    pub fn resolve(&self, requested: &str) -> Option<ResolvedModel<'_>> {
+        let wanted = requested.trim().to_ascii_lowercase();
+        let wanted = wanted.strip_prefix("ft:").unwrap_or(&wanted);
+        if let Some(model) = self.models.iter().find(|m| {
+            m.name.eq_ignore_ascii_case(wanted) || m.aliases.iter().any(|a| a.eq_ignore_ascii_case(wanted))
+        }) {
+            return Some(ResolvedModel::Model(model));
+        }
+        if let Some(tokenizer) = Tokenizer::from_encoding_name(wanted) {
+            return Some(ResolvedModel::Encoding(tokenizer));
+        }
+        self.models
+            .iter()
+            .filter(|m| {
+                let name = m.name.to_ascii_lowercase();
+                wanted.len() > name.len()
+                    && wanted.starts_with(&name)
+                    && matches!(wanted.as_bytes()[name.len()], b'-' | b':' | b'@')
+            })
+            .max_by_key(|m| m.name.len())
+            .map(ResolvedModel::Model)
+    }
+
+    /// Every name `resolve` accepts exactly: canonical names, aliases, encodings.
+    pub fn names(&self) -> Vec<&str> {
+        self.models
+            .iter()
+            .flat_map(|m| std::iter::once(m.name.as_str()).chain(m.aliases.iter().map(String::as_str)))
+            .chain(Tokenizer::EXACT.iter().map(|t| t.name()))
+            .collect()
+    }
+
+    /// The listing `list-models` returns: models matching `filter` (see [`Self::filter`]).
+    pub fn listing(&self, filter: Option<&str>) -> ModelListing {
+        let models: Vec<ModelInfo> = self
+            .filter(filter)
+            .map(|m| ModelInfo {
+                name: m.name.clone(),
+                family: m.family.clone(),
+                encoding: m.tokenizer.name(),
+                exact: m.tokenizer.is_exact(),
+                context_window: m.context_window,
+                max_output_tokens: m.max_output_tokens,
+                input_usd_per_mtok: m.input_usd_per_mtok,
+                output_usd_per_mtok: m.output_usd_per_mtok,
+                aliases: m.aliases.clone(),
+            })
+            .collect();
+        let mut families: Vec<String> = Vec::new();
+        for model in &self.models {
+            if !families.contains(&model.family) {
+                families.push(model.family.clone());
+            }
+        }
+        ModelListing {
+            as_of: self.as_of.clone(),
+            source: self.source.clone(),
+            count: models.len(),
+            models,
+            families,
+            encodings: Tokenizer::EXACT.iter().map(|t| t.name()).collect(),
+        }
+    }
+
+    /// Models whose name or family starts with `filter` (case-insensitive); all when `None`.
+    pub fn filter<'a>(&'a self, filter: Option<&'a str>) -> impl Iterator<Item = &'a ModelSpec> + 'a {
+        let filter = filter.map(str::to_ascii_lowercase);
+        self.models.iter().filter(move |m| match &filter {
+            None => true,
+            Some(f) => {
+                m.name.to_ascii_lowercase().starts_with(f.as_str())
+                    || m.family.to_ascii_lowercase().starts_with(f.as_str())
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolved(name: &str) -> Option<String> {
+        Catalog::builtin().resolve(name).map(|r| r.name().to_string())
+    }
+
+    #[test]
+    fn builtin_catalog_parses_and_covers_the_required_models() {
+        let catalog = Catalog::builtin();
+        for name in [
+            "gpt-4", "gpt-4-turbo", "gpt-3.5-turbo", "gpt-4o", "gpt-4o-mini", "gpt-4.1",
+            "gpt-4.1-mini", "gpt-4.1-nano", "o1", "o3", "o3-mini", "o4-mini", "gpt-5",
+            "gpt-5-mini", "gpt-5-nano", "gpt-5.1", "gpt-5.2", "claude-3-haiku",
+            "claude-3-opus", "claude-3-5-sonnet", "claude-3-5-haiku", "claude-3-7-sonnet",
+            "claude-sonnet-4", "claude-opus-4", "claude-sonnet-4-5", "claude-haiku-4-5",
+            "claude-opus-4-5", "claude",
+        ] {
+            assert!(catalog.resolve(name).is_some(), "{name} is missing");
+        }
+        assert_eq!(catalog.as_of.len(), 10, "as_of must be a YYYY-MM-DD date");
+    }
+
+    #[test]
+    fn dated_and_suffixed_ids_resolve_by_longest_prefix() {
+        assert_eq!(resolved("gpt-4o-2024-08-06").as_deref(), Some("gpt-4o"));
+        assert_eq!(resolved("gpt-4o-mini-2024-07-18").as_deref(), Some("gpt-4o-mini"));
+        assert_eq!(resolved("gpt-4-0613").as_deref(), Some("gpt-4"));
+        assert_eq!(resolved("gpt-4-turbo-2024-04-09").as_deref(), Some("gpt-4-turbo"));
+        assert_eq!(resolved("gpt-4.1-mini-2025-04-14").as_deref(), Some("gpt-4.1-mini"));
+        assert_eq!(resolved("claude-sonnet-4-5-20250929").as_deref(), Some("claude-sonnet-4-5"));
+        assert_eq!(resolved("claude-sonnet-4-20250514").as_deref(), Some("claude-sonnet-4"));
+        assert_eq!(resolved("claude-3-5-sonnet-latest").as_deref(), Some("claude-3-5-sonnet"));
+        assert_eq!(resolved("ft:gpt-4o-mini:acme::abc123").as_deref(), Some("gpt-4o-mini"));
+        assert_eq!(resolved("GPT-4O").as_deref(), Some("gpt-4o"));
+    }
+
+    #[test]
+    fn prefixes_only_match_at_a_separator() {
+        // `gpt-4o` must not be read as `gpt-4` + "o", nor `gpt-5.3` as `gpt-5`.
+        assert_eq!(resolved("gpt-4o").as_deref(), Some("gpt-4o"));
+        assert_eq!(resolved("gpt-5.3"), None);
+        assert_eq!(resolved("gpt-40"), None);
+        // Aliases are exact: `claude` is a name, not a prefix for every `claude-*` id.
+        assert_eq!(resolved("claude").as_deref(), Some("claude-sonnet-4-5"));
+        assert_eq!(resolved("claude-banana"), None);
+        assert_eq!(resolved(""), None);
+    }
+
+    #[test]
+    fn encoding_names_are_models_without_window() {
+        let catalog = Catalog::builtin();
+        let cl100k = catalog.resolve("cl100k_base").expect("encoding resolves");
+        assert_eq!(cl100k.tokenizer(), Tokenizer::Cl100kBase);
+        assert!(cl100k.spec().is_none());
+        assert_eq!(catalog.resolve("o200k_base").map(|r| r.tokenizer()), Some(Tokenizer::O200kBase));
+        assert!(catalog.names().contains(&"cl100k_base"));
+    }
+
+    #[test]
+    fn tokenizers_match_tiktoken_model_table() {
+        for (model, encoding) in [
+            ("gpt-4", "cl100k_base"),
+            ("gpt-3.5-turbo", "cl100k_base"),
+            ("gpt-4-turbo", "cl100k_base"),
+            ("gpt-4o", "o200k_base"),
+            ("gpt-4.1", "o200k_base"),
+            ("o1", "o200k_base"),
+            ("o3-mini", "o200k_base"),
+            ("gpt-5", "o200k_base"),
+        ] {
+            let resolved = Catalog::builtin().resolve(model).expect("model resolves");
+            assert_eq!(resolved.tokenizer().name(), encoding, "{model}");
+            assert_eq!(tiktoken::model_to_encoding(model), Some(encoding), "{model} per tiktoken");
+        }
+    }
+
+    #[test]
+    fn filter_matches_name_or_family_prefix() {
+        let catalog = Catalog::builtin();
+        let claude: Vec<_> = catalog.filter(Some("claude-4.5")).map(|m| m.name.as_str()).collect();
+        assert_eq!(claude, ["claude-sonnet-4-5", "claude-haiku-4-5", "claude-opus-4-5"]);
+        let gpt41: Vec<_> = catalog.filter(Some("GPT-4.1")).map(|m| m.name.as_str()).collect();
+        assert_eq!(gpt41, ["gpt-4.1", "gpt-4.1-mini", "gpt-4.1-nano"]);
+        assert_eq!(catalog.filter(None).count(), catalog.models.len());
+        assert_eq!(catalog.filter(Some("llama")).count(), 0);
+    }
+
+    #[test]
+    fn listing_reports_encoding_and_exactness() {
+        let listing = Catalog::builtin().listing(Some("claude-3-5"));
+        assert_eq!(listing.count, 2);
+        assert!(listing.models.iter().all(|m| m.encoding == "claude_estimate" && !m.exact));
+        let gpt4o = Catalog::builtin().listing(Some("gpt-4o-mini"));
+        assert_eq!(gpt4o.models[0].encoding, "o200k_base");
+        assert!(gpt4o.models[0].exact);
+        assert!(gpt4o.families.contains(&"claude-4.5".to_string()));
+        assert_eq!(Catalog::builtin().listing(Some("nothing")).count, 0);
+    }
+
+    #[test]
+    fn invalid_catalogs_are_rejected_with_the_field() {
+        let dup = r#"{"as_of":"2025-01-01","source":"t","models":[
+            {"name":"a","family":"f","tokenizer":"cl100k_base","context_window":10,"max_output_tokens":5,"input_usd_per_mtok":1,"output_usd_per_mtok":1},
+            {"name":"a","family":"f","tokenizer":"cl100k_base","context_window":10,"max_output_tokens":5,"input_usd_per_mtok":1,"output_usd_per_mtok":1}]}"#;
+        assert!(matches!(Catalog::from_json(dup), Err(CatalogError::DuplicateName(n)) if n == "a"));
+        let negative = r#"{"as_of":"2025-01-01","source":"t","models":[
+            {"name":"a","family":"f","tokenizer":"cl100k_base","context_window":10,"max_output_tokens":5,"input_usd_per_mtok":-1,"output_usd_per_mtok":1}]}"#;
+        assert!(matches!(
+            Catalog::from_json(negative),
+            Err(CatalogError::InvalidField { field: "input_usd_per_mtok", .. })
+        ));
+        let unknown_tokenizer = r#"{"as_of":"2025-01-01","source":"t","models":[
+            {"name":"a","family":"f","tokenizer":"p50k","context_window":10,"max_output_tokens":5,"input_usd_per_mtok":1,"output_usd_per_mtok":1}]}"#;
+        assert!(matches!(Catalog::from_json(unknown_tokenizer), Err(CatalogError::Parse(_))));
+    }
+}

@@ -1,0 +1,158 @@
+//! Counting with a model name and an input limit: the engine behind `count-tokens`.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::{Catalog, DEFAULT_MODEL, Tokenizer, closest_names};
+
+/// Default largest text accepted in one call: 8 MiB, about 2M tokens — well past any
+/// context window, and under a second to count.
+pub const DEFAULT_MAX_INPUT_BYTES: usize = 8 * 1024 * 1024;
+
+/// The answer to "how many tokens is this text for model X?".
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct TokenCount {
+    pub token_count: usize,
+    /// The catalog model actually used (canonical name), or the encoding name.
+    pub model: String,
+    /// The tokenizer: `cl100k_base`, `o200k_base` or `claude_estimate`.
+    pub encoding: &'static str,
+    /// True when the count equals what the provider bills.
+    pub exact: bool,
+    /// How the count was produced (and, for estimates, how it errs).
+    pub method: &'static str,
+    /// The model's context window; absent for a bare encoding name.
+    pub context_window: Option<u64>,
+    pub max_output_tokens: Option<u64>,
+    /// `token_count` at the model's list price for input tokens.
+    pub estimated_input_cost_usd: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CountError {
+    #[error("model `{requested}` is not supported")]
+    UnsupportedModel {
+        requested: String,
+        /// Closest supported names, best first.
+        did_you_mean: Vec<String>,
+        /// Every name that resolves.
+        available: Vec<String>,
+    },
+    #[error("input is {bytes} bytes, over the limit of {limit} bytes")]
+    InputTooLarge { bytes: usize, limit: usize },
+}
+
+/// Counts tokens for models of one catalog, refusing inputs over a size limit.
+#[derive(Debug, Clone)]
+pub struct TokenCounter {
+    catalog: Arc<Catalog>,
+    max_input_bytes: usize,
+}
+
+impl Default for TokenCounter {
+    fn default() -> Self {
+        TokenCounter::new(Arc::new(Catalog::builtin().clone()), DEFAULT_MAX_INPUT_BYTES)
+    }
+}
+
+impl TokenCounter {
+    pub fn new(catalog: Arc<Catalog>, max_input_bytes: usize) -> Self {
+        TokenCounter { catalog, max_input_bytes }
+    }
+
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    pub fn max_input_bytes(&self) -> usize {
+        self.max_input_bytes
+    }
+
+    /// Count `text` for `model` (default [`DEFAULT_MODEL`]).
+    pub fn count(&self, text: &str, model: Option<&str>) -> Result<TokenCount, CountError> {
+        let requested = model.unwrap_or(DEFAULT_MODEL);
+        let resolved = self.catalog.resolve(requested).ok_or_else(|| {
+            let names = self.catalog.names();
+            CountError::UnsupportedModel {
+                requested: requested.to_string(),
+                did_you_mean: closest_names(requested, names.iter().copied(), 3),
+                available: names.iter().map(|n| n.to_string()).collect(),
+            }
+        })?;
+        // Checked before any work: a 1 GB paste must fail fast, not stall the server.
+        if text.len() > self.max_input_bytes {
+            return Err(CountError::InputTooLarge { bytes: text.len(), limit: self.max_input_bytes });
+        }
+        let tokenizer: Tokenizer = resolved.tokenizer();
+        let token_count = tokenizer.count(text);
+        let spec = resolved.spec();
+        Ok(TokenCount {
+            token_count,
+            model: resolved.name().to_string(),
+            encoding: tokenizer.name(),
+            exact: tokenizer.is_exact(),
+            method: tokenizer.method(),
+            context_window: spec.map(|s| s.context_window),
+            max_output_tokens: spec.map(|s| s.max_output_tokens),
+            estimated_input_cost_usd: spec.map(|s| usd(token_count, s.input_usd_per_mtok)),
+        })
+    }
+}
+
+/// Price of `tokens` at `usd_per_mtok`, rounded to a millionth of a dollar.
+fn usd(tokens: usize, usd_per_mtok: f64) -> f64 {
+    (tokens as f64 * usd_per_mtok).round() / 1_000_000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_model_is_gpt_4() {
+        let count = TokenCounter::default().count("hello world", None).expect("counts");
+        assert_eq!(count.model, "gpt-4");
+        assert_eq!(count.encoding, "cl100k_base");
+        assert_eq!(count.token_count, 2);
+        assert!(count.exact);
+        assert_eq!(count.context_window, Some(8192));
+        // 2 tokens at $30 per 1M.
+        assert_eq!(count.estimated_input_cost_usd, Some(0.00006));
+    }
+
+    #[test]
+    fn model_actually_used_is_reported() {
+        let count = TokenCounter::default().count("hi", Some("gpt-4o-2024-08-06")).expect("counts");
+        assert_eq!(count.model, "gpt-4o");
+        assert_eq!(count.encoding, "o200k_base");
+        let claude = TokenCounter::default().count("hi", Some("claude")).expect("counts");
+        assert_eq!(claude.model, "claude-sonnet-4-5");
+        assert!(!claude.exact);
+        assert!(claude.method.starts_with("estimate"));
+        let encoding = TokenCounter::default().count("hi", Some("o200k_base")).expect("counts");
+        assert_eq!((encoding.context_window, encoding.estimated_input_cost_usd), (None, None));
+    }
+
+    #[test]
+    fn unsupported_model_lists_options_and_closest_names() {
+        let err = TokenCounter::default().count("hi", Some("gpt4o")).expect_err("unknown model");
+        let CountError::UnsupportedModel { requested, did_you_mean, available } = err else {
+            panic!("wrong error");
+        };
+        assert_eq!(requested, "gpt4o");
+        assert_eq!(did_you_mean.first().map(String::as_str), Some("gpt-4o"));
+        assert!(available.iter().any(|n| n == "claude-sonnet-4-5"));
+        assert!(available.iter().any(|n| n == "cl100k_base"));
+    }
+
+    #[test]
+    fn input_over_the_limit_is_refused_before_counting() {
+        let counter = TokenCounter::new(Arc::new(Catalog::builtin().clone()), 10);
+        assert_eq!(counter.count("0123456789", None).map(|c| c.token_count), Ok(4));
+        assert_eq!(
+            counter.count("0123456789a", None),
+            Err(CountError::InputTooLarge { bytes: 11, limit: 10 })
+        );
+    }
+}

@@ -1,0 +1,22 @@
+//! The context-window planning engine behind the `context-loader` MCP server.
+//!
+//! It answers "how many tokens is this for model X?" and everything built on that:
+//! which model a name means ([`Catalog`]), how a model's text is tokenized
+//! ([`Tokenizer`]), and a counter with input limits ([`TokenCounter`]).
+//!
+//! Pure, synchronous library: no MCP, no async, no I/O beyond what the caller hands
+//! in. Errors are typed ([`CountError`], [`CatalogError`]) so adapters can map them
+//! onto their own error codes.
+
+mod catalog;
+mod counter;
+mod suggest;
+mod tokenizer;
+
+pub use catalog::{Catalog, CatalogError, ModelInfo, ModelListing, ModelSpec, ResolvedModel};
+pub use counter::{CountError, DEFAULT_MAX_INPUT_BYTES, TokenCount, TokenCounter};
+pub use suggest::closest_names;
+pub use tokenizer::{ClaudeEstimate, Tokenizer};
+
+/// The model used when a caller does not name one.
+pub const DEFAULT_MODEL: &str = "gpt-4";

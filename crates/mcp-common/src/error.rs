@@ -1,0 +1,177 @@
+//! Structured tool errors.
+//!
+//! MCP clients show a JSON-RPC error as "tool result missing", hiding our message from
+//! the model; a tool result with `isError: true` is shown to it. So user-facing
+//! failures are always results, built here, and carry the same JSON object twice: as
+//! text (for clients that only read text) and as `structuredContent`.
+
+use rmcp::handler::server::tool::IntoCallToolResult;
+use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+/// Every error code a tool of this workspace can return. Serialized
+/// SCREAMING_SNAKE_CASE, so clients can match on `error_code` without parsing prose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ErrorCode {
+    /// The requested model is not in the catalog.
+    UnsupportedModel,
+    /// A parameter is missing, malformed, or out of range.
+    InvalidInput,
+    /// The input is larger than the server accepts in one call.
+    InputTooLarge,
+    /// A bug or an environment failure on our side; the input may be fine.
+    InternalError,
+}
+
+impl ErrorCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::UnsupportedModel => "UNSUPPORTED_MODEL",
+            ErrorCode::InvalidInput => "INVALID_INPUT",
+            ErrorCode::InputTooLarge => "INPUT_TOO_LARGE",
+            ErrorCode::InternalError => "INTERNAL_ERROR",
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Build the `isError` result for a failed tool call.
+///
+/// The payload is `{"error_code", "message", "suggestion", ...details}`: `details`
+/// (e.g. `available_options`) are merged at the top level; they cannot replace the
+/// three fixed keys.
+pub fn create_mcp_error(
+    code: ErrorCode,
+    message: impl Into<String>,
+    suggestion: impl Into<String>,
+    details: Option<Map<String, Value>>,
+) -> CallToolResult {
+    let mut payload = details.unwrap_or_default();
+    payload.insert("error_code".into(), Value::String(code.as_str().into()));
+    payload.insert("message".into(), Value::String(message.into()));
+    payload.insert("suggestion".into(), Value::String(suggestion.into()));
+    let payload = Value::Object(payload);
+    let text = serde_json::to_string_pretty(&payload).unwrap_or_else(|_| payload.to_string());
+    let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
+    result.structured_content = Some(payload);
+    result
+}
+
+/// A tool failure as a value: what tool code returns in its `Err` branch. Converts
+/// into the [`create_mcp_error`] result, and is also what the CLI prints.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolError {
+    pub code: ErrorCode,
+    pub message: String,
+    pub suggestion: String,
+    pub details: Map<String, Value>,
+}
+
+impl ToolError {
+    pub fn new(code: ErrorCode, message: impl Into<String>, suggestion: impl Into<String>) -> Self {
+        ToolError { code, message: message.into(), suggestion: suggestion.into(), details: Map::new() }
+    }
+
+    /// Attach a detail such as `available_options`. Values that cannot be
+    /// serialized are recorded as their error text rather than dropped silently.
+    pub fn with_detail(mut self, key: &str, value: impl Serialize) -> Self {
+        let value = serde_json::to_value(value).unwrap_or_else(|e| Value::String(e.to_string()));
+        self.details.insert(key.to_string(), value);
+        self
+    }
+
+    pub fn into_result(self) -> CallToolResult {
+        create_mcp_error(self.code, self.message, self.suggestion, Some(self.details))
+    }
+
+    /// The same JSON object the MCP result carries.
+    pub fn to_json(&self) -> Value {
+        self.clone().into_result().structured_content.unwrap_or(Value::Null)
+    }
+}
+
+impl std::fmt::Display for ToolError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for ToolError {}
+
+impl IntoCallToolResult for ToolError {
+    fn into_call_tool_result(self) -> Result<CallToolResponse, rmcp::ErrorData> {
+        Ok(self.into_result().into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn error_codes_serialize_screaming_snake_case() {
+        for code in [
+            ErrorCode::UnsupportedModel,
+            ErrorCode::InvalidInput,
+            ErrorCode::InputTooLarge,
+            ErrorCode::InternalError,
+        ] {
+            assert_eq!(serde_json::to_value(code).ok(), Some(json!(code.as_str())));
+        }
+        assert_eq!(ErrorCode::UnsupportedModel.as_str(), "UNSUPPORTED_MODEL");
+    }
+
+    #[test]
+    fn error_result_carries_the_payload_as_text_and_structured_content() {
+        let mut details = Map::new();
+        details.insert("available_options".into(), json!(["gpt-4", "gpt-4o"]));
+        let result = create_mcp_error(
+            ErrorCode::UnsupportedModel,
+            "model `x` is not supported",
+            "Use gpt-4 (the default)",
+            Some(details),
+        );
+        assert_eq!(result.is_error, Some(true));
+        let expected = json!({
+            "error_code": "UNSUPPORTED_MODEL",
+            "message": "model `x` is not supported",
+            "suggestion": "Use gpt-4 (the default)",
+            "available_options": ["gpt-4", "gpt-4o"],
+        });
+        assert_eq!(result.structured_content.as_ref(), Some(&expected));
+        let text = result.content.first().and_then(|c| c.as_text()).map(|t| t.text.clone());
+        let parsed: Value = serde_json::from_str(&text.unwrap_or_default()).unwrap_or_default();
+        assert_eq!(parsed, expected);
+    }
+
+    #[test]
+    fn details_cannot_override_the_fixed_keys() {
+        let mut details = Map::new();
+        details.insert("error_code".into(), json!("SPOOFED"));
+        let result = create_mcp_error(ErrorCode::InvalidInput, "m", "s", Some(details));
+        assert_eq!(
+            result.structured_content.and_then(|v| v.get("error_code").cloned()),
+            Some(json!("INVALID_INPUT"))
+        );
+    }
+
+    #[test]
+    fn tool_error_converts_to_an_is_error_result() {
+        let error = ToolError::new(ErrorCode::InputTooLarge, "too big", "send less")
+            .with_detail("limit_bytes", 10);
+        let response = error.clone().into_call_tool_result().expect("a result, not a JSON-RPC error");
+        let CallToolResponse::Complete(result) = response else { panic!("complete result expected") };
+        assert_eq!(result.is_error, Some(true));
+        assert_eq!(result.structured_content, Some(error.to_json()));
+        assert_eq!(error.to_json()["limit_bytes"], json!(10));
+        assert_eq!(error.to_string(), "INPUT_TOO_LARGE: too big");
+    }
+}

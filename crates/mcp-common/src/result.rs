@@ -1,0 +1,179 @@
+//! Success results.
+//!
+//! A tool with an output schema answers with [`Structured`]: the value as
+//! `structuredContent` (what schema-aware clients read) and as pretty JSON text (what
+//! every other client shows the model). [`normalize_result`] turns the plain values a
+//! simple handler returns into a result, by the same rules as airmcp's normalizeResult.
+
+use rmcp::handler::server::tool::IntoCallToolResult;
+use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock};
+use serde::Serialize;
+use serde_json::Value;
+
+/// A success result from any `Serialize` value: pretty JSON text + structuredContent.
+pub fn success_result<T: Serialize>(value: &T) -> Result<CallToolResult, serde_json::Error> {
+    let value = serde_json::to_value(value)?;
+    let text = serde_json::to_string_pretty(&value)?;
+    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+    result.structured_content = Some(value);
+    Ok(result)
+}
+
+/// Return type of a tool with an output schema: `Result<Structured<Output>, ToolError>`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Structured<T>(pub T);
+
+impl<T: Serialize> IntoCallToolResult for Structured<T> {
+    fn into_call_tool_result(self) -> Result<CallToolResponse, rmcp::ErrorData> {
+        success_result(&self.0).map(Into::into).map_err(|e| {
+            rmcp::ErrorData::internal_error(format!("cannot serialize tool output: {e}"), None)
+        })
+    }
+}
+
+/// Turn a plain handler return into a tool result:
+///
+/// | handler returned                                 | result content              |
+/// |--------------------------------------------------|-----------------------------|
+/// | nothing (`null`)                                 | one empty text              |
+/// | a string                                         | that text                   |
+/// | a number or boolean                              | its JSON text (`42`, `true`)|
+/// | `{"type":"text","text":…}`                       | that text                   |
+/// | `{"type":"image","data":…,"mimeType":…}` or `{data, mimeType}` | an image      |
+/// | a built result (`{"content":[…], …}`) or a list of content blocks | passed through |
+/// | any other array or object                        | pretty JSON text            |
+pub fn normalize_result(value: Value) -> CallToolResult {
+    match value {
+        Value::Null => text_result(String::new()),
+        Value::String(s) => text_result(s),
+        Value::Bool(_) | Value::Number(_) => text_result(value.to_string()),
+        Value::Object(ref map) => {
+            let kind = map.get("type").and_then(Value::as_str);
+            let str_field = |key| map.get(key).and_then(Value::as_str);
+            match (kind, str_field("text"), str_field("data"), str_field("mimeType")) {
+                (Some("text"), Some(text), _, _) => text_result(text.to_string()),
+                (Some("image") | None, _, Some(data), Some(mime)) => {
+                    CallToolResult::success(vec![ContentBlock::image(data, mime)])
+                }
+                _ if map.get("content").is_some_and(Value::is_array) => {
+                    serde_json::from_value::<CallToolResult>(value.clone())
+                        .unwrap_or_else(|_| pretty_json_result(&value))
+                }
+                _ => pretty_json_result(&value),
+            }
+        }
+        Value::Array(ref items) => {
+            let all_blocks = !items.is_empty() && items.iter().all(|i| i.get("type").is_some());
+            match all_blocks.then(|| serde_json::from_value::<Vec<ContentBlock>>(value.clone())) {
+                Some(Ok(blocks)) => CallToolResult::success(blocks),
+                _ => pretty_json_result(&value),
+            }
+        }
+    }
+}
+
+fn text_result(text: String) -> CallToolResult {
+    CallToolResult::success(vec![ContentBlock::text(text)])
+}
+
+fn pretty_json_result(value: &Value) -> CallToolResult {
+    text_result(serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn only_text(result: &CallToolResult) -> Option<&str> {
+        match result.content.as_slice() {
+            [block] => block.as_text().map(|t| t.text.as_str()),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn success_result_is_pretty_text_plus_structured_content() {
+        #[derive(Serialize)]
+        struct Out {
+            token_count: usize,
+        }
+        let result = success_result(&Out { token_count: 7 }).expect("serializes");
+        assert_eq!(result.is_error, Some(false));
+        assert_eq!(result.structured_content, Some(json!({"token_count": 7})));
+        assert_eq!(only_text(&result), Some("{\n  \"token_count\": 7\n}"));
+    }
+
+    #[test]
+    fn strings_become_text() {
+        assert_eq!(only_text(&normalize_result(json!("hello"))), Some("hello"));
+    }
+
+    #[test]
+    fn numbers_and_booleans_become_their_text() {
+        assert_eq!(only_text(&normalize_result(json!(42))), Some("42"));
+        assert_eq!(only_text(&normalize_result(json!(2.5))), Some("2.5"));
+        assert_eq!(only_text(&normalize_result(json!(true))), Some("true"));
+    }
+
+    #[test]
+    fn nothing_becomes_one_empty_text() {
+        assert_eq!(only_text(&normalize_result(Value::Null)), Some(""));
+    }
+
+    #[test]
+    fn plain_arrays_and_objects_become_pretty_json() {
+        assert_eq!(only_text(&normalize_result(json!({"a": 1}))), Some("{\n  \"a\": 1\n}"));
+        assert_eq!(only_text(&normalize_result(json!([1, 2]))), Some("[\n  1,\n  2\n]"));
+        assert_eq!(only_text(&normalize_result(json!([]))), Some("[]"));
+    }
+
+    #[test]
+    fn explicit_text_is_unwrapped() {
+        let result = normalize_result(json!({"type": "text", "text": "hi"}));
+        assert_eq!(only_text(&result), Some("hi"));
+    }
+
+    #[test]
+    fn images_become_image_content() {
+        for value in [
+            json!({"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}),
+            json!({"data": "iVBORw0KGgo=", "mimeType": "image/png"}),
+        ] {
+            let result = normalize_result(value);
+            let image = result.content.first().and_then(|c| c.as_image()).expect("an image");
+            assert_eq!((image.data.as_str(), image.mime_type.as_str()), ("iVBORw0KGgo=", "image/png"));
+        }
+    }
+
+    #[test]
+    fn built_results_and_content_lists_pass_through() {
+        let built = json!({"content": [{"type": "text", "text": "done"}], "isError": true});
+        let result = normalize_result(built);
+        assert_eq!((only_text(&result), result.is_error), (Some("done"), Some(true)));
+
+        let blocks = json!([
+            {"type": "text", "text": "a"},
+            {"type": "image", "data": "AA==", "mimeType": "image/gif"}
+        ]);
+        let result = normalize_result(blocks);
+        assert_eq!(result.content.len(), 2);
+        assert!(result.content[1].as_image().is_some());
+    }
+
+    #[test]
+    fn look_alikes_that_are_not_content_stay_json() {
+        // `type` without the fields it needs is just data.
+        let result = normalize_result(json!({"type": "text", "body": "x"}));
+        assert_eq!(only_text(&result), Some("{\n  \"body\": \"x\",\n  \"type\": \"text\"\n}"));
+        let result = normalize_result(json!([{"type": "unknown-kind"}]));
+        assert_eq!(only_text(&result), Some("[\n  {\n    \"type\": \"unknown-kind\"\n  }\n]"));
+    }
+
+    #[test]
+    fn structured_wrapper_converts_to_a_success_response() {
+        let response = Structured(json!({"x": 1})).into_call_tool_result().expect("result");
+        let CallToolResponse::Complete(result) = response else { panic!("complete result expected") };
+        assert_eq!(result.structured_content, Some(json!({"x": 1})));
+    }
+}
