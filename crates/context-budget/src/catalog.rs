@@ -175,7 +175,8 @@ impl Catalog {
         let wanted = requested.trim().to_ascii_lowercase();
         let wanted = wanted.strip_prefix("ft:").unwrap_or(&wanted);
         if let Some(model) = self.models.iter().find(|m| {
-            m.name.eq_ignore_ascii_case(wanted) || m.aliases.iter().any(|a| a.eq_ignore_ascii_case(wanted))
+            m.name.eq_ignore_ascii_case(wanted)
+                || m.aliases.iter().any(|a| a.eq_ignore_ascii_case(wanted))
         }) {
             return Some(ResolvedModel::Model(model));
         }
@@ -198,7 +199,9 @@ impl Catalog {
     pub fn names(&self) -> Vec<&str> {
         self.models
             .iter()
-            .flat_map(|m| std::iter::once(m.name.as_str()).chain(m.aliases.iter().map(String::as_str)))
+            .flat_map(|m| {
+                std::iter::once(m.name.as_str()).chain(m.aliases.iter().map(String::as_str))
+            })
             .chain(Tokenizer::EXACT.iter().map(|t| t.name()))
             .collect()
     }
@@ -236,7 +239,10 @@ impl Catalog {
     }
 
     /// Models whose name or family starts with `filter` (case-insensitive); all when `None`.
-    pub fn filter<'a>(&'a self, filter: Option<&'a str>) -> impl Iterator<Item = &'a ModelSpec> + 'a {
+    pub fn filter<'a>(
+        &'a self,
+        filter: Option<&'a str>,
+    ) -> impl Iterator<Item = &'a ModelSpec> + 'a {
         let filter = filter.map(str::to_ascii_lowercase);
         self.models.iter().filter(move |m| match &filter {
             None => true,
@@ -253,19 +259,43 @@ mod tests {
     use super::*;
 
     fn resolved(name: &str) -> Option<String> {
-        Catalog::builtin().resolve(name).map(|r| r.name().to_string())
+        Catalog::builtin()
+            .resolve(name)
+            .map(|r| r.name().to_string())
     }
 
     #[test]
     fn builtin_catalog_parses_and_covers_the_required_models() {
         let catalog = Catalog::builtin();
         for name in [
-            "gpt-4", "gpt-4-turbo", "gpt-3.5-turbo", "gpt-4o", "gpt-4o-mini", "gpt-4.1",
-            "gpt-4.1-mini", "gpt-4.1-nano", "o1", "o3", "o3-mini", "o4-mini", "gpt-5",
-            "gpt-5-mini", "gpt-5-nano", "gpt-5.1", "gpt-5.2", "claude-3-haiku",
-            "claude-3-opus", "claude-3-5-sonnet", "claude-3-5-haiku", "claude-3-7-sonnet",
-            "claude-sonnet-4", "claude-opus-4", "claude-sonnet-4-5", "claude-haiku-4-5",
-            "claude-opus-4-5", "claude",
+            "gpt-4",
+            "gpt-4-turbo",
+            "gpt-3.5-turbo",
+            "gpt-4o",
+            "gpt-4o-mini",
+            "gpt-4.1",
+            "gpt-4.1-mini",
+            "gpt-4.1-nano",
+            "o1",
+            "o3",
+            "o3-mini",
+            "o4-mini",
+            "gpt-5",
+            "gpt-5-mini",
+            "gpt-5-nano",
+            "gpt-5.1",
+            "gpt-5.2",
+            "claude-3-haiku",
+            "claude-3-opus",
+            "claude-3-5-sonnet",
+            "claude-3-5-haiku",
+            "claude-3-7-sonnet",
+            "claude-sonnet-4",
+            "claude-opus-4",
+            "claude-sonnet-4-5",
+            "claude-haiku-4-5",
+            "claude-opus-4-5",
+            "claude",
         ] {
             assert!(catalog.resolve(name).is_some(), "{name} is missing");
         }
@@ -275,14 +305,35 @@ mod tests {
     #[test]
     fn dated_and_suffixed_ids_resolve_by_longest_prefix() {
         assert_eq!(resolved("gpt-4o-2024-08-06").as_deref(), Some("gpt-4o"));
-        assert_eq!(resolved("gpt-4o-mini-2024-07-18").as_deref(), Some("gpt-4o-mini"));
+        assert_eq!(
+            resolved("gpt-4o-mini-2024-07-18").as_deref(),
+            Some("gpt-4o-mini")
+        );
         assert_eq!(resolved("gpt-4-0613").as_deref(), Some("gpt-4"));
-        assert_eq!(resolved("gpt-4-turbo-2024-04-09").as_deref(), Some("gpt-4-turbo"));
-        assert_eq!(resolved("gpt-4.1-mini-2025-04-14").as_deref(), Some("gpt-4.1-mini"));
-        assert_eq!(resolved("claude-sonnet-4-5-20250929").as_deref(), Some("claude-sonnet-4-5"));
-        assert_eq!(resolved("claude-sonnet-4-20250514").as_deref(), Some("claude-sonnet-4"));
-        assert_eq!(resolved("claude-3-5-sonnet-latest").as_deref(), Some("claude-3-5-sonnet"));
-        assert_eq!(resolved("ft:gpt-4o-mini:acme::abc123").as_deref(), Some("gpt-4o-mini"));
+        assert_eq!(
+            resolved("gpt-4-turbo-2024-04-09").as_deref(),
+            Some("gpt-4-turbo")
+        );
+        assert_eq!(
+            resolved("gpt-4.1-mini-2025-04-14").as_deref(),
+            Some("gpt-4.1-mini")
+        );
+        assert_eq!(
+            resolved("claude-sonnet-4-5-20250929").as_deref(),
+            Some("claude-sonnet-4-5")
+        );
+        assert_eq!(
+            resolved("claude-sonnet-4-20250514").as_deref(),
+            Some("claude-sonnet-4")
+        );
+        assert_eq!(
+            resolved("claude-3-5-sonnet-latest").as_deref(),
+            Some("claude-3-5-sonnet")
+        );
+        assert_eq!(
+            resolved("ft:gpt-4o-mini:acme::abc123").as_deref(),
+            Some("gpt-4o-mini")
+        );
         assert_eq!(resolved("GPT-4O").as_deref(), Some("gpt-4o"));
     }
 
@@ -304,7 +355,10 @@ mod tests {
         let cl100k = catalog.resolve("cl100k_base").expect("encoding resolves");
         assert_eq!(cl100k.tokenizer(), Tokenizer::Cl100kBase);
         assert!(cl100k.spec().is_none());
-        assert_eq!(catalog.resolve("o200k_base").map(|r| r.tokenizer()), Some(Tokenizer::O200kBase));
+        assert_eq!(
+            catalog.resolve("o200k_base").map(|r| r.tokenizer()),
+            Some(Tokenizer::O200kBase)
+        );
         assert!(catalog.names().contains(&"cl100k_base"));
     }
 
@@ -322,16 +376,29 @@ mod tests {
         ] {
             let resolved = Catalog::builtin().resolve(model).expect("model resolves");
             assert_eq!(resolved.tokenizer().name(), encoding, "{model}");
-            assert_eq!(tiktoken::model_to_encoding(model), Some(encoding), "{model} per tiktoken");
+            assert_eq!(
+                tiktoken::model_to_encoding(model),
+                Some(encoding),
+                "{model} per tiktoken"
+            );
         }
     }
 
     #[test]
     fn filter_matches_name_or_family_prefix() {
         let catalog = Catalog::builtin();
-        let claude: Vec<_> = catalog.filter(Some("claude-4.5")).map(|m| m.name.as_str()).collect();
-        assert_eq!(claude, ["claude-sonnet-4-5", "claude-haiku-4-5", "claude-opus-4-5"]);
-        let gpt41: Vec<_> = catalog.filter(Some("GPT-4.1")).map(|m| m.name.as_str()).collect();
+        let claude: Vec<_> = catalog
+            .filter(Some("claude-4.5"))
+            .map(|m| m.name.as_str())
+            .collect();
+        assert_eq!(
+            claude,
+            ["claude-sonnet-4-5", "claude-haiku-4-5", "claude-opus-4-5"]
+        );
+        let gpt41: Vec<_> = catalog
+            .filter(Some("GPT-4.1"))
+            .map(|m| m.name.as_str())
+            .collect();
         assert_eq!(gpt41, ["gpt-4.1", "gpt-4.1-mini", "gpt-4.1-nano"]);
         assert_eq!(catalog.filter(None).count(), catalog.models.len());
         assert_eq!(catalog.filter(Some("llama")).count(), 0);
@@ -341,7 +408,12 @@ mod tests {
     fn listing_reports_encoding_and_exactness() {
         let listing = Catalog::builtin().listing(Some("claude-3-5"));
         assert_eq!(listing.count, 2);
-        assert!(listing.models.iter().all(|m| m.encoding == "claude_estimate" && !m.exact));
+        assert!(
+            listing
+                .models
+                .iter()
+                .all(|m| m.encoding == "claude_estimate" && !m.exact)
+        );
         let gpt4o = Catalog::builtin().listing(Some("gpt-4o-mini"));
         assert_eq!(gpt4o.models[0].encoding, "o200k_base");
         assert!(gpt4o.models[0].exact);
@@ -359,10 +431,16 @@ mod tests {
             {"name":"a","family":"f","tokenizer":"cl100k_base","context_window":10,"max_output_tokens":5,"input_usd_per_mtok":-1,"output_usd_per_mtok":1}]}"#;
         assert!(matches!(
             Catalog::from_json(negative),
-            Err(CatalogError::InvalidField { field: "input_usd_per_mtok", .. })
+            Err(CatalogError::InvalidField {
+                field: "input_usd_per_mtok",
+                ..
+            })
         ));
         let unknown_tokenizer = r#"{"as_of":"2025-01-01","source":"t","models":[
             {"name":"a","family":"f","tokenizer":"p50k","context_window":10,"max_output_tokens":5,"input_usd_per_mtok":1,"output_usd_per_mtok":1}]}"#;
-        assert!(matches!(Catalog::from_json(unknown_tokenizer), Err(CatalogError::Parse(_))));
+        assert!(matches!(
+            Catalog::from_json(unknown_tokenizer),
+            Err(CatalogError::Parse(_))
+        ));
     }
 }

@@ -52,13 +52,19 @@ pub struct TokenCounter {
 
 impl Default for TokenCounter {
     fn default() -> Self {
-        TokenCounter::new(Arc::new(Catalog::builtin().clone()), DEFAULT_MAX_INPUT_BYTES)
+        TokenCounter::new(
+            Arc::new(Catalog::builtin().clone()),
+            DEFAULT_MAX_INPUT_BYTES,
+        )
     }
 }
 
 impl TokenCounter {
     pub fn new(catalog: Arc<Catalog>, max_input_bytes: usize) -> Self {
-        TokenCounter { catalog, max_input_bytes }
+        TokenCounter {
+            catalog,
+            max_input_bytes,
+        }
     }
 
     pub fn catalog(&self) -> &Catalog {
@@ -82,7 +88,10 @@ impl TokenCounter {
         })?;
         // Checked before any work: a 1 GB paste must fail fast, not stall the server.
         if text.len() > self.max_input_bytes {
-            return Err(CountError::InputTooLarge { bytes: text.len(), limit: self.max_input_bytes });
+            return Err(CountError::InputTooLarge {
+                bytes: text.len(),
+                limit: self.max_input_bytes,
+            });
         }
         let tokenizer: Tokenizer = resolved.tokenizer();
         let token_count = tokenizer.count(text);
@@ -111,7 +120,9 @@ mod tests {
 
     #[test]
     fn default_model_is_gpt_4() {
-        let count = TokenCounter::default().count("hello world", None).expect("counts");
+        let count = TokenCounter::default()
+            .count("hello world", None)
+            .expect("counts");
         assert_eq!(count.model, "gpt-4");
         assert_eq!(count.encoding, "cl100k_base");
         assert_eq!(count.token_count, 2);
@@ -123,21 +134,37 @@ mod tests {
 
     #[test]
     fn model_actually_used_is_reported() {
-        let count = TokenCounter::default().count("hi", Some("gpt-4o-2024-08-06")).expect("counts");
+        let count = TokenCounter::default()
+            .count("hi", Some("gpt-4o-2024-08-06"))
+            .expect("counts");
         assert_eq!(count.model, "gpt-4o");
         assert_eq!(count.encoding, "o200k_base");
-        let claude = TokenCounter::default().count("hi", Some("claude")).expect("counts");
+        let claude = TokenCounter::default()
+            .count("hi", Some("claude"))
+            .expect("counts");
         assert_eq!(claude.model, "claude-sonnet-4-5");
         assert!(!claude.exact);
         assert!(claude.method.starts_with("estimate"));
-        let encoding = TokenCounter::default().count("hi", Some("o200k_base")).expect("counts");
-        assert_eq!((encoding.context_window, encoding.estimated_input_cost_usd), (None, None));
+        let encoding = TokenCounter::default()
+            .count("hi", Some("o200k_base"))
+            .expect("counts");
+        assert_eq!(
+            (encoding.context_window, encoding.estimated_input_cost_usd),
+            (None, None)
+        );
     }
 
     #[test]
     fn unsupported_model_lists_options_and_closest_names() {
-        let err = TokenCounter::default().count("hi", Some("gpt4o")).expect_err("unknown model");
-        let CountError::UnsupportedModel { requested, did_you_mean, available } = err else {
+        let err = TokenCounter::default()
+            .count("hi", Some("gpt4o"))
+            .expect_err("unknown model");
+        let CountError::UnsupportedModel {
+            requested,
+            did_you_mean,
+            available,
+        } = err
+        else {
             panic!("wrong error");
         };
         assert_eq!(requested, "gpt4o");
@@ -149,10 +176,16 @@ mod tests {
     #[test]
     fn input_over_the_limit_is_refused_before_counting() {
         let counter = TokenCounter::new(Arc::new(Catalog::builtin().clone()), 10);
-        assert_eq!(counter.count("0123456789", None).map(|c| c.token_count), Ok(4));
+        assert_eq!(
+            counter.count("0123456789", None).map(|c| c.token_count),
+            Ok(4)
+        );
         assert_eq!(
             counter.count("0123456789a", None),
-            Err(CountError::InputTooLarge { bytes: 11, limit: 10 })
+            Err(CountError::InputTooLarge {
+                bytes: 11,
+                limit: 10
+            })
         );
     }
 }

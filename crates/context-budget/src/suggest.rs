@@ -15,7 +15,11 @@ where
         .map(|candidate| {
             let lower = candidate.to_lowercase();
             let contains = lower.contains(&query) || query.contains(&lower);
-            (usize::from(!contains), edit_distance(&query, &lower), candidate)
+            (
+                usize::from(!contains),
+                edit_distance(&query, &lower),
+                candidate,
+            )
         })
         .collect();
     scored.sort();

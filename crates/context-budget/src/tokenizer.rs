@@ -34,7 +34,9 @@ impl Tokenizer {
     }
 
     pub fn from_encoding_name(name: &str) -> Option<Tokenizer> {
-        Tokenizer::EXACT.into_iter().find(|t| t.name().eq_ignore_ascii_case(name))
+        Tokenizer::EXACT
+            .into_iter()
+            .find(|t| t.name().eq_ignore_ascii_case(name))
     }
 
     /// Whether counts equal what the provider bills.
@@ -148,7 +150,11 @@ mod tests {
     #[test]
     fn special_token_text_is_plain_text() {
         let text = "before <|endoftext|> after <|fim_prefix|>";
-        for tokenizer in [Tokenizer::Cl100kBase, Tokenizer::O200kBase, Tokenizer::ClaudeEstimate] {
+        for tokenizer in [
+            Tokenizer::Cl100kBase,
+            Tokenizer::O200kBase,
+            Tokenizer::ClaudeEstimate,
+        ] {
             let count = tokenizer.count(text);
             // As ordinary text the marker is several tokens, not the one special id.
             assert!(count > 6, "{tokenizer:?} counted {count}");
@@ -167,7 +173,10 @@ mod tests {
         let o200k = Tokenizer::O200kBase.count(&korean) as f64;
         let claude = Tokenizer::ClaudeEstimate.count(&korean) as f64;
         assert!(claude >= o200k * 1.72, "Korean: {claude} vs o200k {o200k}");
-        assert!(claude <= o200k * 1.90 + 1.0, "Korean estimate is bounded by its factor");
+        assert!(
+            claude <= o200k * 1.90 + 1.0,
+            "Korean estimate is bounded by its factor"
+        );
     }
 
     #[test]
@@ -180,7 +189,10 @@ mod tests {
     #[test]
     fn encoding_names_round_trip() {
         for tokenizer in Tokenizer::EXACT {
-            assert_eq!(Tokenizer::from_encoding_name(tokenizer.name()), Some(tokenizer));
+            assert_eq!(
+                Tokenizer::from_encoding_name(tokenizer.name()),
+                Some(tokenizer)
+            );
             assert!(tokenizer.is_exact());
         }
         assert_eq!(Tokenizer::from_encoding_name("claude_estimate"), None);

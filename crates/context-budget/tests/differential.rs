@@ -44,7 +44,9 @@ fn repository_sources_match_reference() {
     let mut files = 0;
     let mut stack = vec![root];
     while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
         for entry in entries.flatten() {
             let path = entry.path();
             let name = entry.file_name();
@@ -63,7 +65,10 @@ fn repository_sources_match_reference() {
             }
         }
     }
-    assert!(files >= 10, "expected the repository's sources, found {files} files");
+    assert!(
+        files >= 10,
+        "expected the repository's sources, found {files} files"
+    );
 }
 
 /// Pieces that have tripped BPE implementations: scripts without spaces, combining

@@ -76,7 +76,12 @@ pub struct ToolError {
 
 impl ToolError {
     pub fn new(code: ErrorCode, message: impl Into<String>, suggestion: impl Into<String>) -> Self {
-        ToolError { code, message: message.into(), suggestion: suggestion.into(), details: Map::new() }
+        ToolError {
+            code,
+            message: message.into(),
+            suggestion: suggestion.into(),
+            details: Map::new(),
+        }
     }
 
     /// Attach a detail such as `available_options`. Values that cannot be
@@ -93,7 +98,10 @@ impl ToolError {
 
     /// The same JSON object the MCP result carries.
     pub fn to_json(&self) -> Value {
-        self.clone().into_result().structured_content.unwrap_or(Value::Null)
+        self.clone()
+            .into_result()
+            .structured_content
+            .unwrap_or(Value::Null)
     }
 }
 
@@ -147,7 +155,11 @@ mod tests {
             "available_options": ["gpt-4", "gpt-4o"],
         });
         assert_eq!(result.structured_content.as_ref(), Some(&expected));
-        let text = result.content.first().and_then(|c| c.as_text()).map(|t| t.text.clone());
+        let text = result
+            .content
+            .first()
+            .and_then(|c| c.as_text())
+            .map(|t| t.text.clone());
         let parsed: Value = serde_json::from_str(&text.unwrap_or_default()).unwrap_or_default();
         assert_eq!(parsed, expected);
     }
@@ -158,7 +170,9 @@ mod tests {
         details.insert("error_code".into(), json!("SPOOFED"));
         let result = create_mcp_error(ErrorCode::InvalidInput, "m", "s", Some(details));
         assert_eq!(
-            result.structured_content.and_then(|v| v.get("error_code").cloned()),
+            result
+                .structured_content
+                .and_then(|v| v.get("error_code").cloned()),
             Some(json!("INVALID_INPUT"))
         );
     }
@@ -167,8 +181,13 @@ mod tests {
     fn tool_error_converts_to_an_is_error_result() {
         let error = ToolError::new(ErrorCode::InputTooLarge, "too big", "send less")
             .with_detail("limit_bytes", 10);
-        let response = error.clone().into_call_tool_result().expect("a result, not a JSON-RPC error");
-        let CallToolResponse::Complete(result) = response else { panic!("complete result expected") };
+        let response = error
+            .clone()
+            .into_call_tool_result()
+            .expect("a result, not a JSON-RPC error");
+        let CallToolResponse::Complete(result) = response else {
+            panic!("complete result expected")
+        };
         assert_eq!(result.is_error, Some(true));
         assert_eq!(result.structured_content, Some(error.to_json()));
         assert_eq!(error.to_json()["limit_bytes"], json!(10));

@@ -50,7 +50,12 @@ pub fn normalize_result(value: Value) -> CallToolResult {
         Value::Object(ref map) => {
             let kind = map.get("type").and_then(Value::as_str);
             let str_field = |key| map.get(key).and_then(Value::as_str);
-            match (kind, str_field("text"), str_field("data"), str_field("mimeType")) {
+            match (
+                kind,
+                str_field("text"),
+                str_field("data"),
+                str_field("mimeType"),
+            ) {
                 (Some("text"), Some(text), _, _) => text_result(text.to_string()),
                 (Some("image") | None, _, Some(data), Some(mime)) => {
                     CallToolResult::success(vec![ContentBlock::image(data, mime)])
@@ -123,8 +128,14 @@ mod tests {
 
     #[test]
     fn plain_arrays_and_objects_become_pretty_json() {
-        assert_eq!(only_text(&normalize_result(json!({"a": 1}))), Some("{\n  \"a\": 1\n}"));
-        assert_eq!(only_text(&normalize_result(json!([1, 2]))), Some("[\n  1,\n  2\n]"));
+        assert_eq!(
+            only_text(&normalize_result(json!({"a": 1}))),
+            Some("{\n  \"a\": 1\n}")
+        );
+        assert_eq!(
+            only_text(&normalize_result(json!([1, 2]))),
+            Some("[\n  1,\n  2\n]")
+        );
         assert_eq!(only_text(&normalize_result(json!([]))), Some("[]"));
     }
 
@@ -141,8 +152,15 @@ mod tests {
             json!({"data": "iVBORw0KGgo=", "mimeType": "image/png"}),
         ] {
             let result = normalize_result(value);
-            let image = result.content.first().and_then(|c| c.as_image()).expect("an image");
-            assert_eq!((image.data.as_str(), image.mime_type.as_str()), ("iVBORw0KGgo=", "image/png"));
+            let image = result
+                .content
+                .first()
+                .and_then(|c| c.as_image())
+                .expect("an image");
+            assert_eq!(
+                (image.data.as_str(), image.mime_type.as_str()),
+                ("iVBORw0KGgo=", "image/png")
+            );
         }
     }
 
@@ -150,7 +168,10 @@ mod tests {
     fn built_results_and_content_lists_pass_through() {
         let built = json!({"content": [{"type": "text", "text": "done"}], "isError": true});
         let result = normalize_result(built);
-        assert_eq!((only_text(&result), result.is_error), (Some("done"), Some(true)));
+        assert_eq!(
+            (only_text(&result), result.is_error),
+            (Some("done"), Some(true))
+        );
 
         let blocks = json!([
             {"type": "text", "text": "a"},
@@ -165,15 +186,25 @@ mod tests {
     fn look_alikes_that_are_not_content_stay_json() {
         // `type` without the fields it needs is just data.
         let result = normalize_result(json!({"type": "text", "body": "x"}));
-        assert_eq!(only_text(&result), Some("{\n  \"body\": \"x\",\n  \"type\": \"text\"\n}"));
+        assert_eq!(
+            only_text(&result),
+            Some("{\n  \"body\": \"x\",\n  \"type\": \"text\"\n}")
+        );
         let result = normalize_result(json!([{"type": "unknown-kind"}]));
-        assert_eq!(only_text(&result), Some("[\n  {\n    \"type\": \"unknown-kind\"\n  }\n]"));
+        assert_eq!(
+            only_text(&result),
+            Some("[\n  {\n    \"type\": \"unknown-kind\"\n  }\n]")
+        );
     }
 
     #[test]
     fn structured_wrapper_converts_to_a_success_response() {
-        let response = Structured(json!({"x": 1})).into_call_tool_result().expect("result");
-        let CallToolResponse::Complete(result) = response else { panic!("complete result expected") };
+        let response = Structured(json!({"x": 1}))
+            .into_call_tool_result()
+            .expect("result");
+        let CallToolResponse::Complete(result) = response else {
+            panic!("complete result expected")
+        };
         assert_eq!(result.structured_content, Some(json!({"x": 1})));
     }
 }

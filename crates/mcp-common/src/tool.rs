@@ -18,8 +18,12 @@ use crate::{ErrorCode, ToolError};
 pub fn input_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
     // Our parameter types are fixed at compile time; an invalid one is a build
     // defect that the tools/list tests catch, not something a request can cause.
-    rmcp::handler::server::common::schema_for_input::<T>()
-        .unwrap_or_else(|e| panic!("invalid input schema for {}: {e}", std::any::type_name::<T>()))
+    rmcp::handler::server::common::schema_for_input::<T>().unwrap_or_else(|e| {
+        panic!(
+            "invalid input schema for {}: {e}",
+            std::any::type_name::<T>()
+        )
+    })
 }
 
 /// The output schema of `T`, for `#[tool(output_schema = …)]`.
@@ -28,7 +32,10 @@ pub fn output_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
 }
 
 /// Parse a tool's arguments, naming the offending field on failure.
-pub fn parse_params<T: DeserializeOwned>(tool: &str, args: Option<JsonObject>) -> Result<T, ToolError> {
+pub fn parse_params<T: DeserializeOwned>(
+    tool: &str,
+    args: Option<JsonObject>,
+) -> Result<T, ToolError> {
     let value = serde_json::Value::Object(args.unwrap_or_default());
     serde_json::from_value(value).map_err(|e| {
         ToolError::new(
@@ -75,17 +82,32 @@ mod tests {
     #[test]
     fn valid_arguments_parse() {
         let params: Params = parse_params("t", object(json!({"text": "hi"}))).expect("valid");
-        assert_eq!(params, Params { text: "hi".into(), model: None });
+        assert_eq!(
+            params,
+            Params {
+                text: "hi".into(),
+                model: None
+            }
+        );
     }
 
     #[test]
     fn missing_or_mistyped_fields_are_invalid_input_naming_the_field() {
         let missing = parse_params::<Params>("count-tokens", None).expect_err("text is required");
         assert_eq!(missing.code, ErrorCode::InvalidInput);
-        assert!(missing.message.contains("missing field `text`"), "{}", missing.message);
+        assert!(
+            missing.message.contains("missing field `text`"),
+            "{}",
+            missing.message
+        );
         assert!(missing.suggestion.contains("count-tokens"));
-        let mistyped = parse_params::<Params>("t", object(json!({"text": 5}))).expect_err("wrong type");
-        assert!(mistyped.message.contains("invalid type"), "{}", mistyped.message);
+        let mistyped =
+            parse_params::<Params>("t", object(json!({"text": 5}))).expect_err("wrong type");
+        assert!(
+            mistyped.message.contains("invalid type"),
+            "{}",
+            mistyped.message
+        );
     }
 
     #[test]
@@ -99,7 +121,9 @@ mod tests {
     #[tokio::test]
     async fn blocking_work_returns_its_result() {
         assert_eq!(run_blocking(|| Ok(2 + 2)).await, Ok(4));
-        let failed = run_blocking::<(), _>(|| panic!("boom")).await.expect_err("panic is an error");
+        let failed = run_blocking::<(), _>(|| panic!("boom"))
+            .await
+            .expect_err("panic is an error");
         assert_eq!(failed.code, ErrorCode::InternalError);
     }
 }

@@ -30,7 +30,10 @@ pub async fn serve_stdio<S: ServerHandler>(handler: S) -> anyhow::Result<()> {
         .serve(rmcp::transport::stdio_pipes())
         .await
         .context("MCP session over stdio failed to start")?;
-    running.waiting().await.context("MCP session over stdio ended with an error")?;
+    running
+        .waiting()
+        .await
+        .context("MCP session over stdio ended with an error")?;
     Ok(())
 }
 
@@ -60,13 +63,21 @@ impl HttpOptions {
                 self.bind
             );
         }
-        Ok(vec!["localhost".into(), "127.0.0.1".into(), "::1".into(), "[::1]".into()])
+        Ok(vec![
+            "localhost".into(),
+            "127.0.0.1".into(),
+            "::1".into(),
+            "[::1]".into(),
+        ])
     }
 
     fn normalized_path(&self) -> anyhow::Result<String> {
         let path = self.path.trim_end_matches('/');
         if !path.starts_with('/') || path.len() < 2 {
-            bail!("--path must start with '/' and name a path, e.g. /mcp (got {:?})", self.path);
+            bail!(
+                "--path must start with '/' and name a path, e.g. /mcp (got {:?})",
+                self.path
+            );
         }
         Ok(path.to_string())
     }
@@ -89,8 +100,11 @@ where
         .with_legacy_session_mode(!options.stateless)
         .with_json_response(options.stateless)
         .with_cancellation_token(shutdown);
-    let service =
-        StreamableHttpService::new(move || Ok(factory()), LocalSessionManager::default().into(), config);
+    let service = StreamableHttpService::new(
+        move || Ok(factory()),
+        LocalSessionManager::default().into(),
+        config,
+    );
     Ok(axum::Router::new().nest_service(&options.normalized_path()?, service))
 }
 
@@ -106,7 +120,9 @@ where
     let listener = tokio::net::TcpListener::bind(options.bind)
         .await
         .with_context(|| format!("cannot bind {}", options.bind))?;
-    let local = listener.local_addr().context("bound socket has no address")?;
+    let local = listener
+        .local_addr()
+        .context("bound socket has no address")?;
     // Tests and scripts read this line to learn the port when binding port 0.
     tracing::info!("listening on http://{local}{}", options.normalized_path()?);
 
@@ -123,7 +139,9 @@ where
     let server = tokio::spawn(async move { server.await });
     shutdown.cancelled().await;
     match tokio::time::timeout(Duration::from_secs(10), server).await {
-        Ok(joined) => joined.context("HTTP server task failed")?.context("HTTP server failed")?,
+        Ok(joined) => joined
+            .context("HTTP server task failed")?
+            .context("HTTP server failed")?,
         Err(_) => tracing::warn!("in-flight requests did not finish within 10 s; exiting"),
     }
     Ok(())
@@ -166,14 +184,18 @@ mod tests {
 
     #[test]
     fn loopback_bind_defaults_to_loopback_hosts() {
-        let hosts = options("127.0.0.1:8787", &[]).effective_allowed_hosts().expect("allowed");
+        let hosts = options("127.0.0.1:8787", &[])
+            .effective_allowed_hosts()
+            .expect("allowed");
         assert!(hosts.contains(&"localhost".to_string()));
         assert!(hosts.contains(&"127.0.0.1".to_string()));
     }
 
     #[test]
     fn public_bind_without_allowed_host_is_refused() {
-        let error = options("0.0.0.0:8787", &[]).effective_allowed_hosts().expect_err("unsafe");
+        let error = options("0.0.0.0:8787", &[])
+            .effective_allowed_hosts()
+            .expect_err("unsafe");
         assert!(error.to_string().contains("--allowed-host"), "{error}");
         let hosts = options("0.0.0.0:8787", &["mcp.example.com"]).effective_allowed_hosts();
         assert_eq!(hosts.ok(), Some(vec!["mcp.example.com".to_string()]));

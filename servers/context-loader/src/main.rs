@@ -1,1 +1,74 @@
-fn main() {}
+//! `context-loader`: an MCP server (stdio or streamable HTTP) and CLI that tells an
+//! agent what text costs in a model's context window before it loads it.
+
+mod cli;
+mod http;
+mod registry;
+mod stdio;
+mod tools;
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::{Parser, Subcommand};
+use context_budget::{Catalog, DEFAULT_MAX_INPUT_BYTES, TokenCounter};
+
+use crate::tools::AppState;
+
+#[derive(Debug, Parser)]
+#[command(name = "context-loader", version, about, long_about = None)]
+struct Cli {
+    /// Largest text accepted in one call, in bytes; larger gets INPUT_TOO_LARGE.
+    #[arg(long, global = true, env = "CONTEXT_LOADER_MAX_INPUT_BYTES", default_value_t = DEFAULT_MAX_INPUT_BYTES)]
+    max_input_bytes: usize,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve MCP over stdin/stdout (for Claude Desktop, Claude Code, other agents).
+    Stdio,
+    /// Serve MCP over streamable HTTP (default http://127.0.0.1:8787/mcp).
+    Http(http::HttpArgs),
+    /// Count the tokens of a text (the `count-tokens` tool).
+    Count(cli::CountArgs),
+    /// List supported models with windows and prices (the `list-models` tool).
+    Models(cli::ModelsArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let state = AppState::new(TokenCounter::new(
+        Arc::new(Catalog::builtin().clone()),
+        cli.max_input_bytes,
+    ));
+    match cli.command {
+        Command::Count(args) => ExitCode::from(cli::count(&state, args)),
+        Command::Models(args) => ExitCode::from(cli::models(&state, args)),
+        Command::Stdio => serve(stdio::run(state)),
+        Command::Http(args) => serve(http::run(state, args)),
+    }
+}
+
+/// Run a server on a multi-threaded runtime; logs (and a fatal error) go to stderr.
+fn serve(server: impl Future<Output = anyhow::Result<()>>) -> ExitCode {
+    mcp_common::transport::init_logging("info");
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(server) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!("{e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,81 @@
+//! The one tool registry. Both transports serve this handler and nothing else, so a
+//! tool added here is on stdio and HTTP at once.
+
+use context_budget::{ModelListing, TokenCount};
+use mcp_common::{Structured, ToolError, input_schema, output_schema, parse_params, run_blocking};
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{Implementation, JsonObject, ServerCapabilities, ServerConfig};
+use rmcp::{ServerHandler, tool, tool_handler, tool_router};
+
+use crate::tools::{AppState, count_tokens, list_models};
+
+/// Texts above this size are counted on the blocking pool rather than inline.
+const INLINE_COUNT_BYTES: usize = 64 * 1024;
+
+#[derive(Clone)]
+pub struct ContextLoader {
+    state: AppState,
+    tool_router: ToolRouter<Self>,
+}
+
+impl ContextLoader {
+    pub fn new(state: AppState) -> Self {
+        ContextLoader {
+            state,
+            tool_router: Self::tool_router(),
+        }
+    }
+}
+
+#[tool_router]
+impl ContextLoader {
+    #[tool(
+        name = "count-tokens",
+        description = count_tokens::DESCRIPTION,
+        input_schema = input_schema::<count_tokens::CountTokensParams>(),
+        output_schema = output_schema::<TokenCount>(),
+        annotations(title = "Count tokens", read_only_hint = true, idempotent_hint = true, destructive_hint = false, open_world_hint = false)
+    )]
+    async fn count_tokens(
+        &self,
+        Parameters(args): Parameters<JsonObject>,
+    ) -> Result<Structured<TokenCount>, ToolError> {
+        let params: count_tokens::CountTokensParams = parse_params(count_tokens::NAME, Some(args))?;
+        let state = self.state.clone();
+        let count = if params.text.len() <= INLINE_COUNT_BYTES {
+            count_tokens::run(&state, &params)?
+        } else {
+            run_blocking(move || count_tokens::run(&state, &params)).await?
+        };
+        Ok(Structured(count))
+    }
+
+    #[tool(
+        name = "list-models",
+        description = list_models::DESCRIPTION,
+        input_schema = input_schema::<list_models::ListModelsParams>(),
+        output_schema = output_schema::<ModelListing>(),
+        annotations(title = "List models", read_only_hint = true, idempotent_hint = true, destructive_hint = false, open_world_hint = false)
+    )]
+    async fn list_models(
+        &self,
+        Parameters(args): Parameters<JsonObject>,
+    ) -> Result<Structured<ModelListing>, ToolError> {
+        let params: list_models::ListModelsParams = parse_params(list_models::NAME, Some(args))?;
+        list_models::run(&self.state, &params).map(Structured)
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for ContextLoader {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("context-loader", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Plan a context window before loading anything into it: count-tokens tells what a text \
+                 costs for a model (exact for OpenAI, an estimate that errs high for Claude); list-models \
+                 gives windows and prices.",
+            )
+    }
+}

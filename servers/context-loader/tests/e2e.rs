@@ -1,0 +1,643 @@
+//! End-to-end: the built `context-loader` binary, spoken to by rmcp's own client over
+//! stdio and over streamable HTTP (stateful and stateless), plus raw JSON-RPC probes
+//! and the CLI. Nothing of ours is mocked.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, Command};
+
+const BIN: &str = env!("CARGO_BIN_EXE_context-loader");
+/// A guard against hangs, not a performance claim.
+const PATIENCE: Duration = Duration::from_secs(30);
+
+type Client = RunningService<RoleClient, ()>;
+
+/// A server process and a connected client; the process dies with it.
+struct Connection {
+    client: Client,
+    _server: Option<Child>,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Transport {
+    Stdio,
+    Http,
+    HttpStateless,
+}
+
+const ALL: [Transport; 3] = [Transport::Stdio, Transport::Http, Transport::HttpStateless];
+
+async fn connect(transport: Transport, extra_args: &[&str]) -> Connection {
+    match transport {
+        Transport::Stdio => {
+            let mut command = Command::new(BIN);
+            command.args(extra_args).arg("stdio").stderr(Stdio::null());
+            let child = TokioChildProcess::new(command).expect("spawn stdio server");
+            let client = tokio::time::timeout(PATIENCE, ().serve(child))
+                .await
+                .expect("stdio initialize timed out")
+                .expect("stdio initialize");
+            Connection {
+                client,
+                _server: None,
+            }
+        }
+        Transport::Http | Transport::HttpStateless => {
+            let mut args = vec!["http", "--bind", "127.0.0.1:0"];
+            if matches!(transport, Transport::HttpStateless) {
+                args.push("--stateless");
+            }
+            let (server, url) = spawn_http(extra_args, &args).await;
+            let client = tokio::time::timeout(
+                PATIENCE,
+                ().serve(StreamableHttpClientTransport::from_uri(url)),
+            )
+            .await
+            .expect("http initialize timed out")
+            .expect("http initialize");
+            Connection {
+                client,
+                _server: Some(server),
+            }
+        }
+    }
+}
+
+/// Start `context-loader http` on a free loopback port and read the URL it logs.
+async fn spawn_http(global_args: &[&str], args: &[&str]) -> (Child, String) {
+    let mut server = Command::new(BIN)
+        .args(global_args)
+        .args(args)
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn http server");
+    let stderr = server.stderr.take().expect("stderr is piped");
+    let mut lines = BufReader::new(stderr).lines();
+    let url = tokio::time::timeout(PATIENCE, async {
+        while let Some(line) = lines.next_line().await.expect("read server stderr") {
+            if let Some(at) = line.find("listening on http://") {
+                return line[at + "listening on ".len()..].trim().to_string();
+            }
+        }
+        panic!("server exited without listening");
+    })
+    .await
+    .expect("server did not report its URL");
+    // Keep draining stderr so the server never blocks on a full pipe.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (server, url)
+}
+
+async fn call(client: &Client, tool: &str, args: Value) -> CallToolResult {
+    let args: JsonObject = args.as_object().cloned().expect("arguments are an object");
+    tokio::time::timeout(
+        PATIENCE,
+        client.call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(args)),
+    )
+    .await
+    .expect("tool call timed out")
+    .expect("tool call returned a result")
+}
+
+fn structured(result: &CallToolResult) -> &Value {
+    result
+        .structured_content
+        .as_ref()
+        .expect("structuredContent")
+}
+
+/// The text content parsed as JSON: clients that ignore structuredContent see this.
+fn text_json(result: &CallToolResult) -> Value {
+    let text = result
+        .content
+        .first()
+        .and_then(|c| c.as_text())
+        .expect("text content");
+    serde_json::from_str(&text.text).expect("text content is JSON")
+}
+
+#[tokio::test]
+async fn initialize_reports_server_and_tool_capability() {
+    for transport in ALL {
+        let conn = connect(transport, &[]).await;
+        let info = conn.client.peer_info().expect("initialize result");
+        let server = info.server_info.as_ref().expect("serverInfo");
+        assert_eq!(server.name, "context-loader", "{transport:?}");
+        assert_eq!(server.version, env!("CARGO_PKG_VERSION"));
+        assert!(
+            info.capabilities.tools.is_some(),
+            "{transport:?} must advertise tools"
+        );
+        assert!(
+            info.instructions
+                .as_deref()
+                .unwrap_or_default()
+                .contains("count-tokens")
+        );
+    }
+}
+
+#[tokio::test]
+async fn tools_list_has_valid_schemas_and_read_only_annotations() {
+    for transport in ALL {
+        let conn = connect(transport, &[]).await;
+        let mut tools = conn.client.list_all_tools().await.expect("tools/list");
+        tools.sort_by(|a, b| a.name.cmp(&b.name));
+        let names: Vec<_> = tools.iter().map(|t| t.name.to_string()).collect();
+        assert_eq!(names, ["count-tokens", "list-models"], "{transport:?}");
+        for tool in &tools {
+            let input = Value::Object((*tool.input_schema).clone());
+            assert_eq!(input["type"], "object", "{} input schema", tool.name);
+            let output =
+                Value::Object((**tool.output_schema.as_ref().expect("output schema")).clone());
+            assert_eq!(output["type"], "object", "{} output schema", tool.name);
+            assert!(
+                tool.description.as_deref().unwrap_or_default().len() > 40,
+                "{} needs a description",
+                tool.name
+            );
+            let annotations = tool.annotations.as_ref().expect("annotations");
+            assert_eq!(annotations.read_only_hint, Some(true), "{}", tool.name);
+            assert_eq!(annotations.idempotent_hint, Some(true), "{}", tool.name);
+            assert_eq!(annotations.destructive_hint, Some(false), "{}", tool.name);
+        }
+        let count = &tools[0];
+        let input = Value::Object((*count.input_schema).clone());
+        assert_eq!(input["required"], json!(["text"]));
+        assert!(input["properties"]["model"].is_object());
+        let output = Value::Object((**count.output_schema.as_ref().expect("schema")).clone());
+        for field in [
+            "token_count",
+            "model",
+            "encoding",
+            "exact",
+            "context_window",
+        ] {
+            assert!(
+                output["properties"][field].is_object(),
+                "output schema lacks {field}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn count_tokens_counts_exactly_for_openai_and_flags_claude_estimates() {
+    for transport in ALL {
+        let conn = connect(transport, &[]).await;
+        let c = &conn.client;
+
+        let default = call(c, "count-tokens", json!({"text": "hello world"})).await;
+        assert_eq!(default.is_error, Some(false));
+        let value = structured(&default);
+        assert_eq!(value["token_count"], 2);
+        assert_eq!(value["model"], "gpt-4");
+        assert_eq!(value["encoding"], "cl100k_base");
+        assert_eq!(value["exact"], true);
+        assert_eq!(value["context_window"], 8192);
+        assert_eq!(
+            &text_json(&default),
+            value,
+            "text and structuredContent agree"
+        );
+
+        // A dated id reports the model actually used, and its encoding matters:
+        // the same Korean text is 4 o200k tokens but 10 cl100k tokens.
+        let dated = call(
+            c,
+            "count-tokens",
+            json!({"text": "안녕하세요, 세계", "model": "gpt-4o-2024-08-06"}),
+        )
+        .await;
+        assert_eq!(structured(&dated)["model"], "gpt-4o");
+        assert_eq!(structured(&dated)["encoding"], "o200k_base");
+        assert_eq!(structured(&dated)["token_count"], 4);
+
+        let cl100k = call(
+            c,
+            "count-tokens",
+            json!({"text": "안녕하세요, 세계", "model": "cl100k_base"}),
+        )
+        .await;
+        assert_eq!(structured(&cl100k)["token_count"], 10);
+        assert_eq!(structured(&cl100k)["context_window"], Value::Null);
+
+        let claude = call(
+            c,
+            "count-tokens",
+            json!({"text": "hello world", "model": "claude-sonnet-4-5-20250929"}),
+        )
+        .await;
+        let value = structured(&claude);
+        assert_eq!(value["model"], "claude-sonnet-4-5");
+        assert_eq!(value["exact"], false);
+        assert!(
+            value["method"]
+                .as_str()
+                .unwrap_or_default()
+                .starts_with("estimate")
+        );
+        // 2 o200k tokens x 1.10, rounded up: never fewer than the o200k count.
+        assert_eq!(value["token_count"], 3);
+
+        // Special-token text is ordinary text: counted, never an error.
+        let special = call(c, "count-tokens", json!({"text": "<|endoftext|>"})).await;
+        assert_eq!(special.is_error, Some(false));
+        assert_eq!(structured(&special)["token_count"], 7);
+    }
+}
+
+#[tokio::test]
+async fn empty_text_is_zero_tokens() {
+    for transport in ALL {
+        let conn = connect(transport, &[]).await;
+        for model in ["gpt-4", "gpt-4o", "claude"] {
+            let result = call(
+                &conn.client,
+                "count-tokens",
+                json!({"text": "", "model": model}),
+            )
+            .await;
+            assert_eq!(result.is_error, Some(false), "{transport:?} {model}");
+            assert_eq!(
+                structured(&result)["token_count"],
+                0,
+                "{transport:?} {model}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn unsupported_model_is_a_structured_tool_error() {
+    for transport in ALL {
+        let conn = connect(transport, &[]).await;
+        let result = call(
+            &conn.client,
+            "count-tokens",
+            json!({"text": "hi", "model": "gpt4o"}),
+        )
+        .await;
+        assert_eq!(result.is_error, Some(true), "{transport:?}");
+        let error = structured(&result);
+        assert_eq!(error["error_code"], "UNSUPPORTED_MODEL");
+        assert!(
+            error["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("gpt4o")
+        );
+        assert!(
+            error["suggestion"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("gpt-4"),
+            "names the default"
+        );
+        assert_eq!(error["did_you_mean"][0], "gpt-4o");
+        let options: Vec<&str> = error["available_options"]
+            .as_array()
+            .expect("options")
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        for name in [
+            "gpt-4",
+            "gpt-4o",
+            "o3",
+            "gpt-5",
+            "claude-sonnet-4-5",
+            "cl100k_base",
+        ] {
+            assert!(options.contains(&name), "available_options lacks {name}");
+        }
+        assert_eq!(
+            &text_json(&result),
+            error,
+            "text and structuredContent agree"
+        );
+    }
+}
+
+#[tokio::test]
+async fn bad_arguments_are_invalid_input_results() {
+    for transport in ALL {
+        let conn = connect(transport, &[]).await;
+        let missing = call(&conn.client, "count-tokens", json!({"model": "gpt-4"})).await;
+        assert_eq!(missing.is_error, Some(true));
+        assert_eq!(structured(&missing)["error_code"], "INVALID_INPUT");
+        assert!(
+            structured(&missing)["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("`text`")
+        );
+        let mistyped = call(
+            &conn.client,
+            "count-tokens",
+            json!({"text": ["not", "a", "string"]}),
+        )
+        .await;
+        assert_eq!(structured(&mistyped)["error_code"], "INVALID_INPUT");
+        // The server is still serving after bad input.
+        let ok = call(&conn.client, "count-tokens", json!({"text": "still up"})).await;
+        assert_eq!(ok.is_error, Some(false));
+    }
+}
+
+#[tokio::test]
+async fn oversize_text_is_refused_with_input_too_large() {
+    for transport in ALL {
+        let conn = connect(transport, &["--max-input-bytes", "1000"]).await;
+        let fits = call(
+            &conn.client,
+            "count-tokens",
+            json!({"text": "a".repeat(1000)}),
+        )
+        .await;
+        assert_eq!(fits.is_error, Some(false));
+        let result = call(
+            &conn.client,
+            "count-tokens",
+            json!({"text": "a".repeat(1001)}),
+        )
+        .await;
+        assert_eq!(result.is_error, Some(true));
+        let error = structured(&result);
+        assert_eq!(error["error_code"], "INPUT_TOO_LARGE");
+        assert_eq!(
+            (error["input_bytes"].clone(), error["limit_bytes"].clone()),
+            (json!(1001), json!(1000))
+        );
+    }
+}
+
+#[tokio::test]
+async fn unknown_tool_is_a_json_rpc_error() {
+    for transport in ALL {
+        let conn = connect(transport, &[]).await;
+        let outcome = conn
+            .client
+            .call_tool(CallToolRequestParams::new("no-such-tool"))
+            .await;
+        let error =
+            outcome.expect_err("an unknown tool is a protocol error (-32602), per the MCP spec");
+        assert!(error.to_string().contains("tool not found"), "{error}");
+    }
+}
+
+#[tokio::test]
+async fn list_models_filters_by_family() {
+    for transport in ALL {
+        let conn = connect(transport, &[]).await;
+        let result = call(&conn.client, "list-models", json!({"filter": "claude-4.5"})).await;
+        let listing = structured(&result);
+        let names: Vec<&str> = listing["models"]
+            .as_array()
+            .expect("models")
+            .iter()
+            .filter_map(|m| m["name"].as_str())
+            .collect();
+        assert_eq!(
+            names,
+            ["claude-sonnet-4-5", "claude-haiku-4-5", "claude-opus-4-5"]
+        );
+        assert_eq!(listing["count"], 3);
+        assert_eq!(listing["models"][0]["exact"], false);
+        assert_eq!(listing["models"][0]["input_usd_per_mtok"], 3.0);
+        assert!(listing["as_of"].as_str().is_some_and(|d| d.len() == 10));
+        let all = call(&conn.client, "list-models", json!({})).await;
+        assert!(structured(&all)["count"].as_u64().unwrap_or_default() >= 30);
+    }
+}
+
+/// The same calls over every transport give byte-identical results.
+#[tokio::test]
+async fn transports_return_identical_results() {
+    let calls = [
+        (
+            "count-tokens",
+            json!({"text": "The quick brown fox 🦊 — 빠른 갈색 여우", "model": "gpt-4o"}),
+        ),
+        (
+            "count-tokens",
+            json!({"text": "fn main() {}\n", "model": "claude-haiku-4-5"}),
+        ),
+        ("count-tokens", json!({"text": "x", "model": "nope"})),
+        ("count-tokens", json!({})),
+        ("list-models", json!({"filter": "gpt-5"})),
+    ];
+    let mut outputs: Vec<Vec<Value>> = Vec::new();
+    for transport in ALL {
+        let conn = connect(transport, &[]).await;
+        let mut results = Vec::new();
+        for (tool, args) in &calls {
+            let result = call(&conn.client, tool, args.clone()).await;
+            results.push(serde_json::to_value(&result).expect("serialize result"));
+        }
+        outputs.push(results);
+    }
+    assert_eq!(outputs[0], outputs[1], "stdio vs http");
+    assert_eq!(outputs[0], outputs[2], "stdio vs stateless http");
+}
+
+/// A client probing before `initialize` (e.g. `server/discover` from a 2026-07-28
+/// client, or any unknown method) gets a JSON-RPC error at once, and the session can
+/// still initialize afterwards.
+#[tokio::test]
+async fn stdio_answers_probes_before_initialize() {
+    let mut server = Command::new(BIN)
+        .arg("stdio")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn");
+    let mut stdin = server.stdin.take().expect("stdin");
+    let mut stdout = BufReader::new(server.stdout.take().expect("stdout")).lines();
+    let mut exchange = async |message: Value| -> Value {
+        stdin
+            .write_all(format!("{message}\n").as_bytes())
+            .await
+            .expect("write");
+        let line = tokio::time::timeout(PATIENCE, stdout.next_line())
+            .await
+            .expect("reply in time");
+        serde_json::from_str(&line.expect("read").expect("a reply line")).expect("reply is JSON")
+    };
+    let discover =
+        exchange(json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {}}))
+            .await;
+    assert_eq!(discover["id"], 1);
+    assert!(discover["error"]["code"].is_i64(), "{discover}");
+    let unknown =
+        exchange(json!({"jsonrpc": "2.0", "id": 2, "method": "made/up", "params": {}})).await;
+    assert_eq!(unknown["id"], 2);
+    assert!(unknown["error"]["code"].is_i64(), "{unknown}");
+    let init = exchange(json!({"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "0"}}}))
+    .await;
+    assert_eq!(
+        init["result"]["serverInfo"]["name"], "context-loader",
+        "{init}"
+    );
+}
+
+fn run_cli(args: &[&str], stdin: Option<&str>) -> (i32, String, String) {
+    use std::io::Write;
+    let mut child = std::process::Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn cli");
+    let mut input = child.stdin.take().expect("stdin");
+    input
+        .write_all(stdin.unwrap_or_default().as_bytes())
+        .expect("write stdin");
+    drop(input);
+    let out = child.wait_with_output().expect("cli output");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `context-loader count --json` prints exactly the structuredContent of the tool.
+#[tokio::test]
+async fn cli_count_matches_the_tool() {
+    let conn = connect(Transport::Stdio, &[]).await;
+    let text = "Counting the same text three ways.\n";
+    let tool = call(
+        &conn.client,
+        "count-tokens",
+        json!({"text": text, "model": "o3"}),
+    )
+    .await;
+
+    let (code, out, _) = run_cli(&["count", "--model", "o3", "--json", text], None);
+    assert_eq!(code, 0);
+    assert_eq!(
+        &serde_json::from_str::<Value>(&out).expect("json"),
+        structured(&tool)
+    );
+
+    let (code, out, _) = run_cli(&["count", "--model", "o3", "--json"], Some(text));
+    assert_eq!(code, 0);
+    assert_eq!(
+        &serde_json::from_str::<Value>(&out).expect("json"),
+        structured(&tool),
+        "stdin"
+    );
+
+    let file = std::env::temp_dir().join(format!("context-loader-e2e-{}.txt", std::process::id()));
+    std::fs::write(&file, text).expect("write temp file");
+    let (code, out, _) = run_cli(
+        &[
+            "count",
+            "-m",
+            "o3",
+            "--json",
+            "--file",
+            file.to_str().expect("path"),
+        ],
+        None,
+    );
+    let _ = std::fs::remove_file(&file);
+    assert_eq!(code, 0);
+    assert_eq!(
+        &serde_json::from_str::<Value>(&out).expect("json"),
+        structured(&tool),
+        "file"
+    );
+
+    let (code, out, _) = run_cli(&["count", "hello world"], None);
+    assert_eq!(code, 0);
+    assert!(
+        out.starts_with("2 tokens (gpt-4, cl100k_base, exact)"),
+        "{out}"
+    );
+}
+
+#[test]
+fn cli_errors_exit_non_zero_with_the_structured_error() {
+    let (code, out, _) = run_cli(&["count", "--model", "nope", "--json", "hi"], None);
+    assert_eq!(code, 1);
+    let error: Value = serde_json::from_str(&out).expect("error json");
+    assert_eq!(error["error_code"], "UNSUPPORTED_MODEL");
+
+    let (code, _, err) = run_cli(&["count", "--model", "nope", "hi"], None);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("UNSUPPORTED_MODEL") && err.contains("suggestion:"),
+        "{err}"
+    );
+
+    let (code, out, _) = run_cli(
+        &["--max-input-bytes", "4", "count", "--json"],
+        Some("hello"),
+    );
+    assert_eq!(code, 1);
+    assert_eq!(
+        serde_json::from_str::<Value>(&out).expect("json")["error_code"],
+        "INPUT_TOO_LARGE"
+    );
+
+    let (code, out, _) = run_cli(
+        &["count", "--json", "--file", "/nonexistent/file.txt"],
+        None,
+    );
+    assert_eq!(code, 1);
+    assert_eq!(
+        serde_json::from_str::<Value>(&out).expect("json")["error_code"],
+        "INVALID_INPUT"
+    );
+
+    let (code, out, _) = run_cli(&["models", "gpt-4.1", "--json"], None);
+    assert_eq!(code, 0);
+    assert_eq!(
+        serde_json::from_str::<Value>(&out).expect("json")["count"],
+        3
+    );
+}
+
+#[tokio::test]
+async fn http_refuses_foreign_host_headers() {
+    let (_server, url) = spawn_http(&[], &["http", "--bind", "127.0.0.1:0"]).await;
+    let port = url
+        .trim_start_matches("http://127.0.0.1:")
+        .split('/')
+        .next()
+        .expect("port")
+        .to_string();
+    let mut stream = tokio::net::TcpStream::connect(format!("127.0.0.1:{port}"))
+        .await
+        .expect("connect");
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"0"}}}"#;
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: evil.example\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await.expect("send");
+    let mut response = String::new();
+    tokio::io::AsyncReadExt::read_to_string(&mut stream, &mut response)
+        .await
+        .expect("read");
+    assert!(
+        response.starts_with("HTTP/1.1 403"),
+        "DNS-rebinding protection: {response}"
+    );
+}
