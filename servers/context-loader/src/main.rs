@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
-use context_budget::{Catalog, DEFAULT_MAX_INPUT_BYTES, TokenCounter};
+use context_budget::{Catalog, DEFAULT_MAX_INPUT_BYTES, TokenCounter, Tokenizer};
 
 use crate::tools::AppState;
 
@@ -54,6 +54,13 @@ fn main() -> ExitCode {
 /// Run a server on a multi-threaded runtime; logs (and a fatal error) go to stderr.
 fn serve(server: impl Future<Output = anyhow::Result<()>>) -> ExitCode {
     mcp_common::transport::init_logging("info");
+    // Load the vocabularies (~100 ms) beside start-up rather than in it: `initialize`
+    // is answered at once, and by the time the first count arrives they are ready.
+    std::thread::spawn(|| {
+        for tokenizer in [Tokenizer::O200kBase, Tokenizer::Cl100kBase] {
+            tokenizer.preload();
+        }
+    });
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
