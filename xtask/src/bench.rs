@@ -22,7 +22,11 @@ use crate::{cargo, workspace_root};
 
 pub fn run(args: &[String]) -> anyhow::Result<()> {
     let quick = args.iter().any(|a| a == "--quick");
-    let (corpus_bytes, rounds, starts) = if quick { (1 << 20, "1", 5) } else { (6 << 20, "7", 30) };
+    let (corpus_bytes, rounds, starts) = if quick {
+        (1 << 20, "1", 5)
+    } else {
+        (6 << 20, "7", 30)
+    };
     let out_dir = workspace_root().join("target/bench");
     std::fs::create_dir_all(&out_dir)?;
 
@@ -37,18 +41,35 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
             std::fs::write(&path, &korean)?;
             corpora.push(format!("korean={}", path.display()));
         }
-        None => eprintln!("no Korean gettext catalogs under /usr/share/locale/ko: Korean rows skipped"),
+        None => {
+            eprintln!("no Korean gettext catalogs under /usr/share/locale/ko: Korean rows skipped")
+        }
     }
 
-    cargo(&["build", "--release", "--locked", "-p", "context-loader", "-p", "context-budget", "--examples", "--bins"])?;
-    let mut report = String::from("## Counting (same text, same process, median of alternating rounds)\n\n");
-    let throughput = Command::new(workspace_root().join("target/release/examples/count_throughput"))
-        .args(&corpora)
-        .args(["--rounds", rounds])
-        .output()
-        .context("cannot run count_throughput")?;
+    cargo(&[
+        "build",
+        "--release",
+        "--locked",
+        "-p",
+        "context-loader",
+        "-p",
+        "context-budget",
+        "--examples",
+        "--bins",
+    ])?;
+    let mut report =
+        String::from("## Counting (same text, same process, median of alternating rounds)\n\n");
+    let throughput =
+        Command::new(workspace_root().join("target/release/examples/count_throughput"))
+            .args(&corpora)
+            .args(["--rounds", rounds])
+            .output()
+            .context("cannot run count_throughput")?;
     if !throughput.status.success() {
-        bail!("count_throughput failed: {}", String::from_utf8_lossy(&throughput.stderr));
+        bail!(
+            "count_throughput failed: {}",
+            String::from_utf8_lossy(&throughput.stderr)
+        );
     }
     report.push_str(&String::from_utf8_lossy(&throughput.stdout));
 
@@ -114,7 +135,11 @@ fn english_corpus(limit: usize) -> anyhow::Result<String> {
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
         .context("neither CARGO_HOME nor HOME is set")?;
     let mut files = Vec::new();
-    collect_files(&home.join("registry/src"), &mut |p| p.extension().is_some_and(|e| e == "md"), &mut files);
+    collect_files(
+        &home.join("registry/src"),
+        &mut |p| p.extension().is_some_and(|e| e == "md"),
+        &mut files,
+    );
     files.sort();
     let mut text = String::new();
     for file in files {
@@ -127,7 +152,11 @@ fn english_corpus(limit: usize) -> anyhow::Result<String> {
         }
     }
     if text.len() < 100_000 {
-        bail!("found only {} bytes of Markdown under {}; build the workspace first", text.len(), home.display());
+        bail!(
+            "found only {} bytes of Markdown under {}; build the workspace first",
+            text.len(),
+            home.display()
+        );
     }
     Ok(text)
 }
@@ -143,7 +172,9 @@ fn korean_corpus(limit: usize) -> anyhow::Result<Option<String>> {
     files.sort();
     let mut text = String::new();
     for file in files {
-        let Ok(bytes) = std::fs::read(&file) else { continue };
+        let Ok(bytes) = std::fs::read(&file) else {
+            continue;
+        };
         for message in mo_translations(&bytes) {
             if message.chars().any(|c| ('가'..='힣').contains(&c)) {
                 text.push_str(message);
@@ -157,7 +188,10 @@ fn korean_corpus(limit: usize) -> anyhow::Result<Option<String>> {
     // Unique text only (repeating it would flatter a tokenizer with a piece cache);
     // cut at a line boundary.
     if text.len() > limit {
-        let cut = text.as_bytes()[..limit].iter().rposition(|&b| b == b'\n').unwrap_or(0);
+        let cut = text.as_bytes()[..limit]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .unwrap_or(0);
         text.truncate(cut + 1);
     }
     Ok(Some(text))
@@ -165,11 +199,17 @@ fn korean_corpus(limit: usize) -> anyhow::Result<Option<String>> {
 
 /// The translated strings of a GNU .mo catalog (little-endian), skipping bad entries.
 fn mo_translations(bytes: &[u8]) -> Vec<&str> {
-    let word = |at: usize| bytes.get(at..at + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize);
+    let word = |at: usize| {
+        bytes
+            .get(at..at + 4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+    };
     if word(0) != Some(0x9504_12de) {
         return Vec::new();
     }
-    let (Some(count), Some(table)) = (word(8), word(16)) else { return Vec::new() };
+    let (Some(count), Some(table)) = (word(8), word(16)) else {
+        return Vec::new();
+    };
     (0..count)
         .filter_map(|i| {
             let (len, offset) = (word(table + 8 * i)?, word(table + 8 * i + 4)?);
@@ -180,7 +220,9 @@ fn mo_translations(bytes: &[u8]) -> Vec<&str> {
 }
 
 fn collect_files(dir: &Path, wanted: &mut dyn FnMut(&Path) -> bool, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     for entry in entries.flatten() {
         let path = entry.path();
         if path.is_dir() {

@@ -30,7 +30,15 @@ fn main() -> anyhow::Result<()> {
 fn ci() -> anyhow::Result<()> {
     let started = std::time::Instant::now();
     cargo(&["fmt", "--all", "--", "--check"])?;
-    cargo(&["clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings"])?;
+    cargo(&[
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--locked",
+        "--",
+        "-D",
+        "warnings",
+    ])?;
     // One test run covers unit tests, the tiktoken differential test and the e2e
     // suite (which starts the built binary over stdio and HTTP).
     cargo(&["test", "--workspace", "--all-targets", "--locked"])?;
@@ -58,5 +66,8 @@ fn cargo_bin() -> String {
 }
 
 fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
 }

@@ -58,7 +58,9 @@ fn main() {
             let (mut ours, mut theirs) = (Vec::new(), Vec::new());
             for _ in 0..rounds {
                 ours.push(mb / time(|| assert_eq!(tokenizer.count(text), expected)));
-                theirs.push(mb / time(|| assert_eq!(reference.encode_ordinary(text).len(), expected)));
+                theirs.push(
+                    mb / time(|| assert_eq!(reference.encode_ordinary(text).len(), expected)),
+                );
             }
             let (ours, theirs) = (median(&mut ours), median(&mut theirs));
             println!(

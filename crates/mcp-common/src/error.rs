@@ -53,10 +53,13 @@ pub fn create_mcp_error(
     suggestion: impl Into<String>,
     details: Option<Map<String, Value>>,
 ) -> CallToolResult {
-    let mut payload = details.unwrap_or_default();
+    let mut payload = Map::new();
     payload.insert("error_code".into(), Value::String(code.as_str().into()));
     payload.insert("message".into(), Value::String(message.into()));
     payload.insert("suggestion".into(), Value::String(suggestion.into()));
+    for (key, value) in details.unwrap_or_default() {
+        payload.entry(key).or_insert(value);
+    }
     let payload = Value::Object(payload);
     let text = serde_json::to_string_pretty(&payload).unwrap_or_else(|_| payload.to_string());
     let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
@@ -155,6 +158,17 @@ mod tests {
             "available_options": ["gpt-4", "gpt-4o"],
         });
         assert_eq!(result.structured_content.as_ref(), Some(&expected));
+        let keys: Vec<&String> = expected
+            .as_object()
+            .map(|o| o.keys().collect())
+            .unwrap_or_default();
+        let actual_keys: Vec<&String> = result
+            .structured_content
+            .as_ref()
+            .and_then(|v| v.as_object())
+            .map(|o| o.keys().collect())
+            .unwrap_or_default();
+        assert_eq!(actual_keys, keys, "the fixed keys lead, details follow");
         let text = result
             .content
             .first()

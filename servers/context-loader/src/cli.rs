@@ -69,10 +69,7 @@ fn report<T: Serialize>(
 ) -> u8 {
     match result {
         Ok(value) if json => print_json(&value),
-        Ok(value) => {
-            println!("{}", describe(&value));
-            0
-        }
+        Ok(value) => print_line(&describe(&value)),
         Err(error) => {
             if json {
                 print_json(&error.to_json());
@@ -86,12 +83,23 @@ fn report<T: Serialize>(
 
 fn print_json<T: Serialize>(value: &T) -> u8 {
     match serde_json::to_string_pretty(value) {
-        Ok(text) => {
-            println!("{text}");
-            0
-        }
+        Ok(text) => print_line(&text),
         Err(e) => {
             eprintln!("error: cannot serialize the result: {e}");
+            TOOL_ERROR_EXIT
+        }
+    }
+}
+
+/// Print to stdout; a closed pipe (`| head`) ends the output quietly, not in a panic.
+fn print_line(text: &str) -> u8 {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    match writeln!(stdout, "{text}").and_then(|()| stdout.flush()) {
+        Ok(()) => 0,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
+        Err(e) => {
+            eprintln!("error: cannot write to stdout: {e}");
             TOOL_ERROR_EXIT
         }
     }
