@@ -304,37 +304,20 @@ mod tests {
 
     #[test]
     fn dated_and_suffixed_ids_resolve_by_longest_prefix() {
-        assert_eq!(resolved("gpt-4o-2024-08-06").as_deref(), Some("gpt-4o"));
-        assert_eq!(
-            resolved("gpt-4o-mini-2024-07-18").as_deref(),
-            Some("gpt-4o-mini")
-        );
-        assert_eq!(resolved("gpt-4-0613").as_deref(), Some("gpt-4"));
-        assert_eq!(
-            resolved("gpt-4-turbo-2024-04-09").as_deref(),
-            Some("gpt-4-turbo")
-        );
-        assert_eq!(
-            resolved("gpt-4.1-mini-2025-04-14").as_deref(),
-            Some("gpt-4.1-mini")
-        );
-        assert_eq!(
-            resolved("claude-sonnet-4-5-20250929").as_deref(),
-            Some("claude-sonnet-4-5")
-        );
-        assert_eq!(
-            resolved("claude-sonnet-4-20250514").as_deref(),
-            Some("claude-sonnet-4")
-        );
-        assert_eq!(
-            resolved("claude-3-5-sonnet-latest").as_deref(),
-            Some("claude-3-5-sonnet")
-        );
-        assert_eq!(
-            resolved("ft:gpt-4o-mini:acme::abc123").as_deref(),
-            Some("gpt-4o-mini")
-        );
-        assert_eq!(resolved("GPT-4O").as_deref(), Some("gpt-4o"));
+        for (id, model) in [
+            ("gpt-4o-2024-08-06", "gpt-4o"),
+            ("gpt-4o-mini-2024-07-18", "gpt-4o-mini"),
+            ("gpt-4-0613", "gpt-4"),
+            ("gpt-4-turbo-2024-04-09", "gpt-4-turbo"),
+            ("gpt-4.1-mini-2025-04-14", "gpt-4.1-mini"),
+            ("claude-sonnet-4-5-20250929", "claude-sonnet-4-5"),
+            ("claude-sonnet-4-20250514", "claude-sonnet-4"),
+            ("claude-3-5-sonnet-latest", "claude-3-5-sonnet"),
+            ("ft:gpt-4o-mini:acme::abc123", "gpt-4o-mini"),
+            ("GPT-4O", "gpt-4o"),
+        ] {
+            assert_eq!(resolved(id).as_deref(), Some(model), "{id}");
+        }
     }
 
     #[test]
