@@ -74,7 +74,9 @@ pub struct ToolError {
     pub code: ErrorCode,
     pub message: String,
     pub suggestion: String,
-    pub details: Map<String, Value>,
+    /// Extra keys for the payload, in order. Boxed to keep `Result<_, ToolError>`
+    /// small on the success path.
+    pub details: Box<Map<String, Value>>,
 }
 
 impl ToolError {
@@ -83,7 +85,7 @@ impl ToolError {
             code,
             message: message.into(),
             suggestion: suggestion.into(),
-            details: Map::new(),
+            details: Box::default(),
         }
     }
 
@@ -96,7 +98,12 @@ impl ToolError {
     }
 
     pub fn into_result(self) -> CallToolResult {
-        create_mcp_error(self.code, self.message, self.suggestion, Some(self.details))
+        create_mcp_error(
+            self.code,
+            self.message,
+            self.suggestion,
+            Some(*self.details),
+        )
     }
 
     /// The same JSON object the MCP result carries.

@@ -188,7 +188,7 @@ mod tests {
         let result = normalize_result(json!({"type": "text", "body": "x"}));
         assert_eq!(
             only_text(&result),
-            Some("{\n  \"body\": \"x\",\n  \"type\": \"text\"\n}")
+            Some("{\n  \"type\": \"text\",\n  \"body\": \"x\"\n}")
         );
         let result = normalize_result(json!([{"type": "unknown-kind"}]));
         assert_eq!(
