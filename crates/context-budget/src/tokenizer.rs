@@ -5,6 +5,8 @@
 //! first use and shared by every thread for the life of the process, so start-up
 //! costs nothing and no call pays twice.
 
+use std::sync::OnceLock;
+
 use serde::{Deserialize, Serialize};
 
 /// How a model's text becomes tokens.
@@ -74,6 +76,41 @@ impl Tokenizer {
         }
     }
 
+    /// Tokenize `text` once and call `visit(start_byte, weight_tenths)` for every token
+    /// in order: where the token starts in `text`, and what it counts in tenths of a
+    /// token (10 for exact encodings; 11 or 19 for the Claude estimate). The weights
+    /// sum to `count(text)` x 10 for exact encodings, and round up to `count(text)` for
+    /// the estimate. This is how a count is attributed to parts of a text (prose,
+    /// code, ...) so that the parts add up exactly to the whole.
+    pub fn for_each_token(self, text: &str, mut visit: impl FnMut(usize, u64)) {
+        let bpe = self.bpe();
+        let table = self.table();
+        let mut start = 0usize;
+        for id in bpe.encode(text) {
+            let id = id as usize;
+            let weight = match self {
+                Tokenizer::ClaudeEstimate if table.ascii.get(id) == Some(&false) => {
+                    ClaudeEstimate::NON_ASCII_TENTHS
+                }
+                Tokenizer::ClaudeEstimate => ClaudeEstimate::ASCII_TENTHS,
+                Tokenizer::Cl100kBase | Tokenizer::O200kBase => 10,
+            };
+            visit(start, weight);
+            start += table.len.get(id).copied().unwrap_or(1) as usize;
+        }
+        debug_assert_eq!(start, text.len(), "token lengths must cover the text");
+    }
+
+    fn table(self) -> &'static TokenTable {
+        static CL100K: OnceLock<TokenTable> = OnceLock::new();
+        static O200K: OnceLock<TokenTable> = OnceLock::new();
+        let cell = match self {
+            Tokenizer::Cl100kBase => &CL100K,
+            Tokenizer::O200kBase | Tokenizer::ClaudeEstimate => &O200K,
+        };
+        cell.get_or_init(|| TokenTable::build(self.bpe()))
+    }
+
     fn bpe(self) -> &'static tiktoken::CoreBpe {
         let encoding = match self {
             Tokenizer::Cl100kBase => "cl100k_base",
@@ -109,27 +146,56 @@ impl Tokenizer {
 pub struct ClaudeEstimate;
 
 impl ClaudeEstimate {
-    pub const ASCII_FACTOR: f64 = 1.10;
-    pub const NON_ASCII_FACTOR: f64 = 1.90;
+    pub const ASCII_FACTOR: f64 = Self::ASCII_TENTHS as f64 / 10.0;
+    pub const NON_ASCII_FACTOR: f64 = Self::NON_ASCII_TENTHS as f64 / 10.0;
     pub const METHOD: &'static str =
         "estimate: o200k_base tokens x1.10 (ASCII) / x1.90 (other scripts), rounded up";
 
     pub fn count(text: &str) -> usize {
         if text.is_ascii() {
-            // Every token of ASCII text is ASCII: skip the per-token decode.
+            // Every token of ASCII text is ASCII: skip the per-token lookup.
             let tokens = Tokenizer::O200kBase.count(text);
-            return (tokens as f64 * Self::ASCII_FACTOR).ceil() as usize;
+            return Self::tokens_from_tenths(tokens as u64 * Self::ASCII_TENTHS);
         }
-        let bpe = Tokenizer::O200kBase.bpe();
-        let (mut ascii, mut other) = (0usize, 0usize);
-        for token in bpe.encode(text) {
-            if bpe.decode(&[token]).is_ascii() {
-                ascii += 1;
-            } else {
-                other += 1;
-            }
+        let mut tenths = 0u64;
+        Tokenizer::ClaudeEstimate.for_each_token(text, |_, weight| tenths += weight);
+        Self::tokens_from_tenths(tenths)
+    }
+
+    /// The factors in tenths of a token, so sums stay exact integers: 1.10 x 10 in
+    /// floating point is 11.000000000000002, which `ceil` would turn into 12.
+    pub const ASCII_TENTHS: u64 = 11;
+    pub const NON_ASCII_TENTHS: u64 = 19;
+
+    /// Round a weighted sum (in tenths of a token) up to whole tokens.
+    pub fn tokens_from_tenths(tenths: u64) -> usize {
+        tenths.div_ceil(10) as usize
+    }
+}
+
+/// Per-token facts of one encoding, indexed by token id: byte length (to turn a token
+/// sequence into byte offsets) and whether its bytes are all ASCII (for the Claude
+/// estimate). Built once per process from the vocabulary (~10 ms for o200k).
+struct TokenTable {
+    len: Vec<u16>,
+    ascii: Vec<bool>,
+}
+
+impl TokenTable {
+    fn build(bpe: &tiktoken::CoreBpe) -> TokenTable {
+        let size = bpe.vocab_size();
+        let mut table = TokenTable {
+            len: Vec::with_capacity(size),
+            ascii: Vec::with_capacity(size),
+        };
+        for id in 0..size as u32 {
+            let bytes = bpe.decode(&[id]);
+            table
+                .len
+                .push(u16::try_from(bytes.len()).unwrap_or(u16::MAX));
+            table.ascii.push(bytes.is_ascii());
         }
-        (ascii as f64 * Self::ASCII_FACTOR + other as f64 * Self::NON_ASCII_FACTOR).ceil() as usize
+        table
     }
 }
 
@@ -184,6 +250,50 @@ mod tests {
         // One ASCII token x 1.10 is 1.1 tokens: budgeting must see 2.
         assert_eq!(Tokenizer::O200kBase.count("hello"), 1);
         assert_eq!(Tokenizer::ClaudeEstimate.count("hello"), 2);
+    }
+
+    #[test]
+    fn token_starts_cover_the_text_and_weights_match_counts() {
+        let text = "# Spec\n\n```rust\nfn main() {}\n```\n한국어 문장과 emoji 🦊 <|endoftext|>";
+        for tokenizer in [
+            Tokenizer::Cl100kBase,
+            Tokenizer::O200kBase,
+            Tokenizer::ClaudeEstimate,
+        ] {
+            let (mut starts, mut tenths) = (Vec::new(), 0u64);
+            tokenizer.for_each_token(text, |start, weight| {
+                starts.push(start);
+                tenths += weight;
+            });
+            assert_eq!(starts.first(), Some(&0), "{tokenizer:?}");
+            assert!(starts.windows(2).all(|w| w[0] < w[1]), "{tokenizer:?}");
+            assert!(starts.iter().all(|&s| s < text.len()));
+            // The span from each start to the next is exactly one token's bytes.
+            if tokenizer.is_exact() {
+                let bounds: Vec<usize> = starts.iter().copied().chain([text.len()]).collect();
+                let bpe = tokenizer.bpe();
+                let ids = bpe.encode(text);
+                for (i, id) in ids.iter().enumerate() {
+                    assert_eq!(
+                        bpe.decode(&[*id]),
+                        text.as_bytes()[bounds[i]..bounds[i + 1]].to_vec()
+                    );
+                }
+            }
+            assert_eq!(
+                ClaudeEstimate::tokens_from_tenths(tenths),
+                tokenizer.count(text),
+                "{tokenizer:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn claude_estimate_sums_in_exact_tenths() {
+        // Ten ASCII tokens are 11.0 tokens, not 11.000000000000002 rounded up to 12.
+        let text = "a b c d e f g h i j";
+        assert_eq!(Tokenizer::O200kBase.count(text), 10);
+        assert_eq!(Tokenizer::ClaudeEstimate.count(text), 11);
     }
 
     #[test]
