@@ -110,7 +110,7 @@ impl TokenCounter {
 }
 
 /// Price of `tokens` at `usd_per_mtok`, rounded to a millionth of a dollar.
-fn usd(tokens: usize, usd_per_mtok: f64) -> f64 {
+pub(crate) fn usd(tokens: usize, usd_per_mtok: f64) -> f64 {
     (tokens as f64 * usd_per_mtok).round() / 1_000_000.0
 }
 

@@ -2,14 +2,16 @@
 //!
 //! It answers "how many tokens is this for model X?" and everything built on that:
 //! which model a name means ([`Catalog`]), how a model's text is tokenized
-//! ([`Tokenizer`]), and a counter with input limits ([`TokenCounter`]).
+//! ([`Tokenizer`]), a counter with input limits ([`TokenCounter`]), and spec documents
+//! measured by part ([`spec::SpecStore`]).
 //!
-//! Pure, synchronous library: no MCP, no async, no I/O beyond what the caller hands
-//! in. Errors are typed ([`CountError`], [`CatalogError`]) so adapters can map them
+//! Pure, synchronous library: no MCP, no async. The only I/O is reading files
+//! under a specs root the caller names. Errors are typed ([`CountError`], [`CatalogError`]) so adapters can map them
 //! onto their own error codes.
 
 mod catalog;
 mod counter;
+pub mod spec;
 mod suggest;
 mod tokenizer;
 

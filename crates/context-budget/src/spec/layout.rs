@@ -1,0 +1,232 @@
+//! Finding specs under a root: folders named `NNN-name` (2–4 digits) holding a
+//! `README.md` and sub-spec `*.md` files, directly under the root or one level down
+//! in group folders such as `archived/`.
+//!
+//! Nothing outside the root is read: the root is canonicalized once, entries are
+//! looked at without following links (`DirEntry::file_type`), and a symlink is
+//! followed only when its target resolves inside the root.
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+/// A spec folder and its Markdown files.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpecFolder {
+    /// Path relative to the root with `/`: `059-token-engine` or `archived/012-old`.
+    pub id: String,
+    /// The folder name: `059-token-engine`.
+    pub folder: String,
+    pub number: u32,
+    /// The folder name without its number: `token-engine`.
+    pub name: String,
+    pub dir: PathBuf,
+    /// `README.md` first (when present), then the sub-specs by name.
+    pub files: Vec<SpecFile>,
+    /// Entries that are not spec files, with the reason (binary is found later).
+    pub skipped: Vec<String>,
+}
+
+impl SpecFolder {
+    pub fn readme(&self) -> Option<&SpecFile> {
+        self.files.first().filter(|f| f.is_readme())
+    }
+
+    pub fn sub_specs(&self) -> impl Iterator<Item = &SpecFile> {
+        self.files.iter().filter(|f| !f.is_readme())
+    }
+}
+
+/// One Markdown file of a spec, with what the cache keys on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpecFile {
+    /// File name within the spec folder: `README.md`, `DESIGN.md`.
+    pub name: String,
+    pub path: PathBuf,
+    pub size: u64,
+    pub modified: Option<SystemTime>,
+}
+
+impl SpecFile {
+    pub fn is_readme(&self) -> bool {
+        self.name.eq_ignore_ascii_case("README.md")
+    }
+}
+
+/// Every spec under `root` (already canonical), sorted by id, plus notes about
+/// entries that were skipped (e.g. a symlink pointing outside the root).
+pub fn discover(root: &Path) -> std::io::Result<(Vec<SpecFolder>, Vec<String>)> {
+    let mut specs = Vec::new();
+    let mut notes = Vec::new();
+    for entry in read_dir_sorted(root)? {
+        let Some(dir) = inside_dir(root, &entry, &mut notes) else {
+            continue;
+        };
+        match parse_folder_name(&entry.name) {
+            Some((number, name)) => specs.push(load_folder(
+                root,
+                entry.name.clone(),
+                entry.name.clone(),
+                number,
+                name,
+                dir,
+            )),
+            // A group folder (`archived/`): specs one level down.
+            None => {
+                let Ok(children) = read_dir_sorted(&dir) else {
+                    notes.push(format!("`{}`: cannot be read; skipped", entry.name));
+                    continue;
+                };
+                for child in children {
+                    let Some((number, name)) = parse_folder_name(&child.name) else {
+                        continue;
+                    };
+                    let Some(child_dir) = inside_dir(root, &child, &mut notes) else {
+                        continue;
+                    };
+                    let id = format!("{}/{}", entry.name, child.name);
+                    specs.push(load_folder(
+                        root,
+                        id,
+                        child.name.clone(),
+                        number,
+                        name,
+                        child_dir,
+                    ));
+                }
+            }
+        }
+    }
+    specs.sort_by(|a, b| a.id.cmp(&b.id));
+    Ok((specs, notes))
+}
+
+/// `059-token-engine` → (59, `token-engine`). 2–4 digits, a dash, a name.
+pub fn parse_folder_name(name: &str) -> Option<(u32, String)> {
+    let (digits, rest) = name.split_once('-')?;
+    let is_number = (2..=4).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit());
+    if !is_number || rest.is_empty() {
+        return None;
+    }
+    Some((digits.parse().ok()?, rest.to_string()))
+}
+
+struct Entry {
+    name: String,
+    path: PathBuf,
+    file_type: std::fs::FileType,
+}
+
+fn read_dir_sorted(dir: &Path) -> std::io::Result<Vec<Entry>> {
+    let mut entries: Vec<Entry> = std::fs::read_dir(dir)?
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let file_type = e.file_type().ok()?;
+            (!name.starts_with('.')).then(|| Entry {
+                name,
+                path: e.path(),
+                file_type,
+            })
+        })
+        .collect();
+    entries.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(entries)
+}
+
+/// The entry as a directory inside the root, following a symlink only when its
+/// target stays inside; `None` for files, and for links that escape (noted).
+fn inside_dir(root: &Path, entry: &Entry, notes: &mut Vec<String>) -> Option<PathBuf> {
+    if entry.file_type.is_dir() {
+        return Some(entry.path.clone());
+    }
+    if entry.file_type.is_symlink() {
+        let target = resolve_link(root, &entry.path, notes, &entry.name)?;
+        return target.is_dir().then_some(target);
+    }
+    None
+}
+
+fn resolve_link(root: &Path, path: &Path, notes: &mut Vec<String>, shown: &str) -> Option<PathBuf> {
+    match std::fs::canonicalize(path) {
+        Ok(target) if target.starts_with(root) => Some(target),
+        Ok(_) => {
+            notes.push(format!(
+                "`{shown}` is a symlink to a place outside the specs root; skipped"
+            ));
+            None
+        }
+        Err(_) => {
+            notes.push(format!("`{shown}` is a broken symlink; skipped"));
+            None
+        }
+    }
+}
+
+fn load_folder(
+    root: &Path,
+    id: String,
+    folder: String,
+    number: u32,
+    name: String,
+    dir: PathBuf,
+) -> SpecFolder {
+    let mut files = Vec::new();
+    let mut skipped = Vec::new();
+    match read_dir_sorted(&dir) {
+        Err(e) => skipped.push(format!("the folder cannot be read: {e}")),
+        Ok(entries) => {
+            for entry in entries {
+                let path = if entry.file_type.is_symlink() {
+                    match resolve_link(root, &entry.path, &mut skipped, &entry.name) {
+                        Some(target) if target.is_file() => target,
+                        _ => continue,
+                    }
+                } else if entry.file_type.is_file() {
+                    entry.path.clone()
+                } else {
+                    continue;
+                };
+                let is_markdown = Path::new(&entry.name)
+                    .extension()
+                    .is_some_and(|e| e.eq_ignore_ascii_case("md"));
+                if !is_markdown {
+                    skipped.push(format!("`{}` is not Markdown; not counted", entry.name));
+                    continue;
+                }
+                let metadata = std::fs::metadata(&path).ok();
+                files.push(SpecFile {
+                    name: entry.name,
+                    path,
+                    size: metadata.as_ref().map_or(0, |m| m.len()),
+                    modified: metadata.and_then(|m| m.modified().ok()),
+                });
+            }
+        }
+    }
+    // README first; the rest keep name order.
+    files.sort_by_key(|f| !f.is_readme());
+    SpecFolder {
+        id,
+        folder,
+        number,
+        name,
+        dir,
+        files,
+        skipped,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folder_names_need_two_to_four_digits_and_a_name() {
+        assert_eq!(parse_folder_name("059-token-engine"), Some((59, "token-engine".into())));
+        assert_eq!(parse_folder_name("01-a"), Some((1, "a".into())));
+        assert_eq!(parse_folder_name("1593-big"), Some((1593, "big".into())));
+        for not_a_spec in ["5-short", "12345-long", "059-", "059", "abc-def", "archived", "0x1-a"] {
+            assert_eq!(parse_folder_name(not_a_spec), None, "{not_a_spec}");
+        }
+    }
+}

@@ -1,0 +1,262 @@
+//! Measuring one spec file: tokens, lines, and a breakdown that adds up exactly.
+//!
+//! The file is tokenized once; every token is attributed to the category of the byte
+//! where it starts (see [`Tokenizer::for_each_token`]). So `prose + code + tables +
+//! frontmatter == tokens` always, which re-tokenizing each part separately cannot
+//! promise (tokens merge across part boundaries).
+
+use std::io::Read;
+use std::path::Path;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::markdown::{Category, FrontmatterState, classify};
+use crate::{ClaudeEstimate, Tokenizer};
+
+/// Files larger than this are not read (a spec this size is a mistake, not a spec).
+pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+/// How much of a file is sniffed for NUL bytes to call it binary (as git does).
+const BINARY_SNIFF_BYTES: usize = 8000;
+
+/// Tokens of a text by the part they belong to. Sums exactly to the total.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Breakdown {
+    pub prose: u64,
+    pub code: u64,
+    pub tables: u64,
+    pub frontmatter: u64,
+}
+
+impl Breakdown {
+    pub fn total(&self) -> u64 {
+        self.prose + self.code + self.tables + self.frontmatter
+    }
+
+    pub fn add(&mut self, other: &Breakdown) {
+        self.prose += other.prose;
+        self.code += other.code;
+        self.tables += other.tables;
+        self.frontmatter += other.frontmatter;
+    }
+
+    /// Whole tokens per category from weights in tenths, rounded so that the parts
+    /// sum to the rounded-up total (largest remainders get the extra tokens).
+    fn from_tenths(tenths: [u64; 4]) -> (u64, Breakdown) {
+        let total = ClaudeEstimate::tokens_from_tenths(tenths.iter().sum()) as u64;
+        let mut whole = tenths.map(|t| t / 10);
+        let mut missing = total - whole.iter().sum::<u64>();
+        let mut by_remainder: Vec<usize> = (0..4).filter(|&i| tenths[i] % 10 > 0).collect();
+        by_remainder.sort_by_key(|&i| std::cmp::Reverse(tenths[i] % 10));
+        for i in by_remainder {
+            if missing == 0 {
+                break;
+            }
+            whole[i] += 1;
+            missing -= 1;
+        }
+        let [prose, code, tables, frontmatter] = whole;
+        (
+            total,
+            Breakdown {
+                prose,
+                code,
+                tables,
+                frontmatter,
+            },
+        )
+    }
+}
+
+/// What one Markdown text measures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TextMeasure {
+    pub tokens: u64,
+    pub lines: u64,
+    pub bytes: u64,
+    pub breakdown: Breakdown,
+    pub frontmatter: FrontmatterState,
+    pub heading: Option<String>,
+}
+
+/// Why a file was not measured.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FileIssue {
+    #[error("binary file (NUL bytes), skipped")]
+    Binary,
+    #[error("not valid UTF-8 (first bad byte at offset {offset})")]
+    InvalidUtf8 { offset: usize },
+    #[error("{bytes} bytes, over the {limit}-byte limit for one spec file; skipped")]
+    TooLarge { bytes: u64, limit: u64 },
+    #[error("cannot read: {0}")]
+    Unreadable(String),
+}
+
+impl FileIssue {
+    /// Issues that say the file was skipped on purpose rather than broken.
+    pub fn is_skip(&self) -> bool {
+        matches!(self, FileIssue::Binary | FileIssue::TooLarge { .. })
+    }
+}
+
+/// Measure a Markdown text with `tokenizer`.
+pub fn measure_text(text: &str, tokenizer: Tokenizer) -> TextMeasure {
+    let classified = classify(text);
+    let mut cursor = classified.cursor();
+    let mut tenths = [0u64; 4];
+    tokenizer.for_each_token(text, |start, weight| {
+        let slot = match cursor.category_at(start) {
+            Category::Prose => 0,
+            Category::Code => 1,
+            Category::Tables => 2,
+            Category::Frontmatter => 3,
+        };
+        tenths[slot] += weight;
+    });
+    let (tokens, breakdown) = Breakdown::from_tenths(tenths);
+    TextMeasure {
+        tokens,
+        lines: count_lines(text),
+        bytes: text.len() as u64,
+        breakdown,
+        frontmatter: classified.frontmatter,
+        heading: classified.heading,
+    }
+}
+
+/// Read and measure a file; binary, oversize, non-UTF-8 and unreadable files are
+/// issues, not panics or whole-listing failures.
+pub fn measure_file(path: &Path, tokenizer: Tokenizer) -> Result<TextMeasure, FileIssue> {
+    let unreadable = |e: std::io::Error| FileIssue::Unreadable(e.to_string());
+    let file = std::fs::File::open(path).map_err(unreadable)?;
+    let size = file.metadata().map_err(unreadable)?.len();
+    if size > MAX_FILE_BYTES {
+        return Err(FileIssue::TooLarge {
+            bytes: size,
+            limit: MAX_FILE_BYTES,
+        });
+    }
+    let mut bytes = Vec::with_capacity(size as usize);
+    // `take` guards against a file that grows while we read it.
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(unreadable)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(FileIssue::TooLarge {
+            bytes: bytes.len() as u64,
+            limit: MAX_FILE_BYTES,
+        });
+    }
+    if bytes[..bytes.len().min(BINARY_SNIFF_BYTES)].contains(&0) {
+        return Err(FileIssue::Binary);
+    }
+    let text = String::from_utf8(bytes).map_err(|e| FileIssue::InvalidUtf8 {
+        offset: e.utf8_error().valid_up_to(),
+    })?;
+    Ok(measure_text(&text, tokenizer))
+}
+
+/// Lines as an editor shows them: a final line without a newline still counts.
+fn count_lines(text: &str) -> u64 {
+    let newlines = text.bytes().filter(|&b| b == b'\n').count() as u64;
+    newlines + u64::from(!text.is_empty() && !text.ends_with('\n'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SPEC: &str = "---\nstatus: planned\n---\n# Title\n\nSome prose about the design.\n\n```rust\nfn main() { println!(\"hi\"); }\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n대한민국의 수도는 서울이다.\n";
+
+    #[test]
+    fn breakdown_adds_up_exactly_for_every_tokenizer() {
+        for tokenizer in [
+            Tokenizer::Cl100kBase,
+            Tokenizer::O200kBase,
+            Tokenizer::ClaudeEstimate,
+        ] {
+            let m = measure_text(SPEC, tokenizer);
+            assert_eq!(m.breakdown.total(), m.tokens, "{tokenizer:?}");
+            assert_eq!(m.tokens, tokenizer.count(SPEC) as u64, "{tokenizer:?}");
+            assert!(m.breakdown.prose > 0 && m.breakdown.code > 0);
+            assert!(m.breakdown.tables > 0 && m.breakdown.frontmatter > 0);
+        }
+    }
+
+    #[test]
+    fn breakdown_sums_on_awkward_texts() {
+        let texts = [
+            String::new(),
+            "```\nunclosed fence".to_string(),
+            "---\n---\n".to_string(),
+            "    indented\n".repeat(50),
+            "| x |\n|---|\n".repeat(30) + "🦊🦊🦊 한국어",
+            "\u{feff}---\r\ntitle: x\r\n---\r\n~~~\r\ncode\r\n~~~\r\n".to_string(),
+        ];
+        for text in &texts {
+            for tokenizer in [Tokenizer::Cl100kBase, Tokenizer::ClaudeEstimate] {
+                let m = measure_text(text, tokenizer);
+                assert_eq!(m.breakdown.total(), m.tokens, "{text:?} {tokenizer:?}");
+                assert_eq!(m.tokens, tokenizer.count(text) as u64);
+            }
+        }
+    }
+
+    #[test]
+    fn rounding_gives_extra_tokens_to_the_largest_remainders() {
+        // 1.1 + 1.9 + 0 + 0.3 = 3.3 -> 4 tokens: 1 + 1 + 0 + 0, then +1 to the
+        // largest remainder (code's .9), +1 to prose's .1 only if still short.
+        let (total, b) = Breakdown::from_tenths([11, 19, 0, 3]);
+        assert_eq!(total, 4);
+        assert_eq!(b.total(), 4);
+        assert_eq!(b.code, 2);
+        assert_eq!(
+            Breakdown::from_tenths([20, 30, 0, 0]),
+            (
+                5,
+                Breakdown {
+                    prose: 2,
+                    code: 3,
+                    tables: 0,
+                    frontmatter: 0
+                }
+            )
+        );
+    }
+
+    #[test]
+    fn lines_count_a_final_unterminated_line() {
+        assert_eq!(count_lines(""), 0);
+        assert_eq!(count_lines("a"), 1);
+        assert_eq!(count_lines("a\n"), 1);
+        assert_eq!(count_lines("a\nb"), 2);
+        assert_eq!(count_lines("\n\n"), 2);
+    }
+
+    #[test]
+    fn binary_and_invalid_utf8_files_are_issues() {
+        let dir = std::env::temp_dir().join(format!("cb-measure-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let binary = dir.join("image.md");
+        std::fs::write(&binary, b"\x89PNG\r\n\x1a\n\0\0\0IHDR").expect("write");
+        assert_eq!(
+            measure_file(&binary, Tokenizer::Cl100kBase),
+            Err(FileIssue::Binary)
+        );
+        let latin1 = dir.join("latin1.md");
+        std::fs::write(&latin1, b"caf\xe9 au lait").expect("write");
+        assert_eq!(
+            measure_file(&latin1, Tokenizer::Cl100kBase),
+            Err(FileIssue::InvalidUtf8 { offset: 3 })
+        );
+        let missing = measure_file(&dir.join("nope.md"), Tokenizer::Cl100kBase);
+        assert!(matches!(missing, Err(FileIssue::Unreadable(_))));
+        let good = dir.join("good.md");
+        std::fs::write(&good, SPEC).expect("write");
+        assert_eq!(
+            measure_file(&good, Tokenizer::Cl100kBase).map(|m| m.tokens),
+            Ok(Tokenizer::Cl100kBase.count(SPEC) as u64)
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,244 @@
+//! Turning what a caller typed (`59`, `059-token-engine/DESIGN.md`, ...) into a spec
+//! or one of its files. The order is documented in the README and tested below;
+//! numbers match numerically and exactly, never as substrings (`59` is never 1593).
+
+use std::path::{Component, Path};
+
+use super::SpecError;
+use super::layout::{SpecFile, SpecFolder};
+use crate::closest_names;
+
+/// What a query names.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Target<'a> {
+    Spec(&'a SpecFolder),
+    File(&'a SpecFolder, &'a SpecFile),
+}
+
+impl<'a> Target<'a> {
+    pub fn spec(&self) -> &'a SpecFolder {
+        match self {
+            Target::Spec(spec) | Target::File(spec, _) => spec,
+        }
+    }
+}
+
+/// Resolve `query` against `specs` found under `root` (canonical).
+///
+/// 1. Paths must stay inside the root: `..` anywhere, or an absolute path outside
+///    the root, is refused (an absolute path inside it is made relative).
+/// 2. A trailing `NAME.md` after a spec part names one file of that spec.
+/// 3. The spec part is tried as, in order: a number (`59`, `059`: the spec whose
+///    number equals it); the id (`archived/012-old`); the full folder name
+///    (`059-token-engine`); the name without its number (`token-engine`); then the
+///    last two case-insensitively. Two or more matches at the first rule that
+///    matches anything → ambiguous; none at all → not found, with the closest names.
+pub fn resolve<'a>(specs: &'a [SpecFolder], root: &Path, query: &str) -> Result<Target<'a>, SpecError> {
+    let relative = relative_query(root, query)?;
+    let parts: Vec<&str> = relative.split('/').filter(|p| !p.is_empty() && *p != ".").collect();
+    let Some(last) = parts.last() else {
+        return Err(SpecError::InvalidQuery {
+            query: query.to_string(),
+            reason: "it is empty".into(),
+        });
+    };
+    let names_a_file = parts.len() >= 2
+        && Path::new(last)
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("md"));
+    let spec_part = if names_a_file {
+        parts[..parts.len() - 1].join("/")
+    } else {
+        parts.join("/")
+    };
+    let spec = find_spec(specs, &spec_part, query)?;
+    if !names_a_file {
+        return Ok(Target::Spec(spec));
+    }
+    spec.files
+        .iter()
+        .find(|f| f.name.eq_ignore_ascii_case(last))
+        .map(|file| Target::File(spec, file))
+        .ok_or_else(|| SpecError::FileNotFound {
+            spec: spec.id.clone(),
+            file: last.to_string(),
+            available: spec.files.iter().map(|f| f.name.clone()).collect(),
+        })
+}
+
+/// The query as a `/`-separated path relative to the root, or why it is refused.
+fn relative_query(root: &Path, query: &str) -> Result<String, SpecError> {
+    let trimmed = query.trim();
+    if trimmed.is_empty() {
+        return Err(SpecError::InvalidQuery {
+            query: query.to_string(),
+            reason: "it is empty".into(),
+        });
+    }
+    let path = Path::new(trimmed);
+    if path.components().any(|c| c == Component::ParentDir) {
+        return Err(SpecError::OutsideRoot {
+            query: query.to_string(),
+        });
+    }
+    if path.is_absolute() {
+        // Compare canonical forms so `/tmp/specs` and a symlinked `/private/tmp/specs`
+        // agree; a path that does not exist is compared as written.
+        let absolute = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        let inside = absolute.strip_prefix(root).map_err(|_| SpecError::OutsideRoot {
+            query: query.to_string(),
+        })?;
+        return Ok(inside.to_string_lossy().replace('\\', "/"));
+    }
+    Ok(trimmed.replace('\\', "/"))
+}
+
+fn find_spec<'a>(specs: &'a [SpecFolder], part: &str, query: &str) -> Result<&'a SpecFolder, SpecError> {
+    let rules: [&dyn Fn(&SpecFolder) -> bool; 6] = [
+        &|s| part.bytes().all(|b| b.is_ascii_digit()) && part.parse::<u32>().ok() == Some(s.number),
+        &|s| s.id == part,
+        &|s| s.folder == part,
+        &|s| s.name == part,
+        &|s| s.id.eq_ignore_ascii_case(part) || s.folder.eq_ignore_ascii_case(part),
+        &|s| s.name.eq_ignore_ascii_case(part),
+    ];
+    for rule in rules {
+        let matches: Vec<&SpecFolder> = specs.iter().filter(|s| rule(s)).collect();
+        match matches.as_slice() {
+            [] => continue,
+            [one] => return Ok(one),
+            many => {
+                return Err(SpecError::Ambiguous {
+                    query: query.to_string(),
+                    candidates: many.iter().map(|s| s.id.clone()).collect(),
+                });
+            }
+        }
+    }
+    Err(SpecError::NotFound {
+        query: query.to_string(),
+        closest: closest_names(part, specs.iter().map(|s| s.id.as_str()), 5),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn folder(id: &str, files: &[&str]) -> SpecFolder {
+        let folder = id.rsplit('/').next().unwrap_or(id).to_string();
+        let (number, name) = super::super::layout::parse_folder_name(&folder).unwrap_or_default();
+        SpecFolder {
+            id: id.into(),
+            folder,
+            number,
+            name,
+            dir: PathBuf::from("/specs").join(id),
+            files: files
+                .iter()
+                .map(|f| SpecFile {
+                    name: f.to_string(),
+                    path: PathBuf::from("/specs").join(id).join(f),
+                    size: 1,
+                    modified: None,
+                })
+                .collect(),
+            skipped: Vec::new(),
+        }
+    }
+
+    fn specs() -> Vec<SpecFolder> {
+        vec![
+            folder("059-token-engine", &["README.md", "DESIGN.md", "TESTING.md"]),
+            folder("066-spec-tokens", &["README.md"]),
+            folder("1593-big-one", &["README.md"]),
+            folder("159-other", &["README.md"]),
+            folder("archived/012-old-plan", &["README.md"]),
+            folder("archived/070-shared-name", &["README.md"]),
+            folder("071-shared-name", &["README.md"]),
+            folder("080-dup", &["README.md"]),
+            folder("archived/080-dup-too", &["README.md"]),
+        ]
+    }
+
+    fn id(query: &str) -> Result<String, SpecError> {
+        let specs = specs();
+        resolve(&specs, Path::new("/specs"), query).map(|t| match t {
+            Target::Spec(s) => s.id.clone(),
+            Target::File(s, f) => format!("{}#{}", s.id, f.name),
+        })
+    }
+
+    #[test]
+    fn numbers_match_exactly_never_by_substring() {
+        assert_eq!(id("59").ok().as_deref(), Some("059-token-engine"));
+        assert_eq!(id("059").ok().as_deref(), Some("059-token-engine"));
+        assert_eq!(id("0059").ok().as_deref(), Some("059-token-engine"));
+        assert_eq!(id("1593").ok().as_deref(), Some("1593-big-one"));
+        assert_eq!(id("159").ok().as_deref(), Some("159-other"));
+        assert_eq!(id("12").ok().as_deref(), Some("archived/012-old-plan"));
+        assert!(matches!(id("5"), Err(SpecError::NotFound { .. })));
+        assert!(matches!(id("593"), Err(SpecError::NotFound { .. })));
+    }
+
+    #[test]
+    fn names_ids_and_folder_names() {
+        assert_eq!(id("059-token-engine").ok().as_deref(), Some("059-token-engine"));
+        assert_eq!(id("token-engine").ok().as_deref(), Some("059-token-engine"));
+        assert_eq!(id("Token-Engine").ok().as_deref(), Some("059-token-engine"));
+        assert_eq!(id("archived/012-old-plan").ok().as_deref(), Some("archived/012-old-plan"));
+        assert_eq!(id("012-old-plan").ok().as_deref(), Some("archived/012-old-plan"));
+        assert_eq!(id("./066-spec-tokens/").ok().as_deref(), Some("066-spec-tokens"));
+        // The absolute path of a spec inside the root.
+        assert_eq!(id("/specs/066-spec-tokens").ok().as_deref(), Some("066-spec-tokens"));
+    }
+
+    #[test]
+    fn sub_spec_files_in_every_form() {
+        for query in [
+            "059/DESIGN.md",
+            "59/design.md",
+            "059-token-engine/DESIGN.md",
+            "token-engine/DESIGN.md",
+            "/specs/059-token-engine/DESIGN.md",
+        ] {
+            assert_eq!(id(query).ok().as_deref(), Some("059-token-engine#DESIGN.md"), "{query}");
+        }
+        assert_eq!(id("archived/012-old-plan/README.md").ok().as_deref(), Some("archived/012-old-plan#README.md"));
+        let Err(SpecError::FileNotFound { available, .. }) = id("059/NOPE.md") else {
+            panic!("missing file must be reported");
+        };
+        assert_eq!(available, ["README.md", "DESIGN.md", "TESTING.md"]);
+    }
+
+    #[test]
+    fn ambiguity_lists_the_candidates() {
+        let Err(SpecError::Ambiguous { candidates, .. }) = id("shared-name") else {
+            panic!("two specs share the name");
+        };
+        assert_eq!(candidates, ["archived/070-shared-name", "071-shared-name"]);
+        let Err(SpecError::Ambiguous { candidates, .. }) = id("80") else {
+            panic!("two specs share the number");
+        };
+        assert_eq!(candidates.len(), 2);
+        // The full id is never ambiguous.
+        assert_eq!(id("071-shared-name").ok().as_deref(), Some("071-shared-name"));
+    }
+
+    #[test]
+    fn not_found_offers_the_closest_names() {
+        let Err(SpecError::NotFound { closest, .. }) = id("token-engin") else {
+            panic!("no such spec");
+        };
+        assert_eq!(closest.first().map(String::as_str), Some("059-token-engine"));
+    }
+
+    #[test]
+    fn paths_outside_the_root_are_refused() {
+        for query in ["../etc/passwd", "059/../../secret.md", "/etc/passwd", "/specs-other/059-x"] {
+            assert!(matches!(id(query), Err(SpecError::OutsideRoot { .. })), "{query}");
+        }
+        assert!(matches!(id("  "), Err(SpecError::InvalidQuery { .. })));
+    }
+}
