@@ -222,10 +222,21 @@ mod tests {
 
     #[test]
     fn folder_names_need_two_to_four_digits_and_a_name() {
-        assert_eq!(parse_folder_name("059-token-engine"), Some((59, "token-engine".into())));
+        assert_eq!(
+            parse_folder_name("059-token-engine"),
+            Some((59, "token-engine".into()))
+        );
         assert_eq!(parse_folder_name("01-a"), Some((1, "a".into())));
         assert_eq!(parse_folder_name("1593-big"), Some((1593, "big".into())));
-        for not_a_spec in ["5-short", "12345-long", "059-", "059", "abc-def", "archived", "0x1-a"] {
+        for not_a_spec in [
+            "5-short",
+            "12345-long",
+            "059-",
+            "059",
+            "abc-def",
+            "archived",
+            "0x1-a",
+        ] {
             assert_eq!(parse_folder_name(not_a_spec), None, "{not_a_spec}");
         }
     }

@@ -294,7 +294,10 @@ mod tests {
         let classified = classify(text);
         assert_eq!(
             classified.regions,
-            vec![(0..text.find("# Heading").unwrap_or(0), Category::Frontmatter)]
+            vec![(
+                0..text.find("# Heading").unwrap_or(0),
+                Category::Frontmatter
+            )]
         );
         assert_eq!(
             classified.frontmatter,
@@ -322,7 +325,9 @@ mod tests {
         assert!(message.contains("line"), "{message}");
 
         let unclosed = classify("---\nstatus: x\nno end\n");
-        assert!(matches!(unclosed.frontmatter, FrontmatterState::Invalid(m) if m.contains("closing")));
+        assert!(
+            matches!(unclosed.frontmatter, FrontmatterState::Invalid(m) if m.contains("closing"))
+        );
         assert!(
             unclosed.regions.is_empty(),
             "an unclosed block is not frontmatter"
@@ -340,7 +345,9 @@ mod tests {
             classified.regions,
             vec![(0..text.find("Body").unwrap_or(0), Category::Frontmatter)]
         );
-        assert!(matches!(classified.frontmatter, FrontmatterState::Valid(f) if f.status.as_deref() == Some("done")));
+        assert!(
+            matches!(classified.frontmatter, FrontmatterState::Valid(f) if f.status.as_deref() == Some("done"))
+        );
     }
 
     #[test]

@@ -43,7 +43,10 @@ pub enum SpecError {
     #[error("no spec matches `{query}`")]
     NotFound { query: String, closest: Vec<String> },
     #[error("`{query}` matches more than one spec: {}", candidates.join(", "))]
-    Ambiguous { query: String, candidates: Vec<String> },
+    Ambiguous {
+        query: String,
+        candidates: Vec<String>,
+    },
     #[error("spec `{spec}` has no file `{file}`")]
     FileNotFound {
         spec: String,
@@ -239,9 +242,12 @@ impl SpecStore {
         match query.spec_path.as_deref() {
             Some(path) => {
                 let target = resolve(&specs, &root, path)?;
-                self.report(target, query, model, control).map(|r| SpecTokens::Spec(Box::new(r)))
+                self.report(target, query, model, control)
+                    .map(|r| SpecTokens::Spec(Box::new(r)))
             }
-            None => self.listing(&specs, notes, query, model, control).map(SpecTokens::Listing),
+            None => self
+                .listing(&specs, notes, query, model, control)
+                .map(SpecTokens::Listing),
         }
     }
 
@@ -266,7 +272,8 @@ impl SpecStore {
             }
         }
         let files: Vec<&SpecFile> = chosen.iter().flat_map(|s| &s.files).collect();
-        let measured = measure_all(&files, model.tokenizer(), &self.cache, control).ok_or(SpecError::Cancelled)?;
+        let measured = measure_all(&files, model.tokenizer(), &self.cache, control)
+            .ok_or(SpecError::Cancelled)?;
         let mut measured = measured.into_iter();
         let mut costs = Vec::new();
         for spec in &chosen {
@@ -278,10 +285,19 @@ impl SpecStore {
                 readme_path: None,
             };
             for file in &spec.files {
-                let m = measured.next().unwrap_or_else(|| std::sync::Arc::new(Err(FileIssue::Unreadable("missing".into()))));
+                let m = measured.next().unwrap_or_else(|| {
+                    std::sync::Arc::new(Err(FileIssue::Unreadable("missing".into())))
+                });
                 let path = format!("{}/{}", spec.id, file.name);
                 let Ok(text) = m.as_ref() else {
-                    notes.push(format!("{path}: {}", m.as_ref().as_ref().err().map(ToString::to_string).unwrap_or_default()));
+                    notes.push(format!(
+                        "{path}: {}",
+                        m.as_ref()
+                            .as_ref()
+                            .err()
+                            .map(ToString::to_string)
+                            .unwrap_or_default()
+                    ));
                     continue;
                 };
                 cost.full_tokens += text.tokens;
@@ -305,7 +321,10 @@ impl SpecStore {
         let total_full: u64 = costs.iter().map(|c| c.full_tokens).sum();
         let plan = plan(&costs, budget);
         let suggestion = if total_full <= budget {
-            format!("Everything fits: load all {} specs with their sub-specs ({total_full} tokens).", costs.len())
+            format!(
+                "Everything fits: load all {} specs with their sub-specs ({total_full} tokens).",
+                costs.len()
+            )
         } else if total_readme_only <= budget {
             format!(
                 "All sub-specs together are over by {}: load every README ({total_readme_only} tokens) \
@@ -365,11 +384,14 @@ impl SpecStore {
         let spec = target.spec();
         let (scope, files): (&'static str, Vec<&SpecFile>) = match target {
             Target::File(_, file) => ("file", vec![file]),
-            Target::Spec(_) if query.include_sub_specs => ("readme_and_sub_specs", spec.files.iter().collect()),
+            Target::Spec(_) if query.include_sub_specs => {
+                ("readme_and_sub_specs", spec.files.iter().collect())
+            }
             // Sub-specs are measured anyway (cheap, cached) to say what was left out.
             Target::Spec(_) => ("readme", spec.files.iter().collect()),
         };
-        let measured = measure_all(&files, model.tokenizer(), &self.cache, control).ok_or(SpecError::Cancelled)?;
+        let measured = measure_all(&files, model.tokenizer(), &self.cache, control)
+            .ok_or(SpecError::Cancelled)?;
         let mut notes: Vec<String> = spec.skipped.clone();
         let (mut included, mut excluded) = (Vec::new(), Vec::new());
         let mut breakdown = Breakdown::default();
@@ -437,8 +459,12 @@ impl SpecStore {
         control: &dyn ScanControl,
     ) -> Result<SpecListing, SpecError> {
         let counted = |file: &SpecFile| query.include_sub_specs || file.is_readme();
-        let files: Vec<&SpecFile> = specs.iter().flat_map(|s| s.files.iter().filter(|f| counted(f))).collect();
-        let measured = measure_all(&files, model.tokenizer(), &self.cache, control).ok_or(SpecError::Cancelled)?;
+        let files: Vec<&SpecFile> = specs
+            .iter()
+            .flat_map(|s| s.files.iter().filter(|f| counted(f)))
+            .collect();
+        let measured = measure_all(&files, model.tokenizer(), &self.cache, control)
+            .ok_or(SpecError::Cancelled)?;
         let mut measured = measured.iter();
         let mut rows: Vec<SpecRow> = specs
             .iter()
@@ -454,10 +480,13 @@ impl SpecStore {
             .collect();
         let scanned = rows.len();
         rows.retain(|r| {
-            query.min_tokens.is_none_or(|min| r.total >= min) && query.max_tokens.is_none_or(|max| r.total <= max)
+            query.min_tokens.is_none_or(|min| r.total >= min)
+                && query.max_tokens.is_none_or(|max| r.total <= max)
         });
         match query.sort {
-            SortOrder::Tokens => rows.sort_by(|a, b| b.total.cmp(&a.total).then_with(|| a.spec.cmp(&b.spec))),
+            SortOrder::Tokens => {
+                rows.sort_by(|a, b| b.total.cmp(&a.total).then_with(|| a.spec.cmp(&b.spec)))
+            }
             SortOrder::Name => rows.sort_by(|a, b| a.spec.cmp(&b.spec)),
         }
         let summary = summarize(&rows, query.detailed);
@@ -487,7 +516,10 @@ fn describe(
     notes: &mut Vec<String>,
 ) -> (Option<String>, Option<String>) {
     match &text.frontmatter {
-        FrontmatterState::Valid(fm) => (fm.title.clone().or_else(|| text.heading.clone()), fm.status.clone()),
+        FrontmatterState::Valid(fm) => (
+            fm.title.clone().or_else(|| text.heading.clone()),
+            fm.status.clone(),
+        ),
         FrontmatterState::Absent => {
             notes.push(format!("{path}: no frontmatter"));
             (text.heading.clone(), None)
@@ -520,7 +552,9 @@ fn row(spec: &SpecFolder, files: &[(&SpecFile, &Measured)], detailed: bool) -> S
                     }
                 }
             }
-            Err(issue) if issue.is_skip() && !file.is_readme() => notes.push(format!("{}: {issue}", file.name)),
+            Err(issue) if issue.is_skip() && !file.is_readme() => {
+                notes.push(format!("{}: {issue}", file.name))
+            }
             Err(issue) => errors.push(format!("{}: {issue}", file.name)),
         }
     }
@@ -558,10 +592,13 @@ fn summarize(rows: &[SpecRow], detailed: bool) -> ListingSummary {
         } else {
             (total_tokens as f64 / rows.len() as f64).round() as u64
         },
-        largest: rows.iter().max_by_key(|r| (r.total, std::cmp::Reverse(r.spec.clone()))).map(|r| LargestSpec {
-            spec: r.spec.clone(),
-            total: r.total,
-        }),
+        largest: rows
+            .iter()
+            .max_by_key(|r| (r.total, std::cmp::Reverse(r.spec.clone())))
+            .map(|r| LargestSpec {
+                spec: r.spec.clone(),
+                total: r.total,
+            }),
         levels,
         with_errors: rows.iter().filter(|r| r.error.is_some()).count(),
         breakdown: detailed.then_some(breakdown),

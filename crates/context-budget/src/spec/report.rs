@@ -217,7 +217,11 @@ pub fn plan(costs: &[SpecCost], budget: u64) -> LoadPlan {
             }
             PlannedSpec {
                 spec: cost.spec.clone(),
-                load: if fits { LoadMode::ReadmeOnly } else { LoadMode::None },
+                load: if fits {
+                    LoadMode::ReadmeOnly
+                } else {
+                    LoadMode::None
+                },
                 tokens: if fits { cost.readme_tokens } else { 0 },
                 files: cost.readme_path.iter().filter(|_| fits).cloned().collect(),
             }
@@ -225,11 +229,14 @@ pub fn plan(costs: &[SpecCost], budget: u64) -> LoadPlan {
         .collect();
     for (cost, planned) in costs.iter().zip(&mut planned) {
         let extra = cost.full_tokens - cost.readme_tokens;
-        if planned.load == LoadMode::ReadmeOnly && extra <= remaining && !cost.sub_specs.is_empty() {
+        if planned.load == LoadMode::ReadmeOnly && extra <= remaining && !cost.sub_specs.is_empty()
+        {
             remaining -= extra;
             planned.load = LoadMode::Full;
             planned.tokens = cost.full_tokens;
-            planned.files.extend(cost.sub_specs.iter().map(|f| f.path.clone()));
+            planned
+                .files
+                .extend(cost.sub_specs.iter().map(|f| f.path.clone()));
         }
     }
     let mut singles: Vec<(usize, &FileTokens)> = costs
@@ -336,13 +343,22 @@ mod tests {
 
     #[test]
     fn budget_fit_loads_readme_then_smallest_sub_specs() {
-        let files = [file("s/README.md", 1000), file("s/DESIGN.md", 3000), file("s/TESTING.md", 500)];
+        let files = [
+            file("s/README.md", 1000),
+            file("s/DESIGN.md", 3000),
+            file("s/TESTING.md", 500),
+        ];
         let fit = budget_fit(&files, 2000);
         assert!(!fit.fits);
         assert_eq!(fit.over_by, 2500);
         assert_eq!(fit.fitting_files, ["s/README.md", "s/TESTING.md"]);
         assert_eq!(fit.fitting_tokens, 1500);
-        assert!(fit.suggestion.contains("leave out s/DESIGN.md (3000 tokens)"), "{}", fit.suggestion);
+        assert!(
+            fit.suggestion
+                .contains("leave out s/DESIGN.md (3000 tokens)"),
+            "{}",
+            fit.suggestion
+        );
 
         let fits = budget_fit(&files, 4500);
         assert!(fits.fits);
@@ -351,7 +367,11 @@ mod tests {
 
         let too_small = budget_fit(&files, 999);
         assert!(too_small.fitting_files.is_empty());
-        assert!(too_small.suggestion.contains("alone"), "{}", too_small.suggestion);
+        assert!(
+            too_small.suggestion.contains("alone"),
+            "{}",
+            too_small.suggestion
+        );
     }
 
     fn cost(spec: &str, readme: u64, subs: &[u64]) -> SpecCost {
@@ -371,11 +391,18 @@ mod tests {
 
     #[test]
     fn plan_puts_every_readme_before_any_detail() {
-        let costs = [cost("a", 1000, &[4000]), cost("b", 1000, &[500]), cost("c", 1000, &[])];
+        let costs = [
+            cost("a", 1000, &[4000]),
+            cost("b", 1000, &[500]),
+            cost("c", 1000, &[]),
+        ];
         let p = plan(&costs, 4000);
         let modes: Vec<LoadMode> = p.specs.iter().map(|s| s.load).collect();
         // a's 4000-token sub-spec cannot fit once every README is in; b's can.
-        assert_eq!(modes, [LoadMode::ReadmeOnly, LoadMode::Full, LoadMode::ReadmeOnly]);
+        assert_eq!(
+            modes,
+            [LoadMode::ReadmeOnly, LoadMode::Full, LoadMode::ReadmeOnly]
+        );
         assert_eq!(p.tokens, 3500);
         assert_eq!(p.remaining, 500);
         assert!(p.tokens <= 4000);
@@ -383,7 +410,11 @@ mod tests {
 
     #[test]
     fn plan_skips_a_readme_that_does_not_fit_and_fills_with_single_files() {
-        let costs = [cost("a", 5000, &[]), cost("b", 1000, &[800, 300, 2000]), cost("c", 500, &[])];
+        let costs = [
+            cost("a", 5000, &[]),
+            cost("b", 1000, &[800, 300, 2000]),
+            cost("c", 500, &[]),
+        ];
         let p = plan(&costs, 2700);
         assert_eq!(p.specs[0].load, LoadMode::None);
         assert_eq!(p.specs[1].load, LoadMode::Partial);

@@ -33,9 +33,16 @@ impl<'a> Target<'a> {
 ///    (`059-token-engine`); the name without its number (`token-engine`); then the
 ///    last two case-insensitively. Two or more matches at the first rule that
 ///    matches anything → ambiguous; none at all → not found, with the closest names.
-pub fn resolve<'a>(specs: &'a [SpecFolder], root: &Path, query: &str) -> Result<Target<'a>, SpecError> {
+pub fn resolve<'a>(
+    specs: &'a [SpecFolder],
+    root: &Path,
+    query: &str,
+) -> Result<Target<'a>, SpecError> {
     let relative = relative_query(root, query)?;
-    let parts: Vec<&str> = relative.split('/').filter(|p| !p.is_empty() && *p != ".").collect();
+    let parts: Vec<&str> = relative
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .collect();
     let Some(last) = parts.last() else {
         return Err(SpecError::InvalidQuery {
             query: query.to_string(),
@@ -85,15 +92,21 @@ fn relative_query(root: &Path, query: &str) -> Result<String, SpecError> {
         // Compare canonical forms so `/tmp/specs` and a symlinked `/private/tmp/specs`
         // agree; a path that does not exist is compared as written.
         let absolute = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-        let inside = absolute.strip_prefix(root).map_err(|_| SpecError::OutsideRoot {
-            query: query.to_string(),
-        })?;
+        let inside = absolute
+            .strip_prefix(root)
+            .map_err(|_| SpecError::OutsideRoot {
+                query: query.to_string(),
+            })?;
         return Ok(inside.to_string_lossy().replace('\\', "/"));
     }
     Ok(trimmed.replace('\\', "/"))
 }
 
-fn find_spec<'a>(specs: &'a [SpecFolder], part: &str, query: &str) -> Result<&'a SpecFolder, SpecError> {
+fn find_spec<'a>(
+    specs: &'a [SpecFolder],
+    part: &str,
+    query: &str,
+) -> Result<&'a SpecFolder, SpecError> {
     let rules: [&dyn Fn(&SpecFolder) -> bool; 6] = [
         &|s| part.bytes().all(|b| b.is_ascii_digit()) && part.parse::<u32>().ok() == Some(s.number),
         &|s| s.id == part,
@@ -150,7 +163,10 @@ mod tests {
 
     fn specs() -> Vec<SpecFolder> {
         vec![
-            folder("059-token-engine", &["README.md", "DESIGN.md", "TESTING.md"]),
+            folder(
+                "059-token-engine",
+                &["README.md", "DESIGN.md", "TESTING.md"],
+            ),
             folder("066-spec-tokens", &["README.md"]),
             folder("1593-big-one", &["README.md"]),
             folder("159-other", &["README.md"]),
@@ -184,14 +200,29 @@ mod tests {
 
     #[test]
     fn names_ids_and_folder_names() {
-        assert_eq!(id("059-token-engine").ok().as_deref(), Some("059-token-engine"));
+        assert_eq!(
+            id("059-token-engine").ok().as_deref(),
+            Some("059-token-engine")
+        );
         assert_eq!(id("token-engine").ok().as_deref(), Some("059-token-engine"));
         assert_eq!(id("Token-Engine").ok().as_deref(), Some("059-token-engine"));
-        assert_eq!(id("archived/012-old-plan").ok().as_deref(), Some("archived/012-old-plan"));
-        assert_eq!(id("012-old-plan").ok().as_deref(), Some("archived/012-old-plan"));
-        assert_eq!(id("./066-spec-tokens/").ok().as_deref(), Some("066-spec-tokens"));
+        assert_eq!(
+            id("archived/012-old-plan").ok().as_deref(),
+            Some("archived/012-old-plan")
+        );
+        assert_eq!(
+            id("012-old-plan").ok().as_deref(),
+            Some("archived/012-old-plan")
+        );
+        assert_eq!(
+            id("./066-spec-tokens/").ok().as_deref(),
+            Some("066-spec-tokens")
+        );
         // The absolute path of a spec inside the root.
-        assert_eq!(id("/specs/066-spec-tokens").ok().as_deref(), Some("066-spec-tokens"));
+        assert_eq!(
+            id("/specs/066-spec-tokens").ok().as_deref(),
+            Some("066-spec-tokens")
+        );
     }
 
     #[test]
@@ -203,9 +234,16 @@ mod tests {
             "token-engine/DESIGN.md",
             "/specs/059-token-engine/DESIGN.md",
         ] {
-            assert_eq!(id(query).ok().as_deref(), Some("059-token-engine#DESIGN.md"), "{query}");
+            assert_eq!(
+                id(query).ok().as_deref(),
+                Some("059-token-engine#DESIGN.md"),
+                "{query}"
+            );
         }
-        assert_eq!(id("archived/012-old-plan/README.md").ok().as_deref(), Some("archived/012-old-plan#README.md"));
+        assert_eq!(
+            id("archived/012-old-plan/README.md").ok().as_deref(),
+            Some("archived/012-old-plan#README.md")
+        );
         let Err(SpecError::FileNotFound { available, .. }) = id("059/NOPE.md") else {
             panic!("missing file must be reported");
         };
@@ -223,7 +261,10 @@ mod tests {
         };
         assert_eq!(candidates.len(), 2);
         // The full id is never ambiguous.
-        assert_eq!(id("071-shared-name").ok().as_deref(), Some("071-shared-name"));
+        assert_eq!(
+            id("071-shared-name").ok().as_deref(),
+            Some("071-shared-name")
+        );
     }
 
     #[test]
@@ -231,13 +272,24 @@ mod tests {
         let Err(SpecError::NotFound { closest, .. }) = id("token-engin") else {
             panic!("no such spec");
         };
-        assert_eq!(closest.first().map(String::as_str), Some("059-token-engine"));
+        assert_eq!(
+            closest.first().map(String::as_str),
+            Some("059-token-engine")
+        );
     }
 
     #[test]
     fn paths_outside_the_root_are_refused() {
-        for query in ["../etc/passwd", "059/../../secret.md", "/etc/passwd", "/specs-other/059-x"] {
-            assert!(matches!(id(query), Err(SpecError::OutsideRoot { .. })), "{query}");
+        for query in [
+            "../etc/passwd",
+            "059/../../secret.md",
+            "/etc/passwd",
+            "/specs-other/059-x",
+        ] {
+            assert!(
+                matches!(id(query), Err(SpecError::OutsideRoot { .. })),
+                "{query}"
+            );
         }
         assert!(matches!(id("  "), Err(SpecError::InvalidQuery { .. })));
     }

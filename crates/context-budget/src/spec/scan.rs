@@ -99,7 +99,8 @@ pub fn measure_all(
     cache: &MeasureCache,
     control: &dyn ScanControl,
 ) -> Option<Vec<Measured>> {
-    let mut results: Vec<Option<Measured>> = files.iter().map(|f| cache.get(f, tokenizer)).collect();
+    let mut results: Vec<Option<Measured>> =
+        files.iter().map(|f| cache.get(f, tokenizer)).collect();
     let mut pending: Vec<usize> = (0..files.len()).filter(|&i| results[i].is_none()).collect();
     let total = files.len();
     let done = AtomicUsize::new(total - pending.len());
@@ -150,7 +151,11 @@ pub fn measure_all(
     Some(
         results
             .into_iter()
-            .map(|r| r.unwrap_or_else(|| Arc::new(Err(FileIssue::Unreadable("measurement failed".into())))))
+            .map(|r| {
+                r.unwrap_or_else(|| {
+                    Arc::new(Err(FileIssue::Unreadable("measurement failed".into())))
+                })
+            })
             .collect(),
     )
 }
