@@ -2,6 +2,7 @@
 //! Plain Rust instead of shell scripts, so it runs wherever cargo does.
 
 mod bench;
+mod spec_corpus;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -14,13 +15,16 @@ commands:
   ci      fmt --check, clippy -D warnings, every test (unit, differential, e2e),
           and a quick bench run that only checks the harness works
   bench   counting throughput vs tiktoken-rs, encoder load, stdio cold start;
-          writes BENCHMARKS.md (`--quick`: dev build, small corpora, no file)";
+          writes BENCHMARKS.md (`--quick`: dev build, small corpora, no file)
+  spec-corpus DIR [--specs N]
+          write the deterministic benchmark spec repository (default 2,000 specs)";
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("ci") => ci(),
         Some("bench") => bench::run(&args[1..]),
+        Some("spec-corpus") => spec_corpus::run(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
             println!("{USAGE}");
             Ok(())

@@ -20,13 +20,26 @@ pub struct SpecFolder {
     /// The folder name without its number: `token-engine`.
     pub name: String,
     pub dir: PathBuf,
-    /// `README.md` first (when present), then the sub-specs by name.
+    /// `README.md` first (when present), then the sub-specs by name. Empty until
+    /// [`load_files`] ran.
     pub files: Vec<SpecFile>,
     /// Entries that are not spec files, with the reason (binary is found later).
     pub skipped: Vec<String>,
 }
 
 impl SpecFolder {
+    fn new(id: String, folder: String, number: u32, name: String, dir: PathBuf) -> SpecFolder {
+        SpecFolder {
+            id,
+            folder,
+            number,
+            name,
+            dir,
+            files: Vec::new(),
+            skipped: Vec::new(),
+        }
+    }
+
     pub fn readme(&self) -> Option<&SpecFile> {
         self.files.first().filter(|f| f.is_readme())
     }
@@ -52,8 +65,10 @@ impl SpecFile {
     }
 }
 
-/// Every spec under `root` (already canonical), sorted by id, plus notes about
-/// entries that were skipped (e.g. a symlink pointing outside the root).
+/// Every spec folder under `root` (already canonical), sorted by id, without
+/// their files (see [`load_files`]), plus notes about skipped entries (e.g. a
+/// symlink pointing outside the root). Reads only directory entries: two or three
+/// `read_dir` calls for a whole repository, so resolving one spec stays cheap.
 pub fn discover(root: &Path) -> std::io::Result<(Vec<SpecFolder>, Vec<String>)> {
     let mut specs = Vec::new();
     let mut notes = Vec::new();
@@ -62,8 +77,7 @@ pub fn discover(root: &Path) -> std::io::Result<(Vec<SpecFolder>, Vec<String>)> 
             continue;
         };
         match parse_folder_name(&entry.name) {
-            Some((number, name)) => specs.push(load_folder(
-                root,
+            Some((number, name)) => specs.push(SpecFolder::new(
                 entry.name.clone(),
                 entry.name.clone(),
                 number,
@@ -84,8 +98,7 @@ pub fn discover(root: &Path) -> std::io::Result<(Vec<SpecFolder>, Vec<String>)> 
                         continue;
                     };
                     let id = format!("{}/{}", entry.name, child.name);
-                    specs.push(load_folder(
-                        root,
+                    specs.push(SpecFolder::new(
                         id,
                         child.name.clone(),
                         number,
@@ -162,17 +175,10 @@ fn resolve_link(root: &Path, path: &Path, notes: &mut Vec<String>, shown: &str) 
     }
 }
 
-fn load_folder(
-    root: &Path,
-    id: String,
-    folder: String,
-    number: u32,
-    name: String,
-    dir: PathBuf,
-) -> SpecFolder {
-    let mut files = Vec::new();
-    let mut skipped = Vec::new();
-    match read_dir_sorted(&dir) {
+/// Find the Markdown files of `spec` (README first), noting what was skipped.
+pub fn load_files(root: &Path, spec: &mut SpecFolder) {
+    let (mut files, mut skipped) = (Vec::new(), Vec::new());
+    match read_dir_sorted(&spec.dir) {
         Err(e) => skipped.push(format!("the folder cannot be read: {e}")),
         Ok(entries) => {
             for entry in entries {
@@ -205,15 +211,20 @@ fn load_folder(
     }
     // README first; the rest keep name order.
     files.sort_by_key(|f| !f.is_readme());
-    SpecFolder {
-        id,
-        folder,
-        number,
-        name,
-        dir,
-        files,
-        skipped,
-    }
+    spec.files = files;
+    spec.skipped = skipped;
+}
+
+/// [`load_files`] for many specs, on all cores: a repository listing stats every
+/// file, and that is most of a warm (fully cached) call.
+pub fn load_all_files(root: &Path, specs: &mut [SpecFolder]) {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let chunk = specs.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        for part in specs.chunks_mut(chunk) {
+            scope.spawn(move || part.iter_mut().for_each(|spec| load_files(root, spec)));
+        }
+    });
 }
 
 #[cfg(test)]

@@ -21,14 +21,14 @@ use serde::Serialize;
 
 use crate::ResolvedModel;
 use crate::counter::usd;
-use layout::{SpecFile, SpecFolder, discover};
+use layout::{SpecFile, SpecFolder, discover, load_all_files, load_files};
 use markdown::FrontmatterState;
 use measure::{Breakdown, FileIssue};
 use report::{
     BudgetFit, FileTokens, LargestSpec, Level, LevelCounts, ListingSummary, LoadPlan, Performance,
     SpecCost, budget_fit, plan, recommendation,
 };
-use resolve::{Target, resolve};
+use resolve::{find_file, resolve};
 use scan::{MeasureCache, Measured, ScanControl, measure_all};
 
 /// Why a spec request failed.
@@ -238,16 +238,21 @@ impl SpecStore {
         model: &ResolvedModel<'_>,
         control: &dyn ScanControl,
     ) -> Result<SpecTokens, SpecError> {
-        let (root, specs, notes) = self.open()?;
+        let (root, mut specs, notes) = self.open()?;
         match query.spec_path.as_deref() {
             Some(path) => {
                 let target = resolve(&specs, &root, path)?;
-                self.report(target, query, model, control)
+                let spec = &mut specs[target.spec];
+                load_files(&root, spec);
+                let file = target.file.map(|name| find_file(spec, &name)).transpose()?;
+                self.report(spec, file, query, model, control)
                     .map(|r| SpecTokens::Spec(Box::new(r)))
             }
-            None => self
-                .listing(&specs, notes, query, model, control)
-                .map(SpecTokens::Listing),
+            None => {
+                load_all_files(&root, &mut specs);
+                self.listing(&specs, notes, query, model, control)
+                    .map(SpecTokens::Listing)
+            }
         }
     }
 
@@ -260,17 +265,22 @@ impl SpecStore {
         model: &ResolvedModel<'_>,
         control: &dyn ScanControl,
     ) -> Result<SpecBudget, SpecError> {
-        let (root, specs, _) = self.open()?;
-        let mut chosen: Vec<&SpecFolder> = Vec::new();
+        let (root, mut specs, _) = self.open()?;
+        let mut chosen: Vec<usize> = Vec::new();
         let mut notes = Vec::new();
         for query in queries {
-            let spec = resolve(&specs, &root, query)?.spec();
-            if chosen.iter().any(|c| c.id == spec.id) {
-                notes.push(format!("`{query}` names {} again; counted once", spec.id));
+            let index = resolve(&specs, &root, query)?.spec;
+            if chosen.contains(&index) {
+                notes.push(format!(
+                    "`{query}` names {} again; counted once",
+                    specs[index].id
+                ));
             } else {
-                chosen.push(spec);
+                load_files(&root, &mut specs[index]);
+                chosen.push(index);
             }
         }
+        let chosen: Vec<&SpecFolder> = chosen.iter().map(|&i| &specs[i]).collect();
         let files: Vec<&SpecFile> = chosen.iter().flat_map(|s| &s.files).collect();
         let measured = measure_all(&files, model.tokenizer(), &self.cache, control)
             .ok_or(SpecError::Cancelled)?;
@@ -376,19 +386,19 @@ impl SpecStore {
 
     fn report(
         &self,
-        target: Target<'_>,
+        spec: &SpecFolder,
+        file: Option<&SpecFile>,
         query: &SpecQuery,
         model: &ResolvedModel<'_>,
         control: &dyn ScanControl,
     ) -> Result<SpecReport, SpecError> {
-        let spec = target.spec();
-        let (scope, files): (&'static str, Vec<&SpecFile>) = match target {
-            Target::File(_, file) => ("file", vec![file]),
-            Target::Spec(_) if query.include_sub_specs => {
+        let (scope, files): (&'static str, Vec<&SpecFile>) = match file {
+            Some(file) => ("file", vec![file]),
+            None if query.include_sub_specs => {
                 ("readme_and_sub_specs", spec.files.iter().collect())
             }
             // Sub-specs are measured anyway (cheap, cached) to say what was left out.
-            Target::Spec(_) => ("readme", spec.files.iter().collect()),
+            None => ("readme", spec.files.iter().collect()),
         };
         let measured = measure_all(&files, model.tokenizer(), &self.cache, control)
             .ok_or(SpecError::Cancelled)?;

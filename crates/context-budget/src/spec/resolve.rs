@@ -8,19 +8,12 @@ use super::SpecError;
 use super::layout::{SpecFile, SpecFolder};
 use crate::closest_names;
 
-/// What a query names.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Target<'a> {
-    Spec(&'a SpecFolder),
-    File(&'a SpecFolder, &'a SpecFile),
-}
-
-impl<'a> Target<'a> {
-    pub fn spec(&self) -> &'a SpecFolder {
-        match self {
-            Target::Spec(spec) | Target::File(spec, _) => spec,
-        }
-    }
+/// What a query names: a spec (its index in the list) and maybe one of its files.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Target {
+    pub spec: usize,
+    /// A file name as typed (`design.md`); see [`find_file`].
+    pub file: Option<String>,
 }
 
 /// Resolve `query` against `specs` found under `root` (canonical).
@@ -33,11 +26,7 @@ impl<'a> Target<'a> {
 ///    (`059-token-engine`); the name without its number (`token-engine`); then the
 ///    last two case-insensitively. Two or more matches at the first rule that
 ///    matches anything → ambiguous; none at all → not found, with the closest names.
-pub fn resolve<'a>(
-    specs: &'a [SpecFolder],
-    root: &Path,
-    query: &str,
-) -> Result<Target<'a>, SpecError> {
+pub fn resolve(specs: &[SpecFolder], root: &Path, query: &str) -> Result<Target, SpecError> {
     let relative = relative_query(root, query)?;
     let parts: Vec<&str> = relative
         .split('/')
@@ -59,16 +48,20 @@ pub fn resolve<'a>(
         parts.join("/")
     };
     let spec = find_spec(specs, &spec_part, query)?;
-    if !names_a_file {
-        return Ok(Target::Spec(spec));
-    }
+    Ok(Target {
+        spec,
+        file: names_a_file.then(|| last.to_string()),
+    })
+}
+
+/// The file of `spec` (files loaded) named `name`, case-insensitively.
+pub fn find_file<'a>(spec: &'a SpecFolder, name: &str) -> Result<&'a SpecFile, SpecError> {
     spec.files
         .iter()
-        .find(|f| f.name.eq_ignore_ascii_case(last))
-        .map(|file| Target::File(spec, file))
+        .find(|f| f.name.eq_ignore_ascii_case(name))
         .ok_or_else(|| SpecError::FileNotFound {
             spec: spec.id.clone(),
-            file: last.to_string(),
+            file: name.to_string(),
             available: spec.files.iter().map(|f| f.name.clone()).collect(),
         })
 }
@@ -102,11 +95,7 @@ fn relative_query(root: &Path, query: &str) -> Result<String, SpecError> {
     Ok(trimmed.replace('\\', "/"))
 }
 
-fn find_spec<'a>(
-    specs: &'a [SpecFolder],
-    part: &str,
-    query: &str,
-) -> Result<&'a SpecFolder, SpecError> {
+fn find_spec(specs: &[SpecFolder], part: &str, query: &str) -> Result<usize, SpecError> {
     let rules: [&dyn Fn(&SpecFolder) -> bool; 6] = [
         &|s| part.bytes().all(|b| b.is_ascii_digit()) && part.parse::<u32>().ok() == Some(s.number),
         &|s| s.id == part,
@@ -116,14 +105,14 @@ fn find_spec<'a>(
         &|s| s.name.eq_ignore_ascii_case(part),
     ];
     for rule in rules {
-        let matches: Vec<&SpecFolder> = specs.iter().filter(|s| rule(s)).collect();
+        let matches: Vec<usize> = (0..specs.len()).filter(|&i| rule(&specs[i])).collect();
         match matches.as_slice() {
             [] => continue,
-            [one] => return Ok(one),
+            [one] => return Ok(*one),
             many => {
                 return Err(SpecError::Ambiguous {
                     query: query.to_string(),
-                    candidates: many.iter().map(|s| s.id.clone()).collect(),
+                    candidates: many.iter().map(|&i| specs[i].id.clone()).collect(),
                 });
             }
         }
@@ -180,10 +169,12 @@ mod tests {
 
     fn id(query: &str) -> Result<String, SpecError> {
         let specs = specs();
-        resolve(&specs, Path::new("/specs"), query).map(|t| match t {
-            Target::Spec(s) => s.id.clone(),
-            Target::File(s, f) => format!("{}#{}", s.id, f.name),
-        })
+        let target = resolve(&specs, Path::new("/specs"), query)?;
+        let spec = &specs[target.spec];
+        match target.file {
+            None => Ok(spec.id.clone()),
+            Some(name) => find_file(spec, &name).map(|f| format!("{}#{}", spec.id, f.name)),
+        }
     }
 
     #[test]

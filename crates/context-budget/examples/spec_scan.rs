@@ -1,0 +1,120 @@
+//! Spec measurement speed on a generated corpus (`cargo xtask spec-corpus DIR`):
+//! the full listing with sub-specs and breakdowns, cold (new store) and warm (same
+//! store, unchanged files), one spec, and 50 single-spec calls in one session.
+//! Prints a Markdown table of medians; `cargo xtask bench` runs it.
+//!
+//! Usage: spec_scan DIR [--rounds N]
+
+use std::time::Instant;
+
+use context_budget::spec::scan::Unobserved;
+use context_budget::spec::{SpecQuery, SpecStore, SpecTokens};
+use context_budget::{Catalog, Tokenizer};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(dir) = args.iter().find(|a| !a.starts_with("--")).cloned() else {
+        eprintln!("usage: spec_scan DIR [--rounds N]");
+        std::process::exit(2);
+    };
+    let rounds: usize = args
+        .iter()
+        .position(|a| a == "--rounds")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(5);
+    let model = Catalog::builtin()
+        .resolve("gpt-4")
+        .expect("gpt-4 is in the catalog");
+    // Encoders load once per process in a server; do not charge that to any row.
+    Tokenizer::Cl100kBase.preload();
+    let everything = SpecQuery {
+        include_sub_specs: true,
+        detailed: true,
+        ..SpecQuery::default()
+    };
+    let run = |store: &SpecStore, query: &SpecQuery| match store.spec_tokens(
+        query,
+        &model,
+        &Unobserved,
+    ) {
+        Ok(SpecTokens::Listing(l)) => l.summary.total_tokens,
+        Ok(SpecTokens::Spec(s)) => s.total,
+        Err(e) => panic!("spec_tokens failed: {e}"),
+    };
+
+    // Warm the page cache and check the corpus once.
+    let probe = SpecStore::new(&dir);
+    let total_tokens = run(&probe, &everything);
+    let listing = match probe.spec_tokens(&everything, &model, &Unobserved) {
+        Ok(SpecTokens::Listing(l)) => l,
+        _ => panic!("listing expected"),
+    };
+    let ids: Vec<String> = listing.specs.iter().map(|r| r.spec.clone()).collect();
+
+    let (mut cold, mut warm, mut one_cold, mut one_warm, mut fifty) =
+        (vec![], vec![], vec![], vec![], vec![]);
+    for round in 0..rounds {
+        let store = SpecStore::new(&dir);
+        cold.push(ms(|| assert_eq!(run(&store, &everything), total_tokens)));
+        warm.push(ms(|| assert_eq!(run(&store, &everything), total_tokens)));
+
+        let single = SpecQuery {
+            spec_path: Some(ids[(round * 37) % ids.len()].clone()),
+            include_sub_specs: true,
+            detailed: true,
+            ..SpecQuery::default()
+        };
+        let fresh = SpecStore::new(&dir);
+        one_cold.push(ms(|| {
+            run(&fresh, &single);
+        }));
+        one_warm.push(ms(|| {
+            run(&fresh, &single);
+        }));
+
+        let session = SpecStore::new(&dir);
+        fifty.push(ms(|| {
+            for i in 0..50 {
+                let q = SpecQuery {
+                    spec_path: Some(ids[(round * 50 + i * 41) % ids.len()].clone()),
+                    ..SpecQuery::default()
+                };
+                run(&session, &q);
+            }
+        }));
+    }
+    let files: usize = listing.specs.iter().map(|r| r.files).sum();
+    println!(
+        "Corpus: {} specs, {files} files, {total_tokens} cl100k tokens; {} threads; median of {rounds} rounds.\n",
+        listing.scanned,
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+    println!("| spec-tokens call | median ms | max ms |");
+    println!("|---|---:|---:|");
+    for (name, values) in [
+        ("all specs, sub-specs + detailed, cold (new store)", &cold),
+        ("all specs, sub-specs + detailed, warm (repeat)", &warm),
+        ("one spec, sub-specs + detailed, cold", &one_cold),
+        ("one spec, sub-specs + detailed, warm", &one_warm),
+        ("50 single-spec calls in one session", &fifty),
+    ] {
+        println!("| {name} | {:.2} | {:.2} |", median(values), max(values));
+    }
+}
+
+fn ms(work: impl FnOnce()) -> f64 {
+    let start = Instant::now();
+    work();
+    start.elapsed().as_secs_f64() * 1e3
+}
+
+fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted[sorted.len() / 2]
+}
+
+fn max(values: &[f64]) -> f64 {
+    values.iter().copied().fold(0.0, f64::max)
+}
