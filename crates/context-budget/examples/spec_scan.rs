@@ -47,7 +47,7 @@ fn main() {
     let probe = SpecStore::new(&dir);
     let total_tokens = run(&probe, &everything);
     let listing = match probe.spec_tokens(&everything, &model, &Unobserved) {
-        Ok(SpecTokens::Listing(l)) => l,
+        Ok(SpecTokens::Listing(l)) => *l,
         _ => panic!("listing expected"),
     };
     let ids: Vec<String> = listing.specs.iter().map(|r| r.spec.clone()).collect();

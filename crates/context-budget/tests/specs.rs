@@ -92,7 +92,7 @@ fn report(store: &SpecStore, q: &SpecQuery) -> Result<SpecReport, SpecError> {
 
 fn listing(store: &SpecStore, q: &SpecQuery) -> SpecListing {
     match store.spec_tokens(q, &gpt4(), &Unobserved).expect("listing") {
-        SpecTokens::Listing(l) => l,
+        SpecTokens::Listing(l) => *l,
         SpecTokens::Spec(_) => panic!("expected a listing"),
     }
 }

@@ -46,7 +46,8 @@ impl Breakdown {
         let total = ClaudeEstimate::tokens_from_tenths(tenths.iter().sum()) as u64;
         let mut whole = tenths.map(|t| t / 10);
         let mut missing = total - whole.iter().sum::<u64>();
-        let mut by_remainder: Vec<usize> = (0..4).filter(|&i| tenths[i] % 10 > 0).collect();
+        let mut by_remainder: Vec<usize> =
+            (0..4).filter(|&i| !tenths[i].is_multiple_of(10)).collect();
         by_remainder.sort_by_key(|&i| std::cmp::Reverse(tenths[i] % 10));
         for i in by_remainder {
             if missing == 0 {

@@ -185,7 +185,7 @@ pub struct SpecListing {
 #[serde(untagged)]
 pub enum SpecTokens {
     Spec(Box<SpecReport>),
-    Listing(SpecListing),
+    Listing(Box<SpecListing>),
 }
 
 /// Several specs against one budget.
@@ -251,7 +251,7 @@ impl SpecStore {
             None => {
                 load_all_files(&root, &mut specs);
                 self.listing(&specs, notes, query, model, control)
-                    .map(SpecTokens::Listing)
+                    .map(|l| SpecTokens::Listing(Box::new(l)))
             }
         }
     }

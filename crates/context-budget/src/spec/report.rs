@@ -116,17 +116,15 @@ pub fn budget_fit(files: &[FileTokens], budget: u64) -> BudgetFit {
     let mut rest: Vec<&FileTokens> = files.iter().skip(1).collect();
     rest.sort_by_key(|f| f.tokens);
     let mut left_out = Vec::new();
-    if let Some(first) = files.first() {
-        if first.tokens <= budget {
-            fitting.push(first.path.clone());
-            used = first.tokens;
-            for file in rest {
-                if used + file.tokens <= budget {
-                    fitting.push(file.path.clone());
-                    used += file.tokens;
-                } else {
-                    left_out.push(format!("{} ({} tokens)", file.path, file.tokens));
-                }
+    if let Some(first) = files.first().filter(|f| f.tokens <= budget) {
+        fitting.push(first.path.clone());
+        used = first.tokens;
+        for file in rest {
+            if used + file.tokens <= budget {
+                fitting.push(file.path.clone());
+                used += file.tokens;
+            } else {
+                left_out.push(format!("{} ({} tokens)", file.path, file.tokens));
             }
         }
     }
