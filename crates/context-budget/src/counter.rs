@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::{Catalog, DEFAULT_MODEL, Tokenizer, closest_names};
+use crate::{Catalog, DEFAULT_MODEL, ResolvedModel, Tokenizer, closest_names};
 
 /// Default largest text accepted in one call: 8 MiB, about 2M tokens — well past any
 /// context window, and under a second to count.
@@ -75,17 +75,23 @@ impl TokenCounter {
         self.max_input_bytes
     }
 
-    /// Count `text` for `model` (default [`DEFAULT_MODEL`]).
-    pub fn count(&self, text: &str, model: Option<&str>) -> Result<TokenCount, CountError> {
+    /// The model `model` names (default [`DEFAULT_MODEL`]), or an error listing
+    /// the supported names and the closest ones.
+    pub fn resolve(&self, model: Option<&str>) -> Result<ResolvedModel<'_>, CountError> {
         let requested = model.unwrap_or(DEFAULT_MODEL);
-        let resolved = self.catalog.resolve(requested).ok_or_else(|| {
+        self.catalog.resolve(requested).ok_or_else(|| {
             let names = self.catalog.names();
             CountError::UnsupportedModel {
                 requested: requested.to_string(),
                 did_you_mean: closest_names(requested, names.iter().copied(), 3),
                 available: names.iter().map(|n| n.to_string()).collect(),
             }
-        })?;
+        })
+    }
+
+    /// Count `text` for `model` (default [`DEFAULT_MODEL`]).
+    pub fn count(&self, text: &str, model: Option<&str>) -> Result<TokenCount, CountError> {
+        let resolved = self.resolve(model)?;
         // Checked before any work: a 1 GB paste must fail fast, not stall the server.
         if text.len() > self.max_input_bytes {
             return Err(CountError::InputTooLarge {

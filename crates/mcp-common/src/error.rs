@@ -23,6 +23,20 @@ pub enum ErrorCode {
     InputTooLarge,
     /// A bug or an environment failure on our side; the input may be fine.
     InternalError,
+    /// The specs root does not exist or is not a directory.
+    SpecsDirNotFound,
+    /// No spec matches the requested path, number or name.
+    SpecNotFound,
+    /// More than one spec matches; the candidates are listed.
+    AmbiguousSpec,
+    /// The spec exists but has no file of that name.
+    SpecFileNotFound,
+    /// A path points outside the specs root (`..`, absolute, or a symlink).
+    PathOutsideRoot,
+    /// A requested spec file is not readable text (binary, not UTF-8, unreadable).
+    SpecUnreadable,
+    /// The client cancelled the request.
+    Cancelled,
 }
 
 impl ErrorCode {
@@ -32,6 +46,13 @@ impl ErrorCode {
             ErrorCode::InvalidInput => "INVALID_INPUT",
             ErrorCode::InputTooLarge => "INPUT_TOO_LARGE",
             ErrorCode::InternalError => "INTERNAL_ERROR",
+            ErrorCode::SpecsDirNotFound => "SPECS_DIR_NOT_FOUND",
+            ErrorCode::SpecNotFound => "SPEC_NOT_FOUND",
+            ErrorCode::AmbiguousSpec => "AMBIGUOUS_SPEC",
+            ErrorCode::SpecFileNotFound => "SPEC_FILE_NOT_FOUND",
+            ErrorCode::PathOutsideRoot => "PATH_OUTSIDE_ROOT",
+            ErrorCode::SpecUnreadable => "SPEC_UNREADABLE",
+            ErrorCode::Cancelled => "CANCELLED",
         }
     }
 }
@@ -141,6 +162,13 @@ mod tests {
             ErrorCode::InvalidInput,
             ErrorCode::InputTooLarge,
             ErrorCode::InternalError,
+            ErrorCode::SpecsDirNotFound,
+            ErrorCode::SpecNotFound,
+            ErrorCode::AmbiguousSpec,
+            ErrorCode::SpecFileNotFound,
+            ErrorCode::PathOutsideRoot,
+            ErrorCode::SpecUnreadable,
+            ErrorCode::Cancelled,
         ] {
             assert_eq!(serde_json::to_value(code).ok(), Some(json!(code.as_str())));
         }

@@ -5,9 +5,11 @@
 //! - [`result`]: success results from any `Serialize` value, and [`normalize_result`]
 //!   for handlers that return plain values.
 //! - [`tool`]: schemas from types, argument parsing into INVALID_INPUT errors.
+//! - [`progress`]: throttled, ordered `notifications/progress` from worker threads.
 //! - [`transport`]: serving a handler over stdio or streamable HTTP, logging to stderr.
 
 pub mod error;
+pub mod progress;
 pub mod result;
 pub mod tool;
 pub mod transport;

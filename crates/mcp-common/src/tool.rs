@@ -26,9 +26,17 @@ pub fn input_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
     })
 }
 
-/// The output schema of `T`, for `#[tool(output_schema = …)]`.
+/// The output schema of `T`, for `#[tool(output_schema = …)]`. MCP requires an
+/// object at the root; an output that is one of several object shapes (an untagged
+/// enum: `anyOf` without a `type`) gets `"type": "object"` added.
 pub fn output_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
-    rmcp::handler::server::common::schema_for_output::<T>()
+    let schema = rmcp::handler::server::common::schema_for_output::<T>();
+    if schema.contains_key("type") {
+        return schema;
+    }
+    let mut schema = (*schema).clone();
+    schema.insert("type".into(), serde_json::Value::String("object".into()));
+    Arc::new(schema)
 }
 
 /// Parse a tool's arguments, naming the offending field on failure.

@@ -9,9 +9,14 @@ use context_budget::{ModelListing, TokenCount};
 use mcp_common::{ErrorCode, ToolError};
 use serde::Serialize;
 
+use context_budget::spec::{SortOrder, SpecBudget, SpecListing, SpecReport, SpecTokens};
+
+use crate::scan::TerminalScan;
 use crate::tools::AppState;
 use crate::tools::count_tokens::{self, CountTokensParams};
 use crate::tools::list_models::{self, ListModelsParams};
+use crate::tools::spec_budget::{self, SpecBudgetParams};
+use crate::tools::spec_tokens::{self, SpecTokensParams};
 
 #[derive(Debug, Args)]
 pub struct CountArgs {
@@ -32,6 +37,59 @@ pub struct CountArgs {
 pub struct ModelsArgs {
     /// Name or family prefix, e.g. `claude` or `gpt-4.1`.
     pub filter: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SpecTokensArgs {
+    /// Spec to measure (`59`, `059-name`, `name`, `059/DESIGN.md`); omit to list all.
+    pub spec: Option<String>,
+    /// Count sub-spec files too (default: README.md only).
+    #[arg(long)]
+    pub include_sub_specs: bool,
+    /// Add the prose/code/tables/frontmatter breakdown and performance figures.
+    #[arg(long)]
+    pub detailed: bool,
+    /// Model or encoding name (default gpt-4).
+    #[arg(long, short)]
+    pub model: Option<String>,
+    /// Token budget to check against.
+    #[arg(long)]
+    pub budget: Option<u64>,
+    /// Listing order.
+    #[arg(long, value_enum)]
+    pub sort: Option<SortArg>,
+    /// Listing filter: at most this many tokens.
+    #[arg(long)]
+    pub max_tokens: Option<u64>,
+    /// Listing filter: at least this many tokens.
+    #[arg(long)]
+    pub min_tokens: Option<u64>,
+    /// Most rows to list (default 100; 0 = all).
+    #[arg(long)]
+    pub limit: Option<usize>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum SortArg {
+    Tokens,
+    Name,
+}
+
+#[derive(Debug, Args)]
+pub struct SpecBudgetArgs {
+    /// Specs in priority order (`59 66 archived/012`).
+    #[arg(required = true)]
+    pub specs: Vec<String>,
+    /// Token budget for all of them together.
+    #[arg(long)]
+    pub budget: u64,
+    /// Model or encoding name (default gpt-4).
+    #[arg(long, short)]
+    pub model: Option<String>,
     #[arg(long)]
     pub json: bool,
 }
@@ -60,6 +118,39 @@ pub fn models(state: &AppState, args: ModelsArgs) -> u8 {
         },
     );
     report(result, args.json, describe_models)
+}
+
+pub fn spec_tokens(state: &AppState, args: SpecTokensArgs) -> u8 {
+    let params = SpecTokensParams {
+        spec_path: args.spec,
+        include_sub_specs: args.include_sub_specs,
+        detailed: args.detailed,
+        model: args.model,
+        budget: args.budget,
+        sort: args.sort.map(|s| match s {
+            SortArg::Tokens => SortOrder::Tokens,
+            SortArg::Name => SortOrder::Name,
+        }),
+        max_tokens: args.max_tokens,
+        min_tokens: args.min_tokens,
+        limit: args.limit,
+    };
+    let scan = TerminalScan::new();
+    let result = spec_tokens::run(state, &params, &scan);
+    scan.finish();
+    report(result, args.json, describe_spec_tokens)
+}
+
+pub fn spec_budget(state: &AppState, args: SpecBudgetArgs) -> u8 {
+    let params = SpecBudgetParams {
+        specs: args.specs,
+        budget: args.budget,
+        model: args.model,
+    };
+    let scan = TerminalScan::new();
+    let result = spec_budget::run(state, &params, &scan);
+    scan.finish();
+    report(result, args.json, describe_spec_budget)
 }
 
 fn report<T: Serialize>(
@@ -203,4 +294,152 @@ fn describe_models(listing: &ModelListing) -> String {
         listing.count, listing.as_of
     ));
     out
+}
+
+fn describe_spec_tokens(result: &SpecTokens) -> String {
+    match result {
+        SpecTokens::Spec(report) => describe_spec(report),
+        SpecTokens::Listing(listing) => describe_listing(listing),
+    }
+}
+
+fn describe_spec(r: &SpecReport) -> String {
+    let mut out = r.spec.clone();
+    if let Some(title) = &r.title {
+        out.push_str(&format!(" — {title}"));
+    }
+    if let Some(status) = &r.status {
+        out.push_str(&format!(" [{status}]"));
+    }
+    out.push('\n');
+    for file in &r.files {
+        out.push_str(&format!(
+            "  {:<44} {:>8} tokens {:>6} lines\n",
+            file.path, file.tokens, file.lines
+        ));
+    }
+    for file in &r.excluded_sub_specs {
+        out.push_str(&format!(
+            "  {:<44} {:>8} tokens (not counted; --include-sub-specs)\n",
+            file.path, file.tokens
+        ));
+    }
+    let kind = if r.model.exact { "exact" } else { "estimate" };
+    out.push_str(&format!(
+        "  total {} tokens ({}, {}, {kind})\n",
+        r.total, r.model.model, r.model.encoding
+    ));
+    if let Some(b) = &r.breakdown {
+        out.push_str(&format!(
+            "  breakdown: prose {} · code {} · tables {} · frontmatter {}\n",
+            b.prose, b.code, b.tables, b.frontmatter
+        ));
+    }
+    if let Some(p) = &r.performance {
+        out.push_str(&format!(
+            "  performance: {}, cost x{:.1}, effectiveness {}%\n",
+            wire_name(&p.level),
+            p.cost_multiplier,
+            p.effectiveness
+        ));
+    }
+    if let Some(b) = &r.budget {
+        let verdict = if b.fits {
+            "fits".to_string()
+        } else {
+            format!("over by {}", b.over_by)
+        };
+        out.push_str(&format!(
+            "  budget {}: {verdict}. {}\n",
+            b.budget, b.suggestion
+        ));
+    }
+    if let Some(rec) = &r.recommendation {
+        out.push_str(&format!("  recommendation: {rec}\n"));
+    }
+    for note in &r.notes {
+        out.push_str(&format!("  note: {note}\n"));
+    }
+    out.trim_end().to_string()
+}
+
+fn describe_listing(l: &SpecListing) -> String {
+    let mut out = format!("{:>8} {:>5}  {:<10} spec\n", "tokens", "files", "level");
+    for row in &l.specs {
+        let level = wire_name(&row.level);
+        out.push_str(&format!(
+            "{:>8} {:>5}  {:<10} {}",
+            row.total, row.files, level, row.spec
+        ));
+        if let Some(title) = &row.title {
+            out.push_str(&format!(" — {title}"));
+        }
+        if let Some(error) = &row.error {
+            out.push_str(&format!("  [error: {error}]"));
+        }
+        out.push('\n');
+    }
+    let s = &l.summary;
+    out.push_str(&format!(
+        "{} specs, {} tokens, average {}",
+        s.specs, s.total_tokens, s.average_tokens
+    ));
+    if let Some(largest) = &s.largest {
+        out.push_str(&format!(", largest {} ({})", largest.spec, largest.total));
+    }
+    if s.with_errors > 0 {
+        out.push_str(&format!(", {} with errors", s.with_errors));
+    }
+    if l.truncated {
+        out.push_str(&format!("; showing {} (--limit 0 for all)", l.shown));
+    }
+    out.push_str(&format!(" [{}, {}]", l.model.model, l.model.encoding));
+    out
+}
+
+fn describe_spec_budget(b: &SpecBudget) -> String {
+    let mut out = format!("{:>8} {:>8}  spec\n", "readme", "full");
+    for spec in &b.specs {
+        out.push_str(&format!(
+            "{:>8} {:>8}  {}\n",
+            spec.readme_tokens, spec.full_tokens, spec.spec
+        ));
+    }
+    out.push_str(&format!(
+        "budget {}: all with sub-specs {} ({}), READMEs only {} ({})\n",
+        b.budget,
+        b.total_full,
+        if b.all_fit { "fits" } else { "over" },
+        b.total_readme_only,
+        if b.all_fit_readme_only {
+            "fits"
+        } else {
+            "over"
+        }
+    ));
+    out.push_str(&format!(
+        "plan: {} tokens, {} left\n",
+        b.plan.tokens, b.plan.remaining
+    ));
+    for planned in &b.plan.specs {
+        out.push_str(&format!(
+            "  {:<12} {:>8}  {}\n",
+            wire_name(&planned.load),
+            planned.tokens,
+            planned.spec
+        ));
+    }
+    out.push_str(&b.suggestion);
+    for note in &b.notes {
+        out.push_str(&format!("\nnote: {note}"));
+    }
+    out
+}
+
+/// How an enum value is spelled in the JSON output (`readme_only`, `good`).
+fn wire_name<T: Serialize>(value: &T) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
 }

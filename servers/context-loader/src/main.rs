@@ -4,13 +4,16 @@
 mod cli;
 mod http;
 mod registry;
+mod scan;
 mod stdio;
 mod tools;
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
+use context_budget::spec::SpecStore;
 use context_budget::{Catalog, DEFAULT_MAX_INPUT_BYTES, TokenCounter, Tokenizer};
 
 use crate::tools::AppState;
@@ -21,6 +24,14 @@ struct Cli {
     /// Largest text accepted in one call, in bytes; larger gets INPUT_TOO_LARGE.
     #[arg(long, global = true, env = "CONTEXT_LOADER_MAX_INPUT_BYTES", default_value_t = DEFAULT_MAX_INPUT_BYTES)]
     max_input_bytes: usize,
+    /// Folder holding the specs (`NNN-name/README.md`, ...), for spec-tokens and spec-budget.
+    #[arg(
+        long,
+        global = true,
+        env = "CONTEXT_LOADER_SPECS_DIR",
+        default_value = "specs"
+    )]
+    specs_dir: PathBuf,
     #[command(subcommand)]
     command: Command,
 }
@@ -35,17 +46,23 @@ enum Command {
     Count(cli::CountArgs),
     /// List supported models with windows and prices (the `list-models` tool).
     Models(cli::ModelsArgs),
+    /// Measure one spec or list all specs (the `spec-tokens` tool).
+    SpecTokens(cli::SpecTokensArgs),
+    /// Check several specs against one budget (the `spec-budget` tool).
+    SpecBudget(cli::SpecBudgetArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let state = AppState::new(TokenCounter::new(
-        Arc::new(Catalog::builtin().clone()),
-        cli.max_input_bytes,
-    ));
+    let state = AppState::new(
+        TokenCounter::new(Arc::new(Catalog::builtin().clone()), cli.max_input_bytes),
+        SpecStore::new(cli.specs_dir),
+    );
     match cli.command {
         Command::Count(args) => ExitCode::from(cli::count(&state, args)),
         Command::Models(args) => ExitCode::from(cli::models(&state, args)),
+        Command::SpecTokens(args) => ExitCode::from(cli::spec_tokens(&state, args)),
+        Command::SpecBudget(args) => ExitCode::from(cli::spec_budget(&state, args)),
         Command::Stdio => serve(stdio::run(state)),
         Command::Http(args) => serve(http::run(state, args)),
     }

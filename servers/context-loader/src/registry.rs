@@ -1,14 +1,18 @@
 //! The one tool registry. Both transports serve this handler and nothing else, so a
 //! tool added here is on stdio and HTTP at once.
 
+use context_budget::spec::{SpecBudget, SpecTokens};
 use context_budget::{ModelListing, TokenCount};
 use mcp_common::{Structured, ToolError, input_schema, output_schema, parse_params, run_blocking};
+use rmcp::RoleServer;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{Implementation, JsonObject, ServerCapabilities, ServerConfig};
+use rmcp::service::RequestContext;
 use rmcp::{ServerHandler, tool, tool_handler, tool_router};
 
-use crate::tools::{AppState, count_tokens, list_models};
+use crate::scan::RequestScan;
+use crate::tools::{AppState, count_tokens, list_models, spec_budget, spec_tokens};
 
 /// Texts above this size are counted on the blocking pool rather than inline.
 const INLINE_COUNT_BYTES: usize = 64 * 1024;
@@ -65,6 +69,45 @@ impl ContextLoader {
         let params: list_models::ListModelsParams = parse_params(list_models::NAME, Some(args))?;
         list_models::run(&self.state, &params).map(Structured)
     }
+
+    #[tool(
+        name = "spec-tokens",
+        description = spec_tokens::DESCRIPTION,
+        input_schema = input_schema::<spec_tokens::SpecTokensParams>(),
+        output_schema = output_schema::<SpecTokens>(),
+        annotations(title = "Measure specs", read_only_hint = true, idempotent_hint = true, destructive_hint = false, open_world_hint = false)
+    )]
+    async fn spec_tokens(
+        &self,
+        Parameters(args): Parameters<JsonObject>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<Structured<SpecTokens>, ToolError> {
+        let params: spec_tokens::SpecTokensParams = parse_params(spec_tokens::NAME, Some(args))?;
+        let (state, scan) = (self.state.clone(), RequestScan::new(&context));
+        // File reads and tokenizing: on the blocking pool, never on async workers.
+        run_blocking(move || spec_tokens::run(&state, &params, &scan))
+            .await
+            .map(Structured)
+    }
+
+    #[tool(
+        name = "spec-budget",
+        description = spec_budget::DESCRIPTION,
+        input_schema = input_schema::<spec_budget::SpecBudgetParams>(),
+        output_schema = output_schema::<SpecBudget>(),
+        annotations(title = "Plan specs into a budget", read_only_hint = true, idempotent_hint = true, destructive_hint = false, open_world_hint = false)
+    )]
+    async fn spec_budget(
+        &self,
+        Parameters(args): Parameters<JsonObject>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<Structured<SpecBudget>, ToolError> {
+        let params: spec_budget::SpecBudgetParams = parse_params(spec_budget::NAME, Some(args))?;
+        let (state, scan) = (self.state.clone(), RequestScan::new(&context));
+        run_blocking(move || spec_budget::run(&state, &params, &scan))
+            .await
+            .map(Structured)
+    }
 }
 
 #[tool_handler(router = self.tool_router)]
@@ -75,7 +118,8 @@ impl ServerHandler for ContextLoader {
             .with_instructions(
                 "Plan a context window before loading anything into it: count-tokens tells what a text \
                  costs for a model (exact for OpenAI, an estimate that errs high for Claude); list-models \
-                 gives windows and prices.",
+                 gives windows and prices; spec-tokens measures spec documents (one spec by number or \
+                 name, or all of them) and spec-budget plans several specs into one budget.",
             )
     }
 }

@@ -117,9 +117,18 @@ fn find_spec(specs: &[SpecFolder], part: &str, query: &str) -> Result<usize, Spe
             }
         }
     }
+    // A number is best answered with the nearest numbers, not similar spellings.
+    let closest = match part.parse::<u32>() {
+        Ok(n) if part.bytes().all(|b| b.is_ascii_digit()) => {
+            let mut by_distance: Vec<&SpecFolder> = specs.iter().collect();
+            by_distance.sort_by_key(|s| (s.number.abs_diff(n), s.number));
+            by_distance.iter().take(5).map(|s| s.id.clone()).collect()
+        }
+        _ => closest_names(part, specs.iter().map(|s| s.id.as_str()), 5),
+    };
     Err(SpecError::NotFound {
         query: query.to_string(),
-        closest: closest_names(part, specs.iter().map(|s| s.id.as_str()), 5),
+        closest,
     })
 }
 

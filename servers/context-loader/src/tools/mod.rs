@@ -3,21 +3,28 @@
 
 pub mod count_tokens;
 pub mod list_models;
+pub mod spec_budget;
+pub mod spec_tokens;
 
 use std::sync::Arc;
 
 use context_budget::TokenCounter;
+use context_budget::spec::SpecStore;
 
 /// What every tool may use; shared by all sessions of one process.
 #[derive(Debug, Clone)]
 pub struct AppState {
     pub counter: Arc<TokenCounter>,
+    /// The specs root and its measurement cache (shared: a repeat call by any
+    /// session is answered from it).
+    pub specs: Arc<SpecStore>,
 }
 
 impl AppState {
-    pub fn new(counter: TokenCounter) -> Self {
+    pub fn new(counter: TokenCounter, specs: SpecStore) -> Self {
         AppState {
             counter: Arc::new(counter),
+            specs: Arc::new(specs),
         }
     }
 }

@@ -1,0 +1,69 @@
+//! MCP progress notifications from long-running tool work.
+//!
+//! A client that wants progress puts a `progressToken` in the request's `_meta`; the
+//! server then sends `notifications/progress` whose `progress` only ever increases.
+//! Tool work usually runs on worker threads, so [`ProgressReporter::report`] is a
+//! cheap, thread-safe call: it throttles, keeps values increasing, and hands them to
+//! one async task that sends them in order.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use rmcp::RoleServer;
+use rmcp::model::ProgressNotificationParam;
+use rmcp::service::RequestContext;
+use tokio::sync::mpsc;
+
+/// Sends at most one notification per interval (plus the final one): enough for a
+/// progress bar, never a flood on a 5,000-file scan.
+const MIN_INTERVAL: Duration = Duration::from_millis(100);
+
+pub struct ProgressReporter {
+    sender: mpsc::UnboundedSender<(u64, u64)>,
+    started: Instant,
+    /// Milliseconds after `started` of the last notification, +1 (0 = none yet).
+    last_sent_ms: AtomicU64,
+    /// Highest `done` sent so far: progress must increase.
+    highest: AtomicU64,
+}
+
+impl ProgressReporter {
+    /// A reporter for this request, or `None` when the client sent no progress
+    /// token. Must be called inside a tokio runtime (it spawns the sending task).
+    pub fn from_context(context: &RequestContext<RoleServer>) -> Option<ProgressReporter> {
+        let token = context.meta.get_progress_token()?;
+        let peer = context.peer.clone();
+        let (sender, mut receiver) = mpsc::unbounded_channel::<(u64, u64)>();
+        tokio::spawn(async move {
+            while let Some((done, total)) = receiver.recv().await {
+                let param = ProgressNotificationParam::new(token.clone(), done as f64)
+                    .with_total(total as f64);
+                if peer.notify_progress(param).await.is_err() {
+                    break; // the client is gone; the work notices through cancellation
+                }
+            }
+        });
+        Some(ProgressReporter {
+            sender,
+            started: Instant::now(),
+            last_sent_ms: AtomicU64::new(0),
+            highest: AtomicU64::new(0),
+        })
+    }
+
+    /// `done` of `total` units finished. Callable from any thread.
+    pub fn report(&self, done: u64, total: u64) {
+        let now_ms = self.started.elapsed().as_millis() as u64 + 1;
+        let last = self.last_sent_ms.load(Ordering::Relaxed);
+        let due = last == 0 || now_ms.saturating_sub(last) >= MIN_INTERVAL.as_millis() as u64;
+        if !(due || done >= total) {
+            return;
+        }
+        // Only a value above everything sent so far goes out.
+        if self.highest.fetch_max(done, Ordering::Relaxed) >= done && last != 0 {
+            return;
+        }
+        self.last_sent_ms.store(now_ms, Ordering::Relaxed);
+        let _ = self.sender.send((done, total));
+    }
+}
