@@ -42,7 +42,11 @@ async fn tools_list_has_valid_schemas_and_read_only_annotations() {
         let mut tools = conn.client.list_all_tools().await.expect("tools/list");
         tools.sort_by(|a, b| a.name.cmp(&b.name));
         let names: Vec<_> = tools.iter().map(|t| t.name.to_string()).collect();
-        assert_eq!(names, ["count-tokens", "list-models"], "{transport:?}");
+        assert_eq!(
+            names,
+            ["count-tokens", "list-models", "spec-budget", "spec-tokens"],
+            "{transport:?}"
+        );
         for tool in &tools {
             let input = Value::Object((*tool.input_schema).clone());
             assert_eq!(input["type"], "object", "{} input schema", tool.name);

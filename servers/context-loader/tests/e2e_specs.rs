@@ -1,0 +1,433 @@
+//! End-to-end: spec-tokens and spec-budget through the built binary over stdio, HTTP
+//! and stateless HTTP (same answers on each), progress notifications to a client that
+//! asks for them, structured errors, and the CLI printing what the tool returns.
+
+mod common;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use common::{ALL, BIN, PATIENCE, Transport, call, connect, run_cli, spawn_http, structured};
+use rmcp::model::{
+    CallToolRequestParams, NumberOrString, ProgressNotificationParam, ProgressToken,
+    RequestMetaObject,
+};
+use rmcp::service::NotificationContext;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+/// A specs root for one test, removed on drop.
+struct Specs(PathBuf);
+
+impl Specs {
+    fn new(tag: &str) -> Specs {
+        let root = std::env::temp_dir().join(format!("cl-e2e-specs-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let write = |path: &str, text: &str| {
+            let path = root.join(path);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            std::fs::write(path, text).expect("write");
+        };
+        write(
+            "059-token-engine/README.md",
+            "---\nstatus: planned\n---\n# Token engine\n\nCount tokens.\n\n```rust\nfn main() {}\n```\n",
+        );
+        write(
+            "059-token-engine/DESIGN.md",
+            "# Design\n\n| a | b |\n|---|---|\n| 1 | 2 |\n",
+        );
+        write(
+            "1593-large/README.md",
+            &format!("# Large\n\n{}", "Prose words here. ".repeat(300)),
+        );
+        write("070-shared/README.md", "# Shared A\n");
+        write(
+            "archived/071-shared/README.md",
+            "---\nstatus: [broken\n---\n# Shared B\n",
+        );
+        // Enough files that a listing takes several progress steps.
+        for i in 100..140 {
+            write(
+                &format!("{i}-filler/README.md"),
+                &format!("# Filler {i}\n\nText.\n"),
+            );
+        }
+        Specs(root)
+    }
+
+    fn arg(&self) -> String {
+        self.0.display().to_string()
+    }
+}
+
+impl Drop for Specs {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[tokio::test]
+async fn one_spec_with_breakdown_over_every_transport() {
+    let specs = Specs::new("one");
+    let dir = specs.arg();
+    let mut answers = Vec::new();
+    for transport in ALL {
+        let conn = connect(transport, &["--specs-dir", &dir]).await;
+        let result = call(
+            &conn.client,
+            "spec-tokens",
+            json!({"specPath": "59", "includeSubSpecs": true, "detailed": true, "budget": 20}),
+        )
+        .await;
+        assert_eq!(result.is_error, Some(false), "{transport:?}: {result:?}");
+        let r = structured(&result);
+        assert_eq!(r["spec"], "059-token-engine");
+        assert_eq!(r["status"], "planned");
+        assert_eq!(r["scope"], "readme_and_sub_specs");
+        let files: Vec<&str> = r["files"]
+            .as_array()
+            .expect("files")
+            .iter()
+            .filter_map(|f| f["path"].as_str())
+            .collect();
+        assert_eq!(
+            files,
+            ["059-token-engine/README.md", "059-token-engine/DESIGN.md"]
+        );
+        let b = &r["breakdown"];
+        let parts: u64 = ["prose", "code", "tables", "frontmatter"]
+            .iter()
+            .map(|k| b[k].as_u64().expect("number"))
+            .sum();
+        assert_eq!(json!(parts), r["total"], "breakdown adds up to the total");
+        assert!(b["code"].as_u64() > Some(0) && b["tables"].as_u64() > Some(0));
+        assert_eq!(r["performance"]["level"], "excellent");
+        assert!(r["performance"]["costMultiplier"].is_number());
+        assert_eq!(r["budget"]["fits"], false);
+        assert!(r["budget"]["over_by"].as_u64() > Some(0));
+        answers.push(serde_json::to_value(&result).expect("serialize"));
+    }
+    assert_eq!(answers[0], answers[1], "stdio vs http");
+    assert_eq!(answers[0], answers[2], "stdio vs stateless http");
+}
+
+#[tokio::test]
+async fn listing_and_budget_plan() {
+    let specs = Specs::new("listing");
+    let conn = connect(Transport::HttpStateless, &["--specs-dir", &specs.arg()]).await;
+    let listing = call(
+        &conn.client,
+        "spec-tokens",
+        json!({"max_tokens": 1000, "limit": 0}),
+    )
+    .await;
+    let l = structured(&listing);
+    assert_eq!(l["scanned"], 44);
+    let ids: Vec<&str> = l["specs"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter_map(|r| r["spec"].as_str())
+        .collect();
+    assert!(
+        !ids.contains(&"1593-large"),
+        "over max_tokens is filtered out"
+    );
+    let broken = l["specs"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .find(|r| r["spec"] == "archived/071-shared")
+        .expect("the broken spec is still a row");
+    assert!(
+        broken["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("YAML")
+    );
+    assert_eq!(l["summary"]["with_errors"], 1);
+
+    let budget = call(
+        &conn.client,
+        "spec-budget",
+        json!({"specs": ["59", "1593", "070-shared"], "budget": 400}),
+    )
+    .await;
+    let b = structured(&budget);
+    assert_eq!(b["all_fit"], false);
+    assert!(b["plan"]["tokens"].as_u64() <= Some(400));
+    let modes: Vec<&str> = b["plan"]["specs"]
+        .as_array()
+        .expect("plan")
+        .iter()
+        .filter_map(|s| s["load"].as_str())
+        .collect();
+    assert_eq!(modes, ["full", "none", "readme_only"]);
+}
+
+#[tokio::test]
+async fn spec_errors_are_structured_and_the_server_stays_up() {
+    let specs = Specs::new("errors");
+    for transport in ALL {
+        let conn = connect(transport, &["--specs-dir", &specs.arg()]).await;
+        let c = &conn.client;
+        let code = |v: &Value| v["error_code"].as_str().unwrap_or_default().to_string();
+
+        let missing = call(c, "spec-tokens", json!({"specPath": "60"})).await;
+        assert_eq!(missing.is_error, Some(true));
+        assert_eq!(code(structured(&missing)), "SPEC_NOT_FOUND");
+        assert_eq!(
+            structured(&missing)["available_options"][0],
+            "059-token-engine"
+        );
+
+        let ambiguous = call(c, "spec-tokens", json!({"specPath": "shared"})).await;
+        assert_eq!(code(structured(&ambiguous)), "AMBIGUOUS_SPEC");
+        assert_eq!(
+            structured(&ambiguous)["available_options"],
+            json!(["070-shared", "archived/071-shared"])
+        );
+
+        let outside = call(c, "spec-tokens", json!({"specPath": "../../etc/passwd"})).await;
+        assert_eq!(code(structured(&outside)), "PATH_OUTSIDE_ROOT");
+        let absolute = call(c, "spec-tokens", json!({"specPath": "/etc/passwd"})).await;
+        assert_eq!(code(structured(&absolute)), "PATH_OUTSIDE_ROOT");
+
+        let no_file = call(c, "spec-tokens", json!({"specPath": "59/TESTING.md"})).await;
+        assert_eq!(code(structured(&no_file)), "SPEC_FILE_NOT_FOUND");
+
+        let typo = call(c, "spec-tokens", json!({"includeSubspecs": true})).await;
+        assert_eq!(code(structured(&typo)), "INVALID_INPUT");
+        assert!(
+            structured(&typo)["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("includeSubspecs")
+        );
+
+        let model = call(
+            c,
+            "spec-tokens",
+            json!({"specPath": "59", "model": "gpt-9"}),
+        )
+        .await;
+        assert_eq!(code(structured(&model)), "UNSUPPORTED_MODEL");
+
+        let empty = call(c, "spec-budget", json!({"specs": [], "budget": 10})).await;
+        assert_eq!(code(structured(&empty)), "INVALID_INPUT");
+
+        let ok = call(c, "spec-tokens", json!({"specPath": "059/DESIGN.md"})).await;
+        assert_eq!(ok.is_error, Some(false), "{transport:?} still serves");
+        assert_eq!(structured(&ok)["scope"], "file");
+    }
+}
+
+#[tokio::test]
+async fn a_missing_specs_dir_is_a_clear_error() {
+    let conn = connect(Transport::Stdio, &["--specs-dir", "/nonexistent/specs"]).await;
+    let result = call(&conn.client, "spec-tokens", json!({})).await;
+    let error = structured(&result);
+    assert_eq!(error["error_code"], "SPECS_DIR_NOT_FOUND");
+    assert_eq!(error["specs_dir"], "/nonexistent/specs");
+    assert!(
+        error["suggestion"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("--specs-dir")
+    );
+}
+
+/// A client that records the progress notifications it receives.
+#[derive(Clone, Default)]
+struct ProgressRecorder(Arc<Mutex<Vec<ProgressNotificationParam>>>);
+
+impl ClientHandler for ProgressRecorder {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _: NotificationContext<RoleClient>,
+    ) {
+        if let Ok(mut seen) = self.0.lock() {
+            seen.push(params);
+        }
+    }
+}
+
+#[tokio::test]
+async fn progress_notifications_reach_a_client_that_asks() {
+    let specs = Specs::new("progress");
+    for transport in [Transport::Stdio, Transport::Http] {
+        let recorder = ProgressRecorder::default();
+        let (client, _server) = match transport {
+            Transport::Stdio => {
+                let mut command = tokio::process::Command::new(BIN);
+                command
+                    .args(["--specs-dir", &specs.arg(), "stdio"])
+                    .stderr(std::process::Stdio::null());
+                let transport = TokioChildProcess::new(command).expect("spawn");
+                (
+                    recorder.clone().serve(transport).await.expect("initialize"),
+                    None,
+                )
+            }
+            _ => {
+                let (server, url) = spawn_http(
+                    &["--specs-dir", &specs.arg()],
+                    &["http", "--bind", "127.0.0.1:0"],
+                )
+                .await;
+                let transport = StreamableHttpClientTransport::from_uri(url);
+                (
+                    recorder.clone().serve(transport).await.expect("initialize"),
+                    Some(server),
+                )
+            }
+        };
+        let mut meta = RequestMetaObject::default();
+        meta.set_progress_token(ProgressToken(NumberOrString::String("scan-1".into())));
+        let mut request = CallToolRequestParams::new("spec-tokens").with_arguments(
+            json!({"includeSubSpecs": true})
+                .as_object()
+                .cloned()
+                .expect("object"),
+        );
+        request.meta = Some(meta);
+        let result = tokio::time::timeout(PATIENCE, client.call_tool(request))
+            .await
+            .expect("in time")
+            .expect("result");
+        assert_eq!(result.is_error, Some(false));
+        // Notifications are sent before the response on the same stream, but give
+        // the client's handler a moment to run.
+        let mut seen = Vec::new();
+        for _ in 0..50 {
+            seen = recorder.0.lock().map(|s| s.clone()).unwrap_or_default();
+            if seen.iter().any(|p| Some(p.progress) == p.total) {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        assert!(!seen.is_empty(), "{transport:?}: no progress notifications");
+        // rmcp's client puts its own token on every request (it replaced ours); the
+        // server must echo the one it received on every notification.
+        assert!(
+            seen.iter()
+                .all(|p| p.progress_token == seen[0].progress_token),
+            "{seen:?}"
+        );
+        assert!(
+            seen.windows(2).all(|w| w[0].progress < w[1].progress),
+            "{transport:?}: progress must increase: {seen:?}"
+        );
+        let last = seen.last().expect("one");
+        assert_eq!(
+            Some(last.progress),
+            last.total,
+            "{transport:?}: the final step is reported"
+        );
+        assert_eq!(
+            last.total,
+            Some(45.0),
+            "{transport:?}: 45 files in the fixture"
+        );
+    }
+}
+
+#[test]
+fn cli_spec_tokens_prints_the_tool_output() {
+    let specs = Specs::new("cli");
+    let dir = specs.arg();
+    let (code, out, _) = run_cli(
+        &[
+            "--specs-dir",
+            &dir,
+            "spec-tokens",
+            "59",
+            "--include-sub-specs",
+            "--detailed",
+            "--json",
+        ],
+        None,
+    );
+    assert_eq!(code, 0);
+    let json: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(json["spec"], "059-token-engine");
+    assert_eq!(json["files"].as_array().map(Vec::len), Some(2));
+
+    let (code, out, _) = run_cli(
+        &[
+            "--specs-dir",
+            &dir,
+            "spec-tokens",
+            "59",
+            "--include-sub-specs",
+        ],
+        None,
+    );
+    assert_eq!(code, 0);
+    assert!(
+        out.starts_with("059-token-engine — Token engine [planned]"),
+        "{out}"
+    );
+    assert!(out.contains("059-token-engine/DESIGN.md"), "{out}");
+
+    let (code, out, _) = run_cli(
+        &[
+            "--specs-dir",
+            &dir,
+            "spec-tokens",
+            "--sort",
+            "name",
+            "--limit",
+            "3",
+        ],
+        None,
+    );
+    assert_eq!(code, 0);
+    assert!(out.contains("059-token-engine"), "{out}");
+    assert!(out.contains("showing 3"), "{out}");
+
+    let (code, out, _) = run_cli(
+        &[
+            "--specs-dir",
+            &dir,
+            "spec-budget",
+            "59",
+            "1593",
+            "--budget",
+            "100",
+            "--json",
+        ],
+        None,
+    );
+    assert_eq!(code, 0);
+    let plan: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(plan["all_fit"], false);
+
+    let (code, out, _) = run_cli(
+        &["--specs-dir", &dir, "spec-tokens", "4242", "--json"],
+        None,
+    );
+    assert_eq!(code, 1);
+    assert_eq!(
+        serde_json::from_str::<Value>(&out).expect("json")["error_code"],
+        "SPEC_NOT_FOUND"
+    );
+}
+
+#[test]
+fn the_repository_ships_its_own_specs() {
+    // The default `--specs-dir specs` works from the repository root out of the box.
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let output = std::process::Command::new(BIN)
+        .current_dir(&root)
+        .args(["spec-tokens", "--json", "--sort", "name"])
+        .output()
+        .expect("run");
+    assert!(output.status.success());
+    let listing: Value = serde_json::from_slice(&output.stdout).expect("json");
+    assert!(listing["summary"]["specs"].as_u64() >= Some(5));
+    assert_eq!(listing["summary"]["with_errors"], 0);
+    assert_eq!(listing["specs"][0]["spec"], "001-token-engine");
+}
