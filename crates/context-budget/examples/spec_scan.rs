@@ -101,6 +101,42 @@ fn main() {
     ] {
         println!("| {name} | {:.2} | {:.2} |", median(values), max(values));
     }
+    stages(&dir);
+}
+
+/// Where a cold scan's time goes, one thread: MB/s of each stage over every file.
+fn stages(dir: &str) {
+    use context_budget::spec::markdown::classify;
+    let mut texts = Vec::new();
+    let mut stack = vec![std::path::PathBuf::from(dir)];
+    while let Some(path) = stack.pop() {
+        if let Ok(entries) = std::fs::read_dir(&path) {
+            stack.extend(entries.flatten().map(|e| e.path()));
+        } else if path.extension().is_some_and(|e| e == "md") {
+            texts.extend(std::fs::read_to_string(&path).ok());
+        }
+    }
+    let bytes: usize = texts.iter().map(String::len).sum();
+    let mb_s = |ms: f64| bytes as f64 / 1e6 / (ms / 1e3);
+    let classify_ms = ms(|| texts.iter().for_each(|t| drop(classify(t))));
+    let count_ms = ms(|| {
+        texts
+            .iter()
+            .for_each(|t| drop(Tokenizer::Cl100kBase.count(t)))
+    });
+    let attribute_ms = ms(|| {
+        texts
+            .iter()
+            .for_each(|t| Tokenizer::Cl100kBase.for_each_token(t, |_, _| {}))
+    });
+    println!("\n| stage, 1 thread, {:.1} MB | MB/s |", bytes as f64 / 1e6);
+    println!("|---|---:|");
+    println!("| classify (pulldown-cmark) | {:.0} |", mb_s(classify_ms));
+    println!("| count only (cl100k) | {:.0} |", mb_s(count_ms));
+    println!(
+        "| tokenize with offsets (cl100k) | {:.0} |",
+        mb_s(attribute_ms)
+    );
 }
 
 fn ms(work: impl FnOnce()) -> f64 {
