@@ -5,9 +5,11 @@
 //! - [`result`]: success results from any `Serialize` value, and [`normalize_result`]
 //!   for handlers that return plain values.
 //! - [`tool`]: schemas from types, argument parsing into INVALID_INPUT errors.
+//! - [`metrics`]: Prometheus metrics and the metered tool router every registry uses.
 //! - [`transport`]: serving a handler over stdio or streamable HTTP, logging to stderr.
 
 pub mod error;
+pub mod metrics;
 pub mod result;
 pub mod tool;
 pub mod transport;
