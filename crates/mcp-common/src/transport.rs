@@ -9,6 +9,7 @@
 //! limit, sessions, JSON-RPC) → the server's tools.
 
 pub mod auth;
+pub mod stdio_framing;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -75,16 +76,23 @@ pub fn init_logging_as(default: &str, format: LogFormat) {
     };
 }
 
-/// Serve one client over stdin/stdout until it disconnects.
+/// Serve one client over stdin/stdout until it disconnects. Bad lines (not JSON, a
+/// batch, over 16 MiB) are answered with JSON-RPC errors and the session goes on.
 pub async fn serve_stdio<S: ServerHandler>(handler: S) -> anyhow::Result<()> {
+    let (reader, writer) = rmcp::transport::stdio_pipes();
+    let (transport, writer_task) =
+        stdio_framing::FramedStdio::new(reader, writer, stdio_framing::MAX_LINE_BYTES);
     let running = handler
-        .serve(rmcp::transport::stdio_pipes())
+        .serve(transport)
         .await
         .context("MCP session over stdio failed to start")?;
-    running
+    let ended = running
         .waiting()
         .await
-        .context("MCP session over stdio ended with an error")?;
+        .context("MCP session over stdio ended with an error");
+    // Flush what the session wrote before exiting.
+    let _ = writer_task.await;
+    ended?;
     Ok(())
 }
 
