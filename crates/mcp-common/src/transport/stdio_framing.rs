@@ -58,7 +58,7 @@ impl FramedStdio {
                 };
                 match classify(line, max_line_bytes) {
                     Incoming::Message(message) => {
-                        if messages_in.send(message).await.is_err() {
+                        if messages_in.send(*message).await.is_err() {
                             break;
                         }
                     }
@@ -192,7 +192,7 @@ async fn read_bounded_line<R: AsyncBufRead + Unpin>(
 
 #[derive(Debug)]
 enum Incoming {
-    Message(RxJsonRpcMessage<RoleServer>),
+    Message(Box<RxJsonRpcMessage<RoleServer>>),
     /// A JSON-RPC error object to write back.
     Reply(Value),
     Blank,
@@ -239,7 +239,7 @@ fn classify(line: Line, max: usize) -> Incoming {
         _ => Value::Null,
     };
     match serde_json::from_value(value) {
-        Ok(message) => Incoming::Message(message),
+        Ok(message) => Incoming::Message(Box::new(message)),
         Err(e) => error_reply(id, INVALID_REQUEST, format!("Invalid Request: {e}")),
     }
 }
