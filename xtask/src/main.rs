@@ -2,6 +2,11 @@
 //! Plain Rust instead of shell scripts, so it runs wherever cargo does.
 
 mod bench;
+mod conformance;
+mod nginx;
+mod node;
+mod server;
+mod timing;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -14,13 +19,17 @@ commands:
   ci      fmt --check, clippy -D warnings, every test (unit, differential, e2e),
           and a quick bench run that only checks the harness works
   bench   counting throughput vs tiktoken-rs, encoder load, stdio cold start;
-          writes BENCHMARKS.md (`--quick`: dev build, small corpora, no file)";
+          writes BENCHMARKS.md (`--quick`: dev build, small corpora, no file)
+  conformance  the MCP conformance suite (npx, Node >= 22, fetched if older)
+               against a fresh `context-loader http`; baseline in
+               xtask/conformance-expected-failures.yml";
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("ci") => ci(),
         Some("bench") => bench::run(&args[1..]),
+        Some("conformance") => conformance::run(&workspace_root()),
         Some("-h" | "--help" | "help") | None => {
             println!("{USAGE}");
             Ok(())
@@ -45,6 +54,14 @@ fn ci() -> anyhow::Result<()> {
     // suite (which starts the built binary over stdio and HTTP).
     cargo(&["test", "--workspace", "--all-targets", "--locked"])?;
     cargo(&["test", "--workspace", "--doc", "--locked"])?;
+    // Deployment and interoperability: real nginx, the official conformance suite.
+    timing::step(
+        "e2e suite through nginx (two stateless replicas)",
+        nginx::run,
+    )?;
+    timing::step("MCP conformance suite", || {
+        conformance::run(&workspace_root())
+    })?;
     // Keep the benchmark harness working (figures are printed, never asserted: a timed
     // check on a shared 2-core machine is noise).
     bench::run(&["--quick".to_string()])?;
