@@ -2,9 +2,12 @@
 //! Plain Rust instead of shell scripts, so it runs wherever cargo does.
 
 mod bench;
+mod clients;
 mod conformance;
+mod fuzz;
 mod nginx;
 mod node;
+mod python;
 mod server;
 mod timing;
 
@@ -22,7 +25,11 @@ commands:
           writes BENCHMARKS.md (`--quick`: dev build, small corpora, no file)
   conformance  the MCP conformance suite (npx, Node >= 22, fetched if older)
                against a fresh `context-loader http`; baseline in
-               xtask/conformance-expected-failures.yml";
+               xtask/conformance-expected-failures.yml
+  clients the Python mcp 2.3 SDK client and MCP Inspector 2.12 CLI over stdio
+          and HTTP, results asserted
+  fuzz    mcp-fuzzer 0.7.0, tools and protocol modes over stdio and HTTP:
+          0 crashes, 0 hangs (read from its run summary)";
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -30,6 +37,8 @@ fn main() -> anyhow::Result<()> {
         Some("ci") => ci(),
         Some("bench") => bench::run(&args[1..]),
         Some("conformance") => conformance::run(&workspace_root()),
+        Some("fuzz") => fuzz::run(&workspace_root()),
+        Some("clients") => clients::run(&workspace_root()),
         Some("-h" | "--help" | "help") | None => {
             println!("{USAGE}");
             Ok(())
@@ -61,6 +70,12 @@ fn ci() -> anyhow::Result<()> {
     )?;
     timing::step("MCP conformance suite", || {
         conformance::run(&workspace_root())
+    })?;
+    timing::step("Python SDK and MCP Inspector clients", || {
+        clients::run(&workspace_root())
+    })?;
+    timing::step("mcp-fuzzer (tools + protocol, stdio + HTTP)", || {
+        fuzz::run(&workspace_root())
     })?;
     // Keep the benchmark harness working (figures are printed, never asserted: a timed
     // check on a shared 2-core machine is noise).

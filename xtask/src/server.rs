@@ -1,7 +1,8 @@
 //! Start the built `context-loader http` on a free loopback port for checks that
 //! talk to it from outside (conformance suite, other clients); killed on drop.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
@@ -21,6 +22,27 @@ impl Drop for RunningServer {
     }
 }
 
+impl RunningServer {
+    /// Whether the process is still running and `/healthz` answers 200.
+    pub fn healthy(&mut self) -> bool {
+        if !matches!(self.child.try_wait(), Ok(None)) {
+            return false;
+        }
+        let authority = self.url.trim_start_matches("http://");
+        let authority = &authority[..authority.find('/').unwrap_or(authority.len())];
+        let Ok(mut stream) = TcpStream::connect(authority) else {
+            return false;
+        };
+        let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+        let request =
+            format!("GET /healthz HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n");
+        let mut reply = String::new();
+        stream.write_all(request.as_bytes()).is_ok()
+            && stream.read_to_string(&mut reply).is_ok()
+            && reply.starts_with("HTTP/1.1 200")
+    }
+}
+
 /// `cargo build` the server, then start `context-loader http --bind 127.0.0.1:0 <args>`.
 pub fn start(root: &Path, args: &[&str]) -> anyhow::Result<RunningServer> {
     crate::cargo(&["build", "--locked", "-p", "context-loader"])?;
@@ -28,7 +50,7 @@ pub fn start(root: &Path, args: &[&str]) -> anyhow::Result<RunningServer> {
     let mut child = Command::new(&binary)
         .args(["http", "--bind", "127.0.0.1:0"])
         .args(args)
-        .env("RUST_LOG", "warn,mcp_common=info")
+        .env("RUST_LOG", "error,mcp_common=info")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
