@@ -26,6 +26,8 @@ commands:
   conformance  the MCP conformance suite (npx, Node >= 22, fetched if older)
                against a fresh `context-loader http`; baseline in
                xtask/conformance-expected-failures.yml
+  proxy   the e2e client suite through nginx (deploy/nginx) over two stateless
+          replicas; installs nginx with apt-get when missing
   clients the Python mcp 2.3 SDK client and MCP Inspector 2.12 CLI over stdio
           and HTTP, results asserted
   fuzz    mcp-fuzzer 0.7.0, tools and protocol modes over stdio and HTTP:
@@ -39,6 +41,7 @@ fn main() -> anyhow::Result<()> {
         Some("conformance") => conformance::run(&workspace_root()),
         Some("fuzz") => fuzz::run(&workspace_root()),
         Some("clients") => clients::run(&workspace_root()),
+        Some("proxy") => nginx::run(),
         Some("-h" | "--help" | "help") | None => {
             println!("{USAGE}");
             Ok(())
