@@ -849,3 +849,66 @@ async fn bad_stdio_lines_get_json_rpc_errors_and_the_session_goes_on() {
         .expect("wait");
     assert_eq!(status.code(), Some(0), "stdin EOF ends the server cleanly");
 }
+
+#[tokio::test]
+async fn stalled_request_times_out_with_408_and_holds_its_concurrency_slot_until_then() {
+    let (_server, url) = spawn_http(
+        &[],
+        &[
+            "http",
+            "--bind",
+            "127.0.0.1:0",
+            "--stateless",
+            "--max-concurrent-requests",
+            "1",
+            "--request-timeout",
+            "2",
+        ],
+    )
+    .await;
+    let addr = authority(&url);
+    let body = count_call(1, "hello world");
+
+    // A: promises a body it never finishes sending, holding the only slot.
+    let started = Instant::now();
+    let mut stalled = TcpStream::connect(&addr).await.expect("connect");
+    let head_a = head("POST", "/mcp", &addr, &[], body.len());
+    stalled
+        .write_all(format!("{head_a}\r\n").as_bytes())
+        .await
+        .expect("head");
+    stalled
+        .write_all(&body[..10])
+        .await
+        .expect("part of the body");
+
+    // B: a complete request that must wait for the slot.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let waiting = {
+        let (addr, body) = (addr.clone(), body.clone());
+        tokio::spawn(async move {
+            let reply = request(&addr, "POST", "/mcp", &[], &body).await;
+            (reply, started.elapsed())
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    if started.elapsed() < Duration::from_millis(1900) {
+        assert!(
+            !waiting.is_finished(),
+            "B was served while A held the only slot"
+        );
+    }
+
+    // A is cut off at its deadline with 408 ...
+    let mut raw = Vec::new();
+    let _ = tokio::time::timeout(PATIENCE, stalled.read_to_end(&mut raw)).await;
+    let timed_out = parse_reply(&raw);
+    assert_eq!(timed_out.status, 408, "{timed_out:?}");
+    // ... which frees the slot for B.
+    let (served, at) = waiting.await.expect("B");
+    assert!(
+        at >= Duration::from_secs(2),
+        "B finished at {at:?}, before A's deadline"
+    );
+    assert_eq!(token_count(&served), 2);
+}
