@@ -23,7 +23,7 @@ use tokio::process::{Child, Command};
 
 const REFERENCE_CONFIG: &str = include_str!("../../../deploy/nginx/context-loader.conf");
 
-/// nginx in the foreground; stopped (SIGQUIT, then kill) when dropped.
+/// nginx in the foreground; stopped when dropped.
 struct Nginx {
     child: Child,
     prefix: PathBuf,
@@ -31,10 +31,23 @@ struct Nginx {
 
 impl Drop for Nginx {
     fn drop(&mut self) {
+        // SIGTERM: the master stops its workers and then exits. Killing the master
+        // outright would orphan the workers (still holding the port).
         if let Some(pid) = self.child.id() {
             let _ = std::process::Command::new("kill")
-                .args(["-QUIT", &pid.to_string()])
+                .args(["-TERM", &pid.to_string()])
                 .status();
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while Instant::now() < deadline {
+                if !matches!(self.child.try_wait(), Ok(None)) {
+                    // Keep the logs of a failed run for reading; drop a passing one's.
+                    if !std::thread::panicking() {
+                        let _ = std::fs::remove_dir_all(&self.prefix);
+                    }
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
         }
         let _ = self.child.start_kill();
     }
