@@ -2,7 +2,15 @@
 //! Plain Rust instead of shell scripts, so it runs wherever cargo does.
 
 mod bench;
+mod clients;
+mod conformance;
+mod fuzz;
+mod nginx;
+mod node;
+mod python;
+mod server;
 mod spec_corpus;
+mod timing;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -17,7 +25,16 @@ commands:
   bench   counting throughput vs tiktoken-rs, encoder load, stdio cold start;
           writes BENCHMARKS.md (`--quick`: dev build, small corpora, no file)
   spec-corpus DIR [--specs N]
-          write the deterministic benchmark spec repository (default 2,000 specs)";
+          write the deterministic benchmark spec repository (default 2,000 specs)
+  conformance  the MCP conformance suite (npx, Node >= 22, fetched if older)
+               against a fresh `context-loader http`; baseline in
+               xtask/conformance-expected-failures.yml
+  proxy   the e2e client suite through nginx (deploy/nginx) over two stateless
+          replicas; installs nginx with apt-get when missing
+  clients the Python mcp 2.3 SDK client and MCP Inspector 2.12 CLI over stdio
+          and HTTP, results asserted
+  fuzz    mcp-fuzzer 0.7.0, tools and protocol modes over stdio and HTTP:
+          0 crashes, 0 hangs (read from its run summary)";
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -25,6 +42,10 @@ fn main() -> anyhow::Result<()> {
         Some("ci") => ci(),
         Some("bench") => bench::run(&args[1..]),
         Some("spec-corpus") => spec_corpus::run(&args[1..]),
+        Some("conformance") => conformance::run(&workspace_root()),
+        Some("fuzz") => fuzz::run(&workspace_root()),
+        Some("clients") => clients::run(&workspace_root()),
+        Some("proxy") => nginx::run(),
         Some("-h" | "--help" | "help") | None => {
             println!("{USAGE}");
             Ok(())
@@ -49,6 +70,20 @@ fn ci() -> anyhow::Result<()> {
     // suite (which starts the built binary over stdio and HTTP).
     cargo(&["test", "--workspace", "--all-targets", "--locked"])?;
     cargo(&["test", "--workspace", "--doc", "--locked"])?;
+    // Deployment and interoperability: real nginx, the official conformance suite.
+    timing::step(
+        "e2e suite through nginx (two stateless replicas)",
+        nginx::run,
+    )?;
+    timing::step("MCP conformance suite", || {
+        conformance::run(&workspace_root())
+    })?;
+    timing::step("Python SDK and MCP Inspector clients", || {
+        clients::run(&workspace_root())
+    })?;
+    timing::step("mcp-fuzzer (tools + protocol, stdio + HTTP)", || {
+        fuzz::run(&workspace_root())
+    })?;
     // Keep the benchmark harness working (figures are printed, never asserted: a timed
     // check on a shared 2-core machine is noise).
     bench::run(&["--quick".to_string()])?;

@@ -6,9 +6,11 @@
 //!   for handlers that return plain values.
 //! - [`tool`]: schemas from types, argument parsing into INVALID_INPUT errors.
 //! - [`progress`]: throttled, ordered `notifications/progress` from worker threads.
+//! - [`metrics`]: Prometheus metrics and the metered tool router every registry uses.
 //! - [`transport`]: serving a handler over stdio or streamable HTTP, logging to stderr.
 
 pub mod error;
+pub mod metrics;
 pub mod progress;
 pub mod result;
 pub mod tool;

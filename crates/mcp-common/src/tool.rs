@@ -26,17 +26,49 @@ pub fn input_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
     })
 }
 
-/// The output schema of `T`, for `#[tool(output_schema = …)]`. MCP requires an
-/// object at the root; an output that is one of several object shapes (an untagged
-/// enum: `anyOf` without a `type`) gets `"type": "object"` added.
+/// The output schema of a tool answering `T` on success: `T`'s schema, widened so
+/// that the tool's structured error object (`{error_code, message, suggestion, ...}`)
+/// conforms too. MCP says structured results must match the output schema, and
+/// clients such as the MCP Inspector check error results against it as well.
+///
+/// - A struct keeps its `properties` at the root (clients read field docs there);
+///   its `required` moves into `anyOf[0]`, the error object is `anyOf[1]`.
+/// - A union (`anyOf` of object shapes, e.g. an untagged enum) gets the error
+///   object as one more branch, and `"type": "object"` at the root as MCP requires.
 pub fn output_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
-    let schema = rmcp::handler::server::common::schema_for_output::<T>();
-    if schema.contains_key("type") {
-        return schema;
+    let mut schema = (*rmcp::handler::server::common::schema_for_output::<T>()).clone();
+    let error = error_schema();
+    match schema.remove("anyOf") {
+        Some(serde_json::Value::Array(mut branches)) => {
+            branches.push(error);
+            schema.insert("anyOf".into(), serde_json::Value::Array(branches));
+        }
+        _ => {
+            let required = schema
+                .remove("required")
+                .unwrap_or_else(|| serde_json::json!([]));
+            schema.insert(
+                "anyOf".into(),
+                serde_json::json!([{ "required": required }, error]),
+            );
+        }
     }
-    let mut schema = (*schema).clone();
     schema.insert("type".into(), serde_json::Value::String("object".into()));
     Arc::new(schema)
+}
+
+/// The shape of every `isError` result's structured content.
+fn error_schema() -> serde_json::Value {
+    serde_json::json!({
+        "type": "object",
+        "description": "The tool failed: a structured error (isError: true).",
+        "required": ["error_code", "message", "suggestion"],
+        "properties": {
+            "error_code": { "type": "string", "description": "SCREAMING_SNAKE_CASE code, e.g. UNSUPPORTED_MODEL" },
+            "message": { "type": "string" },
+            "suggestion": { "type": "string", "description": "What to send instead." }
+        }
+    })
 }
 
 /// Parse a tool's arguments, naming the offending field on failure.
@@ -116,6 +148,34 @@ mod tests {
             "{}",
             mistyped.message
         );
+    }
+
+    #[test]
+    fn output_schemas_admit_the_success_value_and_the_error_object() {
+        let schema = serde_json::Value::Object((*output_schema::<Params>()).clone());
+        assert_eq!(schema["type"], "object");
+        // Field docs stay at the root; what is required (in output schemas: every
+        // field, options as nullable) moves into the success branch.
+        assert!(schema["properties"]["text"].is_object());
+        assert_eq!(schema.get("required"), None);
+        assert_eq!(schema["anyOf"][0]["required"], json!(["text", "model"]));
+        assert_eq!(
+            schema["anyOf"][1]["required"],
+            json!(["error_code", "message", "suggestion"])
+        );
+
+        #[derive(JsonSchema, serde::Serialize)]
+        #[serde(untagged)]
+        #[allow(dead_code)]
+        enum OneOrOther {
+            One { a: u8 },
+            Other { b: u8 },
+        }
+        let union = serde_json::Value::Object((*output_schema::<OneOrOther>()).clone());
+        assert_eq!(union["type"], "object");
+        let branches = union["anyOf"].as_array().expect("anyOf");
+        assert_eq!(branches.len(), 3, "both shapes and the error object");
+        assert_eq!(branches[2]["required"][0], "error_code");
     }
 
     #[test]

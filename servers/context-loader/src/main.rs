@@ -32,6 +32,14 @@ struct Cli {
         default_value = "specs"
     )]
     specs_dir: PathBuf,
+    /// Server log format on stderr: text or json (one object per line).
+    #[arg(
+        long,
+        global = true,
+        env = "CONTEXT_LOADER_LOG_FORMAT",
+        default_value = "text"
+    )]
+    log_format: mcp_common::transport::LogFormat,
     #[command(subcommand)]
     command: Command,
 }
@@ -63,14 +71,17 @@ fn main() -> ExitCode {
         Command::Models(args) => ExitCode::from(cli::models(&state, args)),
         Command::SpecTokens(args) => ExitCode::from(cli::spec_tokens(&state, args)),
         Command::SpecBudget(args) => ExitCode::from(cli::spec_budget(&state, args)),
-        Command::Stdio => serve(stdio::run(state)),
-        Command::Http(args) => serve(http::run(state, args)),
+        Command::Stdio => serve(stdio::run(state), cli.log_format),
+        Command::Http(args) => serve(http::run(state, args), cli.log_format),
     }
 }
 
 /// Run a server on a multi-threaded runtime; logs (and a fatal error) go to stderr.
-fn serve(server: impl Future<Output = anyhow::Result<()>>) -> ExitCode {
-    mcp_common::transport::init_logging("info");
+fn serve(
+    server: impl Future<Output = anyhow::Result<()>>,
+    log_format: mcp_common::transport::LogFormat,
+) -> ExitCode {
+    mcp_common::transport::init_logging_as("info", log_format);
     // Load the vocabularies (~100 ms) beside start-up rather than in it: `initialize`
     // is answered at once, and by the time the first count arrives they are ready.
     std::thread::spawn(|| {

@@ -3,9 +3,9 @@
 
 use context_budget::spec::{SpecBudget, SpecTokens};
 use context_budget::{ModelListing, TokenCount};
+use mcp_common::metrics::MeteredToolRouter;
 use mcp_common::{Structured, ToolError, input_schema, output_schema, parse_params, run_blocking};
 use rmcp::RoleServer;
-use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{Implementation, JsonObject, ServerCapabilities, ServerConfig};
 use rmcp::service::RequestContext;
@@ -20,14 +20,14 @@ const INLINE_COUNT_BYTES: usize = 64 * 1024;
 #[derive(Clone)]
 pub struct ContextLoader {
     state: AppState,
-    tool_router: ToolRouter<Self>,
+    tool_router: MeteredToolRouter<Self>,
 }
 
 impl ContextLoader {
     pub fn new(state: AppState) -> Self {
         ContextLoader {
             state,
-            tool_router: Self::tool_router(),
+            tool_router: MeteredToolRouter::new(Self::tool_router()),
         }
     }
 }

@@ -1,0 +1,914 @@
+//! Faults and refusals against the built binary: what an exposed HTTP endpoint and a
+//! stdio server do with bad clients, bad input and shutdown. HTTP requests here are
+//! written by hand on a TCP socket (loopback only) so headers, bodies and
+//! disconnects are exactly what each test says.
+
+mod common;
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use common::{PATIENCE, call, run_cli, spawn_http, structured};
+use rmcp::ServiceExt;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpStream;
+use tokio::process::{Child, Command};
+
+/// A parsed HTTP/1.1 response.
+#[derive(Debug)]
+struct Reply {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Reply {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body)
+            .unwrap_or_else(|e| panic!("body is not JSON ({e}): {}", self.body))
+    }
+}
+
+/// `127.0.0.1:port` of a server URL.
+fn authority(url: &str) -> String {
+    let rest = url.trim_start_matches("http://");
+    rest[..rest.find('/').unwrap_or(rest.len())].to_string()
+}
+
+/// The request head (without the final blank line) for `method path` with a body.
+fn head(method: &str, path: &str, host: &str, extra: &[(&str, &str)], len: usize) -> String {
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nConnection: close\r\n\
+         Content-Length: {len}\r\n"
+    );
+    for (name, value) in extra {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head
+}
+
+/// Send one request on a fresh connection and read the whole response.
+async fn request(
+    addr: &str,
+    method: &str,
+    path: &str,
+    extra: &[(&str, &str)],
+    body: &[u8],
+) -> Reply {
+    request_with_host(addr, addr, method, path, extra, body).await
+}
+
+async fn request_with_host(
+    addr: &str,
+    host: &str,
+    method: &str,
+    path: &str,
+    extra: &[(&str, &str)],
+    body: &[u8],
+) -> Reply {
+    tokio::time::timeout(PATIENCE, async {
+        let mut stream = TcpStream::connect(addr).await.expect("connect");
+        let mut bytes = head(method, path, host, extra, body.len()).into_bytes();
+        bytes.extend_from_slice(b"\r\n");
+        bytes.extend_from_slice(body);
+        // A server may answer (413) before reading all of a large body.
+        let _ = stream.write_all(&bytes).await;
+        let mut raw = Vec::new();
+        let _ = stream.read_to_end(&mut raw).await;
+        parse_reply(&raw)
+    })
+    .await
+    .expect("HTTP request timed out")
+}
+
+fn parse_reply(raw: &[u8]) -> Reply {
+    let text = String::from_utf8_lossy(raw);
+    let (head, body) = text
+        .split_once("\r\n\r\n")
+        .unwrap_or_else(|| panic!("no HTTP response head in {text:?}"));
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|l| l.split(' ').nth(1))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("bad status line in {head:?}"));
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_string(), v.trim().to_string()))
+        .collect();
+    let chunked = headers.iter().any(|(n, v)| {
+        n.eq_ignore_ascii_case("transfer-encoding") && v.eq_ignore_ascii_case("chunked")
+    });
+    let body = if chunked {
+        dechunk(body)
+    } else {
+        body.to_string()
+    };
+    Reply {
+        status,
+        headers,
+        body,
+    }
+}
+
+fn dechunk(mut body: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = body.split_once("\r\n") {
+        let size = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if size == 0 || rest.len() < size {
+            break;
+        }
+        out.push_str(&rest[..size]);
+        body = rest[size..].trim_start_matches("\r\n");
+    }
+    out
+}
+
+fn count_call(id: u64, text: &str) -> Vec<u8> {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+           "params": {"name": "count-tokens", "arguments": {"text": text, "model": "gpt-4o"}}})
+    .to_string()
+    .into_bytes()
+}
+
+fn initialize_body() -> Vec<u8> {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "faults", "version": "1"}}})
+    .to_string()
+    .into_bytes()
+}
+
+/// The token count of a stateless tools/call reply, failing on anything else.
+fn token_count(reply: &Reply) -> u64 {
+    assert_eq!(reply.status, 200, "{reply:?}");
+    let body = reply.json();
+    assert_eq!(body["result"]["isError"], json!(false), "{body}");
+    body["result"]["structuredContent"]["token_count"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no token_count in {body}"))
+}
+
+async fn metrics_text(addr: &str, token: Option<&str>) -> String {
+    let auth = token.map(|t| format!("Bearer {t}"));
+    let extra: Vec<(&str, &str)> = auth
+        .as_deref()
+        .map(|a| vec![("Authorization", a)])
+        .unwrap_or_default();
+    let reply = request(addr, "GET", "/metrics", &extra, b"").await;
+    assert_eq!(reply.status, 200, "{reply:?}");
+    reply.body
+}
+
+fn gauge(metrics: &str, name: &str) -> i64 {
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix(name)?.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{name} not in\n{metrics}"))
+}
+
+async fn wait_until_idle(addr: &str) {
+    let started = Instant::now();
+    while gauge(&metrics_text(addr, None).await, "mcp_tool_calls_in_flight") != 0 {
+        assert!(started.elapsed() < PATIENCE, "tool calls never finished");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Varied text of about `bytes` bytes (mixed scripts, so BPE has real work to do).
+fn big_text(bytes: usize) -> String {
+    let words = [
+        "budget",
+        "컨텍스트",
+        "token",
+        "κείμενο",
+        "📚",
+        "fn",
+        "{",
+        "}",
+        "윈도우",
+    ];
+    let mut text = String::with_capacity(bytes + 32);
+    let mut i = 0usize;
+    while text.len() < bytes {
+        text.push_str(words[i % words.len()]);
+        text.push_str(&(i % 997).to_string());
+        text.push(' ');
+        i += 1;
+    }
+    text
+}
+
+#[tokio::test]
+async fn oversize_body_is_413_and_the_server_stays_up() {
+    let (_server, url) = spawn_http(
+        &[],
+        &[
+            "http",
+            "--bind",
+            "127.0.0.1:0",
+            "--stateless",
+            "--max-body-bytes",
+            "4096",
+        ],
+    )
+    .await;
+    let addr = authority(&url);
+    let oversize = count_call(1, &"a".repeat(20_000));
+    let reply = request(&addr, "POST", "/mcp", &[], &oversize).await;
+    assert_eq!(reply.status, 413, "{reply:?}");
+    let fits = count_call(2, "hello world");
+    assert_eq!(
+        token_count(&request(&addr, "POST", "/mcp", &[], &fits).await),
+        2
+    );
+    let metrics = metrics_text(&addr, None).await;
+    assert!(
+        metrics.contains(r#"http_responses_total{status="413"} 1"#),
+        "{metrics}"
+    );
+}
+
+#[tokio::test]
+async fn wrong_host_is_403() {
+    let (_server, url) = spawn_http(&[], &["http", "--bind", "127.0.0.1:0", "--stateless"]).await;
+    let addr = authority(&url);
+    let body = count_call(1, "hi");
+    let rebinding = request_with_host(&addr, "attacker.example", "POST", "/mcp", &[], &body).await;
+    assert_eq!(rebinding.status, 403, "{rebinding:?}");
+    assert_eq!(
+        token_count(&request(&addr, "POST", "/mcp", &[], &body).await),
+        1
+    );
+
+    // A configured public name is accepted, loopback names then are not.
+    let (_server, url) = spawn_http(
+        &[],
+        &[
+            "http",
+            "--bind",
+            "127.0.0.1:0",
+            "--stateless",
+            "--allowed-host",
+            "mcp.example.com",
+        ],
+    )
+    .await;
+    let addr = authority(&url);
+    let public = request_with_host(&addr, "mcp.example.com", "POST", "/mcp", &[], &body).await;
+    assert_eq!(token_count(&public), 1);
+    assert_eq!(request(&addr, "POST", "/mcp", &[], &body).await.status, 403);
+}
+
+#[tokio::test]
+async fn bad_origin_is_403_and_allowed_origins_pass() {
+    let body = count_call(1, "hi");
+    let (_server, url) = spawn_http(&[], &["http", "--bind", "127.0.0.1:0", "--stateless"]).await;
+    let addr = authority(&url);
+    let evil = request(
+        &addr,
+        "POST",
+        "/mcp",
+        &[("Origin", "https://evil.example")],
+        &body,
+    )
+    .await;
+    assert_eq!(evil.status, 403, "{evil:?}");
+    let local_page = request(
+        &addr,
+        "POST",
+        "/mcp",
+        &[("Origin", "http://localhost:6274")],
+        &body,
+    )
+    .await;
+    assert_eq!(
+        token_count(&local_page),
+        1,
+        "loopback pages pass by default"
+    );
+
+    let (_server, url) = spawn_http(
+        &[],
+        &[
+            "http",
+            "--bind",
+            "127.0.0.1:0",
+            "--stateless",
+            "--allowed-origin",
+            "https://app.example.com:443",
+        ],
+    )
+    .await;
+    let addr = authority(&url);
+    let app = request(
+        &addr,
+        "POST",
+        "/mcp",
+        &[("Origin", "https://app.example.com")],
+        &body,
+    )
+    .await;
+    assert_eq!(token_count(&app), 1);
+    let other = request(
+        &addr,
+        "POST",
+        "/mcp",
+        &[("Origin", "http://localhost:6274")],
+        &body,
+    )
+    .await;
+    assert_eq!(other.status, 403, "only the configured origins once set");
+}
+
+#[tokio::test]
+async fn missing_or_wrong_token_is_401_and_probes_stay_open() {
+    let dir = std::env::temp_dir().join(format!("context-loader-auth-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let token_file = dir.join("tokens");
+    std::fs::write(
+        &token_file,
+        "# tokens\nfirst-token-0123456789\nsecond-token-abcdef\n",
+    )
+    .expect("write tokens");
+    let token_file = token_file.to_string_lossy().into_owned();
+    let (_server, url) = spawn_http(
+        &[],
+        &[
+            "http",
+            "--bind",
+            "127.0.0.1:0",
+            "--stateless",
+            "--auth-token-file",
+            &token_file,
+        ],
+    )
+    .await;
+    let addr = authority(&url);
+    let body = count_call(1, "hi there");
+
+    let missing = request(&addr, "POST", "/mcp", &[], &body).await;
+    assert_eq!(missing.status, 401, "{missing:?}");
+    assert_eq!(missing.header("www-authenticate"), Some("Bearer"));
+    let wrong = request(
+        &addr,
+        "POST",
+        "/mcp",
+        &[("Authorization", "Bearer first-token-0123456788")],
+        &body,
+    )
+    .await;
+    assert_eq!(wrong.status, 401);
+    assert!(
+        wrong
+            .header("www-authenticate")
+            .unwrap_or_default()
+            .starts_with("Bearer")
+    );
+    let basic = request(
+        &addr,
+        "POST",
+        "/mcp",
+        &[("Authorization", "Basic Zmlyc3Q=")],
+        &body,
+    )
+    .await;
+    assert_eq!(basic.status, 401);
+    let right = request(
+        &addr,
+        "POST",
+        "/mcp",
+        &[("Authorization", "Bearer second-token-abcdef")],
+        &body,
+    )
+    .await;
+    assert_eq!(token_count(&right), 2);
+
+    // Orchestrator probes never need the token; metrics do.
+    assert_eq!(
+        request(&addr, "GET", "/healthz", &[], b"").await.status,
+        200
+    );
+    let started = Instant::now();
+    loop {
+        let ready = request(&addr, "GET", "/readyz", &[], b"").await;
+        if ready.status == 200 {
+            break;
+        }
+        assert_eq!(ready.status, 503, "{ready:?}");
+        assert!(started.elapsed() < PATIENCE, "never ready");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        request(&addr, "GET", "/metrics", &[], b"").await.status,
+        401
+    );
+    let metrics = metrics_text(&addr, Some("first-token-0123456789")).await;
+    assert!(
+        metrics.contains(r#"mcp_tool_calls_total{tool="count-tokens",outcome="ok"} 1"#),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains(r#"http_responses_total{status="401"} 4"#),
+        "{metrics}"
+    );
+
+    // A real MCP client with the token: initialize, list, call.
+    let transport = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(url.clone())
+            .auth_header("first-token-0123456789"),
+    );
+    let client = tokio::time::timeout(PATIENCE, ().serve(transport))
+        .await
+        .expect("initialize timed out")
+        .expect("initialize with a token");
+    let result = call(
+        &client,
+        "count-tokens",
+        json!({"text": "hi there", "model": "gpt-4o"}),
+    )
+    .await;
+    assert_eq!(structured(&result)["token_count"], 2);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn unknown_or_expired_session_id_is_404() {
+    let (_server, url) = spawn_http(
+        &[],
+        &[
+            "http",
+            "--bind",
+            "127.0.0.1:0",
+            "--session-idle-timeout",
+            "1",
+        ],
+    )
+    .await;
+    let addr = authority(&url);
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string();
+    let bogus = request(
+        &addr,
+        "POST",
+        "/mcp",
+        &[
+            ("Mcp-Session-Id", "no-such-session"),
+            ("MCP-Protocol-Version", "2025-06-18"),
+        ],
+        list.as_bytes(),
+    )
+    .await;
+    assert_eq!(
+        bogus.status, 404,
+        "spec: unknown session id → 404 Not Found; {bogus:?}"
+    );
+
+    // A real session works, then expires after the idle timeout and is 404 too.
+    let init = request(&addr, "POST", "/mcp", &[], &initialize_body()).await;
+    assert_eq!(init.status, 200, "{init:?}");
+    let session = init
+        .header("mcp-session-id")
+        .expect("session id")
+        .to_string();
+    let headers = [
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-06-18"),
+    ];
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
+    let accepted = request(&addr, "POST", "/mcp", &headers, initialized.as_bytes()).await;
+    assert_eq!(accepted.status, 202, "{accepted:?}");
+    let listed = request(&addr, "POST", "/mcp", &headers, list.as_bytes()).await;
+    assert_eq!(listed.status, 200, "{listed:?}");
+    assert!(listed.body.contains("count-tokens"), "{listed:?}");
+    // Idle (no requests: each one would renew the session) past the 1 s timeout.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let expired = request(&addr, "POST", "/mcp", &headers, list.as_bytes()).await;
+    assert_eq!(expired.status, 404, "{expired:?}");
+}
+
+#[tokio::test]
+async fn client_disconnects_mid_request_leave_the_server_healthy() {
+    let (mut server, url) = spawn_http(
+        &["--max-input-bytes", "20000000"],
+        &[
+            "http",
+            "--bind",
+            "127.0.0.1:0",
+            "--stateless",
+            "--max-body-bytes",
+            "40000000",
+        ],
+    )
+    .await;
+    let addr = authority(&url);
+    let text = big_text(3_000_000);
+    let body = count_call(1, &text);
+
+    // 1. Gone while sending the body: headers promise more than ever arrives.
+    let mut stream = TcpStream::connect(&addr).await.expect("connect");
+    let partial = head("POST", "/mcp", &addr, &[], body.len());
+    stream.write_all(partial.as_bytes()).await.expect("head");
+    stream.write_all(b"\r\n").await.expect("head end");
+    stream
+        .write_all(&body[..body.len() / 3])
+        .await
+        .expect("part of the body");
+    drop(stream);
+
+    // 2. Gone while the server counts: the whole request, then close without reading.
+    for _ in 0..3 {
+        let mut stream = TcpStream::connect(&addr).await.expect("connect");
+        let mut bytes = head("POST", "/mcp", &addr, &[], body.len()).into_bytes();
+        bytes.extend_from_slice(b"\r\n");
+        bytes.extend_from_slice(&body);
+        stream.write_all(&bytes).await.expect("request");
+        drop(stream);
+    }
+
+    // The abandoned calls are released, the process is alive, and counts are right.
+    wait_until_idle(&addr).await;
+    assert!(
+        server.try_wait().expect("status").is_none(),
+        "server exited"
+    );
+    let (code, stdout, _) = run_cli(
+        &[
+            "--max-input-bytes",
+            "20000000",
+            "count",
+            "--json",
+            "--model",
+            "gpt-4o",
+        ],
+        Some(&text),
+    );
+    assert_eq!(code, 0);
+    let expected: Value = serde_json::from_str(&stdout).expect("cli json");
+    let reply = request(&addr, "POST", "/mcp", &[], &body).await;
+    assert_eq!(Some(token_count(&reply)), expected["token_count"].as_u64());
+}
+
+/// Start a server whose stderr we keep, to read its shutdown log.
+async fn spawn_logged_http(args: &[&str]) -> (Child, String, tokio::task::JoinHandle<Vec<String>>) {
+    let mut server = Command::new(common::BIN)
+        .args(["--max-input-bytes", "20000000", "--log-format", "json"])
+        .args([
+            "http",
+            "--bind",
+            "127.0.0.1:0",
+            "--max-body-bytes",
+            "40000000",
+        ])
+        .args(args)
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn http server");
+    let mut lines = BufReader::new(server.stderr.take().expect("stderr")).lines();
+    let url = tokio::time::timeout(PATIENCE, async {
+        while let Some(line) = lines.next_line().await.expect("stderr") {
+            if let Some(at) = line.find("listening on http://") {
+                let rest = &line[at + "listening on ".len()..];
+                return rest[..rest.find('"').unwrap_or(rest.len())].to_string();
+            }
+        }
+        panic!("server exited without listening");
+    })
+    .await
+    .expect("no URL logged");
+    let log = tokio::spawn(async move {
+        let mut all = Vec::new();
+        while let Ok(Some(line)) = lines.next_line().await {
+            all.push(line);
+        }
+        all
+    });
+    (server, url, log)
+}
+
+fn sigterm(server: &Child) {
+    let pid = server.id().expect("running server has a pid");
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .expect("run kill");
+    assert!(status.success());
+}
+
+/// Wait until `n` tool calls are running (they take ~seconds: megabytes of text).
+async fn wait_for_in_flight(addr: &str, n: i64) {
+    let started = Instant::now();
+    while gauge(&metrics_text(addr, None).await, "mcp_tool_calls_in_flight") < n {
+        assert!(started.elapsed() < PATIENCE, "calls never started");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+async fn assert_exits_zero_after_draining(
+    mut server: Child,
+    log: tokio::task::JoinHandle<Vec<String>>,
+    calls: usize,
+) {
+    let status = tokio::time::timeout(PATIENCE, server.wait())
+        .await
+        .expect("server did not exit after SIGTERM")
+        .expect("wait");
+    assert_eq!(status.code(), Some(0), "graceful shutdown exits 0");
+    let log = log.await.expect("log");
+    let shutdown: Value = log
+        .iter()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|l| {
+            l["fields"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .starts_with("shutting down")
+        })
+        .unwrap_or_else(|| panic!("no shutdown line in {log:#?}"));
+    assert_eq!(
+        shutdown["fields"]["in_flight"].as_i64(),
+        Some(calls as i64),
+        "SIGTERM must have arrived while the calls ran"
+    );
+}
+
+#[tokio::test]
+async fn sigterm_lets_in_flight_stateless_calls_finish_then_exits_0() {
+    const CALLS: usize = 3;
+    let (server, url, log) = spawn_logged_http(&["--stateless"]).await;
+    let addr = authority(&url);
+    let text = big_text(6_000_000);
+    let body = count_call(1, &text);
+    let calls: Vec<_> = (0..CALLS)
+        .map(|_| {
+            let (addr, body) = (addr.clone(), body.clone());
+            tokio::spawn(async move { request(&addr, "POST", "/mcp", &[], &body).await })
+        })
+        .collect();
+    wait_for_in_flight(&addr, CALLS as i64).await;
+    sigterm(&server);
+    let mut counts = Vec::new();
+    for call in calls {
+        counts.push(token_count(&call.await.expect("call task")));
+    }
+    assert!(
+        counts.iter().all(|&c| c == counts[0] && c > 1_000_000),
+        "{counts:?}"
+    );
+    // Nothing new is accepted once shutdown began.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(TcpStream::connect(&addr).await.is_err() || server_gone(&addr).await);
+    assert_exits_zero_after_draining(server, log, CALLS).await;
+}
+
+/// After shutdown begins a connection may still be accepted by the kernel backlog but
+/// is never served.
+async fn server_gone(addr: &str) -> bool {
+    let Ok(mut stream) = TcpStream::connect(addr).await else {
+        return true;
+    };
+    let _ = stream
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await;
+    let mut buf = [0u8; 64];
+    !matches!(
+        tokio::time::timeout(Duration::from_secs(2), stream.read(&mut buf)).await,
+        Ok(Ok(n)) if n > 0
+    )
+}
+
+#[tokio::test]
+async fn sigterm_lets_in_flight_session_calls_finish_then_exits_0() {
+    const CALLS: usize = 2;
+    let (server, url, log) = spawn_logged_http(&[]).await;
+    let addr = authority(&url);
+    let client = tokio::time::timeout(
+        PATIENCE,
+        ().serve(StreamableHttpClientTransport::from_uri(url.clone())),
+    )
+    .await
+    .expect("initialize timed out")
+    .expect("initialize");
+    let text = big_text(6_000_000);
+    let calls: Vec<_> = (0..CALLS)
+        .map(|_| {
+            let peer = client.peer().clone();
+            let text = text.clone();
+            tokio::spawn(async move {
+                let args = json!({"text": text, "model": "gpt-4o"});
+                let params = rmcp::model::CallToolRequestParams::new("count-tokens")
+                    .with_arguments(args.as_object().cloned().expect("object"));
+                tokio::time::timeout(PATIENCE, peer.call_tool(params)).await
+            })
+        })
+        .collect();
+    wait_for_in_flight(&addr, CALLS as i64).await;
+    sigterm(&server);
+    for call in calls {
+        let result = call
+            .await
+            .expect("call task")
+            .expect("call timed out")
+            .expect("in-flight call completes during shutdown");
+        assert_eq!(result.is_error, Some(false));
+        assert!(structured(&result)["token_count"].as_u64().unwrap_or(0) > 1_000_000);
+    }
+    assert_exits_zero_after_draining(server, log, CALLS).await;
+}
+
+/// Raw stdio: write lines, read reply lines.
+struct RawStdio {
+    child: Child,
+    stdin: tokio::process::ChildStdin,
+    stdout: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+}
+
+impl RawStdio {
+    async fn start() -> Self {
+        let mut child = Command::new(common::BIN)
+            .arg("stdio")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn stdio");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        let mut raw = RawStdio {
+            child,
+            stdin,
+            stdout,
+        };
+        raw.send(&initialize_body()).await;
+        let init = raw.next().await;
+        assert_eq!(init["id"], 1, "{init}");
+        raw.send(
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+                .to_string()
+                .as_bytes(),
+        )
+        .await;
+        raw
+    }
+    async fn send(&mut self, line: &[u8]) {
+        self.stdin.write_all(line).await.expect("write");
+        self.stdin.write_all(b"\n").await.expect("newline");
+        self.stdin.flush().await.expect("flush");
+    }
+    async fn next(&mut self) -> Value {
+        let line = tokio::time::timeout(PATIENCE, self.stdout.next_line())
+            .await
+            .expect("no reply in time")
+            .expect("read")
+            .expect("server closed stdout");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("reply is not JSON ({e}): {line}"))
+    }
+    /// The server is alive and in order: a ping is answered.
+    async fn assert_alive(&mut self, id: u64) {
+        self.send(
+            json!({"jsonrpc": "2.0", "id": id, "method": "ping"})
+                .to_string()
+                .as_bytes(),
+        )
+        .await;
+        let pong = self.next().await;
+        assert_eq!(pong["id"], id, "{pong}");
+        assert!(pong.get("result").is_some(), "{pong}");
+    }
+}
+
+fn assert_error(reply: &Value, code: i64) {
+    assert_eq!(reply["jsonrpc"], "2.0", "{reply}");
+    assert_eq!(reply["error"]["code"], code, "{reply}");
+    assert!(
+        reply.get("id").is_some(),
+        "JSON-RPC error replies carry an id (null if unknown): {reply}"
+    );
+}
+
+#[tokio::test]
+async fn bad_stdio_lines_get_json_rpc_errors_and_the_session_goes_on() {
+    let mut raw = RawStdio::start().await;
+
+    raw.send(b"{\"jsonrpc\": \"2.0\", \"id\": 5, \"method\": ")
+        .await;
+    let malformed = raw.next().await;
+    assert_error(&malformed, -32700);
+    assert_eq!(malformed["id"], Value::Null);
+    raw.assert_alive(10).await;
+
+    let batch = json!([{"jsonrpc": "2.0", "id": 6, "method": "ping"},
+                       {"jsonrpc": "2.0", "id": 7, "method": "tools/list"}]);
+    raw.send(batch.to_string().as_bytes()).await;
+    assert_error(&raw.next().await, -32600);
+    raw.assert_alive(11).await;
+
+    // 20 MiB on one line (over the 16 MiB frame limit): refused without buffering it.
+    let huge = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"ping\",\"params\":{{\"pad\":\"{}\"}}}}",
+        "x".repeat(20 << 20)
+    );
+    raw.send(huge.as_bytes()).await;
+    let refused = raw.next().await;
+    assert_error(&refused, -32600);
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("limit"),
+        "{refused}"
+    );
+    raw.assert_alive(12).await;
+
+    // And real work still happens afterwards.
+    raw.send(&count_call(13, "hello world")).await;
+    let counted = raw.next().await;
+    assert_eq!(counted["id"], 13);
+    assert_eq!(
+        counted["result"]["structuredContent"]["token_count"], 2,
+        "{counted}"
+    );
+    assert!(raw.child.try_wait().expect("status").is_none());
+    drop(raw.stdin);
+    let status = tokio::time::timeout(PATIENCE, raw.child.wait())
+        .await
+        .expect("exit on EOF")
+        .expect("wait");
+    assert_eq!(status.code(), Some(0), "stdin EOF ends the server cleanly");
+}
+
+#[tokio::test]
+async fn stalled_request_times_out_with_408_and_holds_its_concurrency_slot_until_then() {
+    let (_server, url) = spawn_http(
+        &[],
+        &[
+            "http",
+            "--bind",
+            "127.0.0.1:0",
+            "--stateless",
+            "--max-concurrent-requests",
+            "1",
+            "--request-timeout",
+            "2",
+        ],
+    )
+    .await;
+    let addr = authority(&url);
+    let body = count_call(1, "hello world");
+
+    // A: promises a body it never finishes sending, holding the only slot.
+    let started = Instant::now();
+    let mut stalled = TcpStream::connect(&addr).await.expect("connect");
+    let head_a = head("POST", "/mcp", &addr, &[], body.len());
+    stalled
+        .write_all(format!("{head_a}\r\n").as_bytes())
+        .await
+        .expect("head");
+    stalled
+        .write_all(&body[..10])
+        .await
+        .expect("part of the body");
+
+    // B: a complete request that must wait for the slot.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let waiting = {
+        let (addr, body) = (addr.clone(), body.clone());
+        tokio::spawn(async move {
+            let reply = request(&addr, "POST", "/mcp", &[], &body).await;
+            (reply, started.elapsed())
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    if started.elapsed() < Duration::from_millis(1900) {
+        assert!(
+            !waiting.is_finished(),
+            "B was served while A held the only slot"
+        );
+    }
+
+    // A is cut off at its deadline with 408 ...
+    let mut raw = Vec::new();
+    let _ = tokio::time::timeout(PATIENCE, stalled.read_to_end(&mut raw)).await;
+    let timed_out = parse_reply(&raw);
+    assert_eq!(timed_out.status, 408, "{timed_out:?}");
+    // ... which frees the slot for B.
+    let (served, at) = waiting.await.expect("B");
+    assert!(
+        at >= Duration::from_secs(2),
+        "B finished at {at:?}, before A's deadline"
+    );
+    assert_eq!(token_count(&served), 2);
+}

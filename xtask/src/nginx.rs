@@ -1,0 +1,58 @@
+//! `cargo xtask ci` step: the e2e client suite through nginx (the shipped reference
+//! config in deploy/nginx/) in front of two stateless replicas. The test itself
+//! (servers/context-loader/tests/behind_nginx.rs) starts the replicas and nginx on
+//! free loopback ports; this step makes sure nginx is installed and runs it.
+
+use std::process::Command;
+
+use anyhow::{Context, bail};
+
+pub fn run() -> anyhow::Result<()> {
+    ensure_nginx()?;
+    crate::cargo(&[
+        "test",
+        "--locked",
+        "-p",
+        "context-loader",
+        "--test",
+        "behind_nginx",
+        "--",
+        "--ignored",
+    ])
+}
+
+fn nginx_installed() -> bool {
+    Command::new("nginx")
+        .arg("-v")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Install nginx from Debian's packages when it is missing (CI machines are fresh).
+fn ensure_nginx() -> anyhow::Result<()> {
+    if nginx_installed() {
+        return Ok(());
+    }
+    eprintln!("nginx missing: apt-get install -y nginx");
+    let install = || {
+        Command::new("apt-get")
+            .args(["install", "-y", "--no-install-recommends", "nginx"])
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .status()
+            .context("cannot run apt-get")
+    };
+    if !install()?.success() {
+        // A fresh machine may have no package lists yet.
+        let updated = Command::new("apt-get")
+            .arg("update")
+            .status()
+            .context("cannot run apt-get update")?;
+        if !updated.success() || !install()?.success() {
+            bail!("could not install nginx with apt-get (needed for the proxy test)");
+        }
+    }
+    if !nginx_installed() {
+        bail!("nginx was installed but `nginx -v` still fails");
+    }
+    Ok(())
+}
