@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::{Catalog, DEFAULT_MODEL, Tokenizer, closest_names};
+use crate::{Catalog, DEFAULT_MODEL, ResolvedModel, Tokenizer, closest_names};
 
 /// Default largest text accepted in one call: 8 MiB, about 2M tokens — well past any
 /// context window, and under a second to count.
@@ -27,6 +27,9 @@ pub struct TokenCount {
     pub max_output_tokens: Option<u64>,
     /// `token_count` at the model's list price for input tokens.
     pub estimated_input_cost_usd: Option<f64>,
+    /// Set when an exact count was asked for but not obtained, saying why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -75,17 +78,22 @@ impl TokenCounter {
         self.max_input_bytes
     }
 
-    /// Count `text` for `model` (default [`DEFAULT_MODEL`]).
-    pub fn count(&self, text: &str, model: Option<&str>) -> Result<TokenCount, CountError> {
+    /// Resolve `model` (default [`DEFAULT_MODEL`]), or say which names are close.
+    pub fn resolve(&self, model: Option<&str>) -> Result<ResolvedModel<'_>, CountError> {
         let requested = model.unwrap_or(DEFAULT_MODEL);
-        let resolved = self.catalog.resolve(requested).ok_or_else(|| {
+        self.catalog.resolve(requested).ok_or_else(|| {
             let names = self.catalog.names();
             CountError::UnsupportedModel {
                 requested: requested.to_string(),
                 did_you_mean: closest_names(requested, names.iter().copied(), 3),
                 available: names.iter().map(|n| n.to_string()).collect(),
             }
-        })?;
+        })
+    }
+
+    /// Count `text` for `model` (default [`DEFAULT_MODEL`]).
+    pub fn count(&self, text: &str, model: Option<&str>) -> Result<TokenCount, CountError> {
+        let resolved = self.resolve(model)?;
         // Checked before any work: a 1 GB paste must fail fast, not stall the server.
         if text.len() > self.max_input_bytes {
             return Err(CountError::InputTooLarge {
@@ -105,12 +113,13 @@ impl TokenCounter {
             context_window: spec.map(|s| s.context_window),
             max_output_tokens: spec.map(|s| s.max_output_tokens),
             estimated_input_cost_usd: spec.map(|s| usd(token_count, s.input_usd_per_mtok)),
+            warning: None,
         })
     }
 }
 
 /// Price of `tokens` at `usd_per_mtok`, rounded to a millionth of a dollar.
-fn usd(tokens: usize, usd_per_mtok: f64) -> f64 {
+pub fn usd(tokens: usize, usd_per_mtok: f64) -> f64 {
     (tokens as f64 * usd_per_mtok).round() / 1_000_000.0
 }
 

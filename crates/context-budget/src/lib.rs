@@ -30,7 +30,7 @@ pub use messages::{
 };
 
 pub use catalog::{Catalog, CatalogError, ModelInfo, ModelListing, ModelSpec, ResolvedModel};
-pub use counter::{CountError, DEFAULT_MAX_INPUT_BYTES, TokenCount, TokenCounter};
+pub use counter::{CountError, DEFAULT_MAX_INPUT_BYTES, TokenCount, TokenCounter, usd};
 pub use suggest::closest_names;
 pub use tokenizer::{ClaudeEstimate, Tokenizer};
 

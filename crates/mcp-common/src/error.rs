@@ -23,6 +23,8 @@ pub enum ErrorCode {
     InputTooLarge,
     /// A bug or an environment failure on our side; the input may be fine.
     InternalError,
+    /// What must be kept (e.g. the system message) does not fit the token budget.
+    ContextOverflow,
 }
 
 impl ErrorCode {
@@ -32,6 +34,7 @@ impl ErrorCode {
             ErrorCode::InvalidInput => "INVALID_INPUT",
             ErrorCode::InputTooLarge => "INPUT_TOO_LARGE",
             ErrorCode::InternalError => "INTERNAL_ERROR",
+            ErrorCode::ContextOverflow => "CONTEXT_OVERFLOW",
         }
     }
 }
@@ -141,6 +144,7 @@ mod tests {
             ErrorCode::InvalidInput,
             ErrorCode::InputTooLarge,
             ErrorCode::InternalError,
+            ErrorCode::ContextOverflow,
         ] {
             assert_eq!(serde_json::to_value(code).ok(), Some(json!(code.as_str())));
         }

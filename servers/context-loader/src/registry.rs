@@ -1,14 +1,14 @@
 //! The one tool registry. Both transports serve this handler and nothing else, so a
 //! tool added here is on stdio and HTTP at once.
 
-use context_budget::{ModelListing, TokenCount};
+use context_budget::{AssembledContext, FittedMessages, ModelListing, TokenCount};
 use mcp_common::{Structured, ToolError, input_schema, output_schema, parse_params, run_blocking};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{Implementation, JsonObject, ServerCapabilities, ServerConfig};
 use rmcp::{ServerHandler, tool, tool_handler, tool_router};
 
-use crate::tools::{AppState, count_tokens, list_models};
+use crate::tools::{AppState, assemble_context, count_tokens, fit_messages, list_models};
 
 /// Texts above this size are counted on the blocking pool rather than inline.
 const INLINE_COUNT_BYTES: usize = 64 * 1024;
@@ -43,12 +43,16 @@ impl ContextLoader {
     ) -> Result<Structured<TokenCount>, ToolError> {
         let params: count_tokens::CountTokensParams = parse_params(count_tokens::NAME, Some(args))?;
         let state = self.state.clone();
-        let count = if params.text.len() <= INLINE_COUNT_BYTES {
-            count_tokens::run(&state, &params)?
+        let (count, params) = if params.text.len() <= INLINE_COUNT_BYTES {
+            (count_tokens::run(&state, &params)?, params)
         } else {
-            run_blocking(move || count_tokens::run(&state, &params)).await?
+            let worker_state = state.clone();
+            run_blocking(move || count_tokens::run(&worker_state, &params).map(|c| (c, params)))
+                .await?
         };
-        Ok(Structured(count))
+        Ok(Structured(
+            count_tokens::run_exact(&state, &params, count).await,
+        ))
     }
 
     #[tool(
@@ -64,6 +68,40 @@ impl ContextLoader {
     ) -> Result<Structured<ModelListing>, ToolError> {
         let params: list_models::ListModelsParams = parse_params(list_models::NAME, Some(args))?;
         list_models::run(&self.state, &params).map(Structured)
+    }
+
+    #[tool(
+        name = "fit-messages",
+        description = fit_messages::DESCRIPTION,
+        input_schema = input_schema::<fit_messages::FitMessagesParams>(),
+        output_schema = output_schema::<FittedMessages>(),
+        annotations(title = "Fit messages", read_only_hint = true, idempotent_hint = true, destructive_hint = false, open_world_hint = false)
+    )]
+    async fn fit_messages(
+        &self,
+        Parameters(args): Parameters<JsonObject>,
+    ) -> Result<Structured<FittedMessages>, ToolError> {
+        let params: fit_messages::FitMessagesParams = parse_params(fit_messages::NAME, Some(args))?;
+        fit_messages::run(&self.state, params).await.map(Structured)
+    }
+
+    #[tool(
+        name = "assemble-context",
+        description = assemble_context::DESCRIPTION,
+        input_schema = input_schema::<assemble_context::AssembleContextParams>(),
+        output_schema = output_schema::<AssembledContext>(),
+        annotations(title = "Assemble context", read_only_hint = true, idempotent_hint = true, destructive_hint = false, open_world_hint = false)
+    )]
+    async fn assemble_context(
+        &self,
+        Parameters(args): Parameters<JsonObject>,
+    ) -> Result<Structured<AssembledContext>, ToolError> {
+        let params: assemble_context::AssembleContextParams =
+            parse_params(assemble_context::NAME, Some(args))?;
+        let state = self.state.clone();
+        run_blocking(move || assemble_context::run(&state, &params))
+            .await
+            .map(Structured)
     }
 }
 
