@@ -42,7 +42,16 @@ async fn tools_list_has_valid_schemas_and_read_only_annotations() {
         let mut tools = conn.client.list_all_tools().await.expect("tools/list");
         tools.sort_by(|a, b| a.name.cmp(&b.name));
         let names: Vec<_> = tools.iter().map(|t| t.name.to_string()).collect();
-        assert_eq!(names, ["count-tokens", "list-models"], "{transport:?}");
+        assert_eq!(
+            names,
+            [
+                "assemble-context",
+                "count-tokens",
+                "fit-messages",
+                "list-models"
+            ],
+            "{transport:?}"
+        );
         for tool in &tools {
             let input = Value::Object((*tool.input_schema).clone());
             assert_eq!(input["type"], "object", "{} input schema", tool.name);
@@ -59,7 +68,10 @@ async fn tools_list_has_valid_schemas_and_read_only_annotations() {
             assert_eq!(annotations.idempotent_hint, Some(true), "{}", tool.name);
             assert_eq!(annotations.destructive_hint, Some(false), "{}", tool.name);
         }
-        let count = &tools[0];
+        let count = tools
+            .iter()
+            .find(|t| t.name == "count-tokens")
+            .expect("count-tokens");
         let input = Value::Object((*count.input_schema).clone());
         assert_eq!(input["required"], json!(["text"]));
         assert!(input["properties"]["model"].is_object());

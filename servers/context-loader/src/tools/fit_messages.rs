@@ -134,7 +134,6 @@ pub async fn run(state: &AppState, params: FitMessagesParams) -> Result<FittedMe
     // one API call, and if the exact total is over budget, shrink the local budget by
     // the overshoot (scaled to local units) and select again — at most a few rounds.
     let mut selection = local;
-    let mut local_budget = plan.budget;
     for _ in 0..MAX_CONFIRM_ROUNDS {
         if selection.kept_indices.is_empty() {
             return Ok(shape(
@@ -182,7 +181,8 @@ pub async fn run(state: &AppState, params: FitMessagesParams) -> Result<FittedMe
                 let over = exact - plan.budget;
                 let scaled =
                     (over as f64 * selection.total_tokens as f64 / exact as f64).ceil() as u64;
-                local_budget = local_budget.saturating_sub(scaled.max(1));
+                // Take the overshoot, in local units, off what this selection used.
+                let local_budget = selection.total_tokens.saturating_sub(scaled.max(1));
                 selection = select(&messages, &counts, priming, local_budget, &plan.options)
                     .map_err(fit_error)?;
             }
