@@ -50,17 +50,17 @@ fn history(len: usize) -> Vec<Message> {
         Role::System,
         "You are a support assistant for an engineering team. Answer briefly; cite ticket numbers.",
     )];
-    let mut turn = 0;
+    let mut turn = 0usize;
     while messages.len() < len {
         let pick = |n: usize| {
-            if n % 2 == 0 {
+            if n.is_multiple_of(2) {
                 ENGLISH[n / 2 % ENGLISH.len()]
             } else {
                 KOREAN[n / 2 % KOREAN.len()]
             }
         };
         messages.push(Message::new(Role::User, pick(next())));
-        if turn % 5 == 0 && messages.len() + 3 <= len {
+        if turn.is_multiple_of(5) && messages.len() + 3 <= len {
             let id = format!("call_{turn}");
             messages.push(Message {
                 role: Role::Assistant,
