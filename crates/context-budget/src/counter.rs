@@ -16,7 +16,8 @@ pub struct TokenCount {
     pub token_count: usize,
     /// The catalog model actually used (canonical name), or the encoding name.
     pub model: String,
-    /// The tokenizer: `cl100k_base`, `o200k_base` or `claude_estimate`.
+    /// The tokenizer: `cl100k_base`, `o200k_base` or `claude_estimate`
+    /// (`anthropic_count_tokens` when the server counted through Anthropic's API).
     pub encoding: &'static str,
     /// True when the count equals what the provider bills.
     pub exact: bool,

@@ -21,6 +21,8 @@ pub const API_VERSION: &str = "2023-06-01";
 pub const CACHE_ENTRIES: usize = 1000;
 /// Shown as `method` when a count came from the API.
 pub const EXACT_METHOD: &str = "exact: Anthropic count_tokens API";
+/// Shown as `encoding` when a count came from the API (no local tokenizer was used).
+pub const EXACT_ENCODING: &str = "anthropic_count_tokens";
 
 /// Why an exact count was not obtained.
 #[derive(Debug, Clone, PartialEq)]

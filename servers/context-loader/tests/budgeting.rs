@@ -358,6 +358,7 @@ async fn claude_counts_come_from_the_api_when_enabled_over_every_transport() {
         );
         assert_eq!(out["exact"], true);
         assert_eq!(out["method"], "exact: Anthropic count_tokens API");
+        assert_eq!(out["encoding"], "anthropic_count_tokens");
         assert!(out.get("warning").is_none());
         let cost = out["estimated_input_cost_usd"].as_f64().expect("cost");
         assert!(
@@ -385,6 +386,7 @@ async fn claude_counts_come_from_the_api_when_enabled_over_every_transport() {
         .await;
         let out = structured(&fit).clone();
         assert_eq!(out["exact"], true, "{out}");
+        assert_eq!(out["encoding"], "anthropic_count_tokens");
         assert_eq!(out["budget"], 4000);
         assert_well_formed(&input, &out);
 
@@ -480,6 +482,7 @@ async fn api_failures_fall_back_to_the_estimate_with_a_warning() {
         .await;
         let out = structured(&fit);
         assert_eq!(out["exact"], false);
+        assert_eq!(out["encoding"], "claude_estimate");
         assert!(
             out["warning"]
                 .as_str()

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::AppState;
-use crate::anthropic::{self, EXACT_METHOD};
+use crate::anthropic::{self, EXACT_ENCODING, EXACT_METHOD};
 
 pub const NAME: &str = "count-tokens";
 pub const DESCRIPTION: &str = "Count the tokens of a text for a model before loading it into a context window. \
@@ -60,6 +60,7 @@ pub async fn run_exact(
         Ok(tokens) => {
             count.token_count = tokens as usize;
             count.exact = true;
+            count.encoding = EXACT_ENCODING;
             count.method = EXACT_METHOD;
             count.estimated_input_cost_usd = Some(usd(tokens as usize, spec.input_usd_per_mtok));
         }

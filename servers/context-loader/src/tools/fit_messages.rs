@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use super::AppState;
 use super::count_tokens::count_error;
-use crate::anthropic::{self, EXACT_METHOD};
+use crate::anthropic::{self, EXACT_ENCODING, EXACT_METHOD};
 
 pub const NAME: &str = "fit-messages";
 pub const DESCRIPTION: &str = "Trim a chat history to fit a model's context window before sending it. Counts each \
@@ -220,7 +220,12 @@ fn shape(
         budget: plan.budget,
         context_window: plan.context_window,
         model: plan.model.clone(),
-        encoding: plan.tokenizer.name(),
+        // A total confirmed by the API used no local tokenizer.
+        encoding: if exact && !plan.tokenizer.is_exact() {
+            EXACT_ENCODING
+        } else {
+            plan.tokenizer.name()
+        },
         exact,
         method,
         estimated_input_cost_usd: usd(selection.total_tokens as usize, plan.input_usd_per_mtok),
