@@ -12,6 +12,7 @@ use crate::Tokenizer;
 
 /// One model as the catalog describes it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ModelSpec {
     /// Canonical id, e.g. `gpt-4o` or `claude-sonnet-4-5`.
     pub name: String,
@@ -97,6 +98,15 @@ impl ResolvedModel<'_> {
 pub enum CatalogError {
     #[error("model catalog is not valid JSON: {0}")]
     Parse(#[from] serde_json::Error),
+    #[error("{origin}: line {line}, column {column}, at `{field}`: {reason}")]
+    Malformed {
+        origin: String,
+        line: usize,
+        column: usize,
+        /// Path of the offending field, e.g. `models[2].context_window` (`.` for the root).
+        field: String,
+        reason: String,
+    },
     #[error("model catalog names `{0}` twice")]
     DuplicateName(String),
     #[error("model `{name}` has an invalid field `{field}`: {reason}")]
@@ -161,6 +171,64 @@ impl Catalog {
             }
         }
         Ok(catalog)
+    }
+
+    /// This catalog extended by a user's models file (same format as
+    /// `data/models.json`; `as_of` and `source` optional). A model whose name is
+    /// already in the catalog replaces it; any other is added. The result is
+    /// validated like the built-in catalog. `origin` (e.g. the path) names the file in
+    /// errors, which carry the line, column and field of the problem.
+    pub fn with_overrides(&self, json: &str, origin: &str) -> Result<Catalog, CatalogError> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct ModelsFile {
+            as_of: Option<String>,
+            source: Option<String>,
+            models: Vec<ModelSpec>,
+        }
+        let malformed = |field: String, error: serde_json::Error| {
+            // serde_json's message ends with " at line L column C"; we report those apart.
+            let reason = error.to_string();
+            let reason = reason
+                .rsplit_once(" at line ")
+                .map_or(reason.as_str(), |(head, _)| head)
+                .to_string();
+            CatalogError::Malformed {
+                origin: origin.to_string(),
+                line: error.line(),
+                column: error.column(),
+                field,
+                reason,
+            }
+        };
+        let mut deserializer = serde_json::Deserializer::from_str(json);
+        let file: ModelsFile = serde_path_to_error::deserialize(&mut deserializer)
+            .map_err(|e| malformed(e.path().to_string(), e.into_inner()))?;
+        deserializer
+            .end()
+            .map_err(|e| malformed(".".to_string(), e))?;
+        let mut merged = self.clone();
+        for model in file.models {
+            match merged
+                .models
+                .iter_mut()
+                .find(|m| m.name.eq_ignore_ascii_case(&model.name))
+            {
+                Some(existing) => *existing = model,
+                None => merged.models.push(model),
+            }
+        }
+        merged.source = format!(
+            "{} Extended by {origin}{}{}",
+            merged.source,
+            file.as_of
+                .map(|d| format!(" (as of {d})"))
+                .unwrap_or_default(),
+            file.source.map(|s| format!(": {s}")).unwrap_or_default(),
+        );
+        // Re-validate the whole: an added alias may collide with a built-in name.
+        let json = serde_json::to_string(&merged)?;
+        Catalog::from_json(&json)
     }
 
     /// Resolve a user-supplied model name, the way tiktoken's model table does:
@@ -402,6 +470,87 @@ mod tests {
         assert!(gpt4o.models[0].exact);
         assert!(gpt4o.families.contains(&"claude-4.5".to_string()));
         assert_eq!(Catalog::builtin().listing(Some("nothing")).count, 0);
+    }
+
+    const USER_FILE: &str = r#"{
+  "as_of": "2026-01-10",
+  "models": [
+    { "name": "gpt-4o", "family": "gpt-4o", "tokenizer": "o200k_base", "context_window": 128000,
+      "max_output_tokens": 16384, "input_usd_per_mtok": 1.25, "output_usd_per_mtok": 5.0 },
+    { "name": "acme-chat", "family": "acme", "tokenizer": "cl100k_base", "context_window": 32000,
+      "max_output_tokens": 4000, "input_usd_per_mtok": 0.1, "output_usd_per_mtok": 0.2,
+      "aliases": ["acme"] }
+  ]
+}"#;
+
+    #[test]
+    fn a_models_file_overrides_prices_and_adds_models() {
+        let builtin = Catalog::builtin();
+        let merged = builtin
+            .with_overrides(USER_FILE, "my-models.json")
+            .expect("valid file");
+        assert_eq!(merged.models.len(), builtin.models.len() + 1);
+        let gpt4o = merged
+            .resolve("gpt-4o-2024-08-06")
+            .and_then(|r| r.spec().cloned());
+        assert_eq!(gpt4o.map(|s| s.input_usd_per_mtok), Some(1.25));
+        assert_eq!(
+            merged
+                .resolve("acme")
+                .map(|r| r.name().to_string())
+                .as_deref(),
+            Some("acme-chat")
+        );
+        assert!(merged.source.contains("my-models.json (as of 2026-01-10)"));
+        assert_eq!(merged.as_of, builtin.as_of);
+    }
+
+    #[test]
+    fn malformed_models_files_name_line_column_and_field() {
+        let wrong_type =
+            USER_FILE.replace("\"context_window\": 32000", "\"context_window\": \"big\"");
+        let err = Catalog::builtin()
+            .with_overrides(&wrong_type, "m.json")
+            .expect_err("string window");
+        let CatalogError::Malformed {
+            line,
+            field,
+            reason,
+            ..
+        } = &err
+        else {
+            panic!("{err}");
+        };
+        assert_eq!((*line, field.as_str()), (6, "models[1].context_window"));
+        assert!(reason.contains("expected u64"), "{reason}");
+        assert!(
+            err.to_string().starts_with("m.json: line 6, column "),
+            "{err}"
+        );
+
+        let typo = USER_FILE.replace("\"max_output_tokens\": 4000", "\"max_output\": 4000");
+        let err = Catalog::builtin()
+            .with_overrides(&typo, "m.json")
+            .expect_err("typo");
+        assert!(
+            err.to_string().contains("unknown field `max_output`"),
+            "{err}"
+        );
+
+        let syntax = USER_FILE.replace("\"acme\"]", "\"acme\",]");
+        let err = Catalog::builtin()
+            .with_overrides(&syntax, "m.json")
+            .expect_err("syntax");
+        assert!(
+            matches!(err, CatalogError::Malformed { line: 8, .. }),
+            "{err}"
+        );
+
+        let clash = USER_FILE.replace("[\"acme\"]", "[\"gpt-4\"]");
+        assert!(matches!(
+            Catalog::builtin().with_overrides(&clash, "m.json"),
+            Err(CatalogError::DuplicateName(n)) if n == "gpt-4"
+        ));
     }
 
     #[test]

@@ -16,7 +16,8 @@ pub struct TokenCount {
     pub token_count: usize,
     /// The catalog model actually used (canonical name), or the encoding name.
     pub model: String,
-    /// The tokenizer: `cl100k_base`, `o200k_base` or `claude_estimate`.
+    /// The tokenizer: `cl100k_base`, `o200k_base` or `claude_estimate`
+    /// (`anthropic_count_tokens` when the server counted through Anthropic's API).
     pub encoding: &'static str,
     /// True when the count equals what the provider bills.
     pub exact: bool,
@@ -27,6 +28,9 @@ pub struct TokenCount {
     pub max_output_tokens: Option<u64>,
     /// `token_count` at the model's list price for input tokens.
     pub estimated_input_cost_usd: Option<f64>,
+    /// Set when an exact count was asked for but not obtained, saying why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -111,12 +115,13 @@ impl TokenCounter {
             context_window: spec.map(|s| s.context_window),
             max_output_tokens: spec.map(|s| s.max_output_tokens),
             estimated_input_cost_usd: spec.map(|s| usd(token_count, s.input_usd_per_mtok)),
+            warning: None,
         })
     }
 }
 
 /// Price of `tokens` at `usd_per_mtok`, rounded to a millionth of a dollar.
-pub(crate) fn usd(tokens: usize, usd_per_mtok: f64) -> f64 {
+pub fn usd(tokens: usize, usd_per_mtok: f64) -> f64 {
     (tokens as f64 * usd_per_mtok).round() / 1_000_000.0
 }
 

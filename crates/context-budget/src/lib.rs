@@ -9,14 +9,30 @@
 //! under a specs root the caller names. Errors are typed ([`CountError`], [`CatalogError`]) so adapters can map them
 //! onto their own error codes.
 
+mod assemble;
 mod catalog;
 mod counter;
+mod fit;
+mod messages;
 pub mod spec;
 mod suggest;
 mod tokenizer;
 
+pub use assemble::{
+    AssembleError, AssembledContext, Assembly, DEFAULT_PRIORITY, DEFAULT_SECTIONS,
+    SECTION_SEPARATOR, Section, SectionReport, TRUNCATION_MARK, assemble_context, ratio,
+};
+pub use fit::{
+    DEFAULT_MARGIN, FitError, FitOptions, FittedMessages, Selection, Strategy, count_messages,
+    fit_messages, input_budget, select,
+};
+pub use messages::{
+    ChatOverhead, ContentBlock, FunctionCall, Message, MessageContent, Role, ToolCall,
+    conversation_tokens, message_tokens, overhead_method,
+};
+
 pub use catalog::{Catalog, CatalogError, ModelInfo, ModelListing, ModelSpec, ResolvedModel};
-pub use counter::{CountError, DEFAULT_MAX_INPUT_BYTES, TokenCount, TokenCounter};
+pub use counter::{CountError, DEFAULT_MAX_INPUT_BYTES, TokenCount, TokenCounter, usd};
 pub use suggest::closest_names;
 pub use tokenizer::{ClaudeEstimate, Tokenizer};
 

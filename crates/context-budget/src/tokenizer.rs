@@ -64,6 +64,42 @@ impl Tokenizer {
         }
     }
 
+    /// The longest prefix of `text` that ends on a token boundary, never inside a
+    /// UTF-8 character, and counts at most `max_tokens`.
+    ///
+    /// Byte-level BPE tokens can end mid-character (Korean, emoji), so the cut backs
+    /// off to the previous character boundary; the prefix is then re-counted, because
+    /// re-tokenizing a prefix may split its end differently.
+    pub fn prefix_within(self, text: &str, max_tokens: usize) -> &str {
+        if self.count(text) <= max_tokens {
+            return text;
+        }
+        // Where each token starts, with its weight in tenths (see `for_each_token`).
+        let mut tokens = Vec::new();
+        self.for_each_token(text, |start, weight| tokens.push((start, weight)));
+        // Whole tokens whose rounded-up weight fits; the cut is where the next starts.
+        let (mut keep, mut tenths) = (0, 0u64);
+        for &(_, weight) in &tokens {
+            if ClaudeEstimate::tokens_from_tenths(tenths + weight) > max_tokens {
+                break;
+            }
+            tenths += weight;
+            keep += 1;
+        }
+        loop {
+            let mut cut = tokens.get(keep).map_or(text.len(), |&(start, _)| start);
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            let prefix = &text[..cut];
+            let count = self.count(prefix);
+            if count <= max_tokens || keep == 0 {
+                return prefix;
+            }
+            keep = keep.saturating_sub(count - max_tokens);
+        }
+    }
+
     /// Force the vocabulary to load now (it otherwise loads on first count).
     pub fn preload(self) {
         match self {
@@ -294,6 +330,39 @@ mod tests {
         let text = "a b c d e f g h i j";
         assert_eq!(Tokenizer::O200kBase.count(text), 10);
         assert_eq!(Tokenizer::ClaudeEstimate.count(text), 11);
+    }
+
+    #[test]
+    fn prefixes_end_on_token_and_character_boundaries() {
+        let text = "한국어 문장입니다. Emoji 👩‍👩‍👧 and English words follow here.";
+        for tokenizer in [
+            Tokenizer::Cl100kBase,
+            Tokenizer::O200kBase,
+            Tokenizer::ClaudeEstimate,
+        ] {
+            let total = tokenizer.count(text);
+            assert_eq!(tokenizer.prefix_within(text, total), text);
+            let mut previous = 0;
+            for max in 0..total {
+                let prefix = tokenizer.prefix_within(text, max);
+                // A &str slice is on a char boundary by construction; check the rest.
+                assert!(text.starts_with(prefix));
+                assert!(tokenizer.count(prefix) <= max, "{tokenizer:?} {max}");
+                assert!(prefix.len() >= previous, "prefixes grow with the limit");
+                previous = prefix.len();
+            }
+            // Something is kept once a few tokens are allowed.
+            assert!(
+                !tokenizer.prefix_within(text, 6).is_empty(),
+                "{tokenizer:?}"
+            );
+        }
+        // cl100k splits Hangul syllables across tokens: the cut must back off.
+        let korean = "가나다라마바사";
+        for max in 0..Tokenizer::Cl100kBase.count(korean) {
+            let prefix = Tokenizer::Cl100kBase.prefix_within(korean, max);
+            assert_eq!(prefix.chars().count() * 3, prefix.len());
+        }
     }
 
     #[test]

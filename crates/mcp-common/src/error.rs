@@ -37,6 +37,8 @@ pub enum ErrorCode {
     SpecUnreadable,
     /// The client cancelled the request.
     Cancelled,
+    /// What must be kept (e.g. the system message) does not fit the token budget.
+    ContextOverflow,
 }
 
 impl ErrorCode {
@@ -53,6 +55,7 @@ impl ErrorCode {
             ErrorCode::PathOutsideRoot => "PATH_OUTSIDE_ROOT",
             ErrorCode::SpecUnreadable => "SPEC_UNREADABLE",
             ErrorCode::Cancelled => "CANCELLED",
+            ErrorCode::ContextOverflow => "CONTEXT_OVERFLOW",
         }
     }
 }
@@ -169,6 +172,7 @@ mod tests {
             ErrorCode::PathOutsideRoot,
             ErrorCode::SpecUnreadable,
             ErrorCode::Cancelled,
+            ErrorCode::ContextOverflow,
         ] {
             assert_eq!(serde_json::to_value(code).ok(), Some(json!(code.as_str())));
         }

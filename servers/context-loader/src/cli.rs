@@ -2,18 +2,23 @@
 //! readable text or (`--json`) the exact structuredContent an MCP client would get.
 
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
-use context_budget::{ModelListing, TokenCount};
+use context_budget::{
+    AssembledContext, FittedMessages, Message, ModelListing, Section, Strategy, TokenCount,
+};
 use mcp_common::{ErrorCode, ToolError};
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 
 use context_budget::spec::{SortOrder, SpecBudget, SpecListing, SpecReport, SpecTokens};
 
 use crate::scan::TerminalScan;
 use crate::tools::AppState;
+use crate::tools::assemble_context::{self, AssembleContextParams};
 use crate::tools::count_tokens::{self, CountTokensParams};
+use crate::tools::fit_messages::{self, FitMessagesParams};
 use crate::tools::list_models::{self, ListModelsParams};
 use crate::tools::spec_budget::{self, SpecBudgetParams};
 use crate::tools::spec_tokens::{self, SpecTokensParams};
@@ -94,20 +99,144 @@ pub struct SpecBudgetArgs {
     pub json: bool,
 }
 
+#[derive(Debug, Args)]
+pub struct FitMessagesArgs {
+    /// JSON file with the messages (an array, or `{"messages": [...]}`); `-` or nothing reads stdin.
+    pub file: Option<PathBuf>,
+    /// Model name (default gpt-4).
+    #[arg(long, short)]
+    pub model: Option<String>,
+    /// Share of the window to leave unused, in [0, 1) (default 0.10).
+    #[arg(long)]
+    pub margin: Option<f64>,
+    /// Tokens to keep free for the reply (default 0).
+    #[arg(long)]
+    pub reserve_output_tokens: Option<u64>,
+    /// Keep the newest (`last`, default) or the oldest (`first`) messages.
+    #[arg(long, value_parser = ["last", "first"])]
+    pub strategy: Option<String>,
+    /// Let a leading system message be dropped like any other.
+    #[arg(long)]
+    pub no_keep_system: bool,
+    /// Print the JSON result (errors too) instead of a summary.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct AssembleArgs {
+    /// JSON file with the sections (an array, or `{"sections": [...]}`); `-` or nothing reads stdin.
+    pub file: Option<PathBuf>,
+    /// Total tokens for the assembled text (default: 90 % of the model's window).
+    #[arg(long, short)]
+    pub budget: Option<u64>,
+    /// Model whose tokenizer counts (default gpt-4).
+    #[arg(long, short)]
+    pub model: Option<String>,
+    /// Print the JSON result (errors too); otherwise the text goes to stdout and a
+    /// per-section summary to stderr.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// Exit code for a tool error (bad input); clap uses 2 for usage errors.
 const TOOL_ERROR_EXIT: u8 = 1;
 
 pub fn count(state: &AppState, args: CountArgs) -> u8 {
     let result = read_text(state, &args).and_then(|text| {
-        count_tokens::run(
-            state,
-            &CountTokensParams {
-                text,
-                model: args.model.clone(),
-            },
-        )
+        let params = CountTokensParams {
+            text,
+            model: args.model.clone(),
+        };
+        let local = count_tokens::run(state, &params)?;
+        if state.anthropic.is_none() {
+            return Ok(local);
+        }
+        block_on(count_tokens::run_exact(state, &params, local))
     });
     report(result, args.json, describe_count)
+}
+
+pub fn fit_messages(state: &AppState, args: FitMessagesArgs) -> u8 {
+    let result = read_source(state, args.file.as_deref())
+        .and_then(|json| parse_list::<Message>(&json, "messages"))
+        .and_then(|messages| {
+            let params = FitMessagesParams {
+                messages,
+                model: args.model.clone(),
+                margin: args.margin,
+                reserve_output_tokens: args.reserve_output_tokens,
+                strategy: args.strategy.as_deref().map(|s| match s {
+                    "first" => Strategy::First,
+                    _ => Strategy::Last,
+                }),
+                keep_system: Some(!args.no_keep_system),
+            };
+            block_on(async { fit_messages::run(state, params).await }).and_then(|r| r)
+        });
+    if let Ok(FittedMessages {
+        warning: Some(warning),
+        ..
+    }) = &result
+    {
+        eprintln!("warning: {warning}");
+    }
+    report(result, args.json, describe_fit)
+}
+
+pub fn assemble(state: &AppState, args: AssembleArgs) -> u8 {
+    let result = read_source(state, args.file.as_deref())
+        .and_then(|json| parse_list::<Section>(&json, "sections"))
+        .and_then(|sections| {
+            assemble_context::run(
+                state,
+                &AssembleContextParams {
+                    sections,
+                    budget: args.budget,
+                    model: args.model.clone(),
+                },
+            )
+        });
+    if let (Ok(assembled), false) = (&result, args.json) {
+        eprintln!("{}", describe_assembly(assembled));
+        return print_line(&assembled.text);
+    }
+    report(result, args.json, |a: &AssembledContext| a.text.clone())
+}
+
+/// Run async tool code from the synchronous CLI on a one-thread runtime.
+fn block_on<T>(work: impl Future<Output = T>) -> Result<T, ToolError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            ToolError::new(
+                ErrorCode::InternalError,
+                format!("cannot start the async runtime: {e}"),
+                "Retry; if it fails again, report it.",
+            )
+        })?;
+    Ok(runtime.block_on(work))
+}
+
+/// A JSON array of `T`, or an object holding it under `key`.
+fn parse_list<T: DeserializeOwned>(json: &str, key: &str) -> Result<Vec<T>, ToolError> {
+    let invalid = |detail: String| {
+        ToolError::new(
+            ErrorCode::InvalidInput,
+            format!("the input is not a JSON list of {key}: {detail}"),
+            format!("Send a JSON array of {key}, or an object {{\"{key}\": [...]}}."),
+        )
+    };
+    let value: serde_json::Value =
+        serde_json::from_str(json).map_err(|e| invalid(e.to_string()))?;
+    let list = match value {
+        serde_json::Value::Object(mut object) => object
+            .remove(key)
+            .ok_or_else(|| invalid(format!("no `{key}` key")))?,
+        other => other,
+    };
+    serde_json::from_value(list).map_err(|e| invalid(e.to_string()))
 }
 
 pub fn models(state: &AppState, args: ModelsArgs) -> u8 {
@@ -196,13 +325,21 @@ fn print_line(text: &str) -> u8 {
     }
 }
 
-/// Read the text from the argument, a file, or stdin — refusing oversize input
-/// before reading it all into memory.
+/// Read the text from the argument, a file, or stdin.
 fn read_text(state: &AppState, args: &CountArgs) -> Result<String, ToolError> {
+    match &args.text {
+        Some(text) if text != "-" => Ok(text.clone()),
+        _ => read_source(state, args.file.as_deref()),
+    }
+}
+
+/// Read a file (or stdin for none or `-`) — refusing oversize input before reading
+/// it all into memory.
+fn read_source(state: &AppState, file: Option<&Path>) -> Result<String, ToolError> {
     let limit = state.counter.max_input_bytes();
-    let (bytes, source) = match (&args.text, &args.file) {
-        (Some(text), _) if text != "-" => return Ok(text.clone()),
-        (_, Some(path)) => {
+    let file = file.filter(|path| path.as_os_str() != "-");
+    let (bytes, source) = match file {
+        Some(path) => {
             let file =
                 std::fs::File::open(path).map_err(|e| io_error(&path.display().to_string(), e))?;
             (
@@ -264,6 +401,65 @@ fn describe_count(count: &TokenCount) -> String {
         line.push_str(&format!(", ~${cost:.6} as input"));
     }
     line
+}
+
+fn describe_fit(fit: &FittedMessages) -> String {
+    let kind = if fit.exact { "exact" } else { "estimate" };
+    let total = fit.kept_indices.len() + fit.dropped_count;
+    format!(
+        "kept {} of {total} messages {}: {} of {} budget tokens ({}, window {}, {kind}), ~${:.6} as input",
+        fit.kept_indices.len(),
+        index_ranges(&fit.kept_indices),
+        fit.total_tokens,
+        fit.budget,
+        fit.model,
+        fit.context_window,
+        fit.estimated_input_cost_usd
+    )
+}
+
+/// `[0, 3-7, 9]`: kept indices as runs.
+fn index_ranges(indices: &[usize]) -> String {
+    let mut runs: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < indices.len() {
+        let start = indices[i];
+        while i + 1 < indices.len() && indices[i + 1] == indices[i] + 1 {
+            i += 1;
+        }
+        runs.push(if indices[i] == start {
+            start.to_string()
+        } else {
+            format!("{start}-{}", indices[i])
+        });
+        i += 1;
+    }
+    format!("[{}]", runs.join(", "))
+}
+
+fn describe_assembly(assembled: &AssembledContext) -> String {
+    let mut out = format!(
+        "{:<20} {:>8} {:>8} {:>9} {:>6}\n",
+        "section", "tokens", "budget", "truncated", "use"
+    );
+    for s in &assembled.sections {
+        out.push_str(&format!(
+            "{:<20} {:>8} {:>8} {:>9} {:>5.0}%\n",
+            s.name,
+            s.tokens,
+            s.budget,
+            if s.truncated { "yes" } else { "no" },
+            s.utilization * 100.0
+        ));
+    }
+    out.push_str(&format!(
+        "total {} of {} tokens ({}, {})",
+        assembled.total_tokens,
+        assembled.budget,
+        assembled.model,
+        if assembled.exact { "exact" } else { "estimate" }
+    ));
+    out
 }
 
 fn describe_models(listing: &ModelListing) -> String {

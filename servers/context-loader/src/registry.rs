@@ -2,7 +2,7 @@
 //! tool added here is on stdio and HTTP at once.
 
 use context_budget::spec::{SpecBudget, SpecTokens};
-use context_budget::{ModelListing, TokenCount};
+use context_budget::{AssembledContext, FittedMessages, ModelListing, TokenCount};
 use mcp_common::metrics::MeteredToolRouter;
 use mcp_common::{Structured, ToolError, input_schema, output_schema, parse_params, run_blocking};
 use rmcp::RoleServer;
@@ -12,7 +12,9 @@ use rmcp::service::RequestContext;
 use rmcp::{ServerHandler, tool, tool_handler, tool_router};
 
 use crate::scan::RequestScan;
-use crate::tools::{AppState, count_tokens, list_models, spec_budget, spec_tokens};
+use crate::tools::{
+    AppState, assemble_context, count_tokens, fit_messages, list_models, spec_budget, spec_tokens,
+};
 
 /// Texts above this size are counted on the blocking pool rather than inline.
 const INLINE_COUNT_BYTES: usize = 64 * 1024;
@@ -47,12 +49,16 @@ impl ContextLoader {
     ) -> Result<Structured<TokenCount>, ToolError> {
         let params: count_tokens::CountTokensParams = parse_params(count_tokens::NAME, Some(args))?;
         let state = self.state.clone();
-        let count = if params.text.len() <= INLINE_COUNT_BYTES {
-            count_tokens::run(&state, &params)?
+        let (count, params) = if params.text.len() <= INLINE_COUNT_BYTES {
+            (count_tokens::run(&state, &params)?, params)
         } else {
-            run_blocking(move || count_tokens::run(&state, &params)).await?
+            let worker_state = state.clone();
+            run_blocking(move || count_tokens::run(&worker_state, &params).map(|c| (c, params)))
+                .await?
         };
-        Ok(Structured(count))
+        Ok(Structured(
+            count_tokens::run_exact(&state, &params, count).await,
+        ))
     }
 
     #[tool(
@@ -108,6 +114,40 @@ impl ContextLoader {
             .await
             .map(Structured)
     }
+
+    #[tool(
+        name = "fit-messages",
+        description = fit_messages::DESCRIPTION,
+        input_schema = input_schema::<fit_messages::FitMessagesParams>(),
+        output_schema = output_schema::<FittedMessages>(),
+        annotations(title = "Fit messages", read_only_hint = true, idempotent_hint = true, destructive_hint = false, open_world_hint = false)
+    )]
+    async fn fit_messages(
+        &self,
+        Parameters(args): Parameters<JsonObject>,
+    ) -> Result<Structured<FittedMessages>, ToolError> {
+        let params: fit_messages::FitMessagesParams = parse_params(fit_messages::NAME, Some(args))?;
+        fit_messages::run(&self.state, params).await.map(Structured)
+    }
+
+    #[tool(
+        name = "assemble-context",
+        description = assemble_context::DESCRIPTION,
+        input_schema = input_schema::<assemble_context::AssembleContextParams>(),
+        output_schema = output_schema::<AssembledContext>(),
+        annotations(title = "Assemble context", read_only_hint = true, idempotent_hint = true, destructive_hint = false, open_world_hint = false)
+    )]
+    async fn assemble_context(
+        &self,
+        Parameters(args): Parameters<JsonObject>,
+    ) -> Result<Structured<AssembledContext>, ToolError> {
+        let params: assemble_context::AssembleContextParams =
+            parse_params(assemble_context::NAME, Some(args))?;
+        let state = self.state.clone();
+        run_blocking(move || assemble_context::run(&state, &params))
+            .await
+            .map(Structured)
+    }
 }
 
 #[tool_handler(router = self.tool_router)]
@@ -119,7 +159,9 @@ impl ServerHandler for ContextLoader {
                 "Plan a context window before loading anything into it: count-tokens tells what a text \
                  costs for a model (exact for OpenAI, an estimate that errs high for Claude); list-models \
                  gives windows and prices; spec-tokens measures spec documents (one spec by number or \
-                 name, or all of them) and spec-budget plans several specs into one budget.",
+                 name, or all of them) and spec-budget plans several specs into one budget; \
+                 fit-messages trims a chat history to the window without breaking tool-call pairs; \
+                 assemble-context builds a prompt from prioritized sections within their budgets.",
             )
     }
 }

@@ -15,7 +15,6 @@ use std::time::{Duration, Instant};
 use common::{PATIENCE, call, spawn_http, structured};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
-use rmcp::transport::StreamableHttpClientTransport;
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -175,13 +174,10 @@ async fn client_suite_through_nginx_across_two_stateless_replicas() {
     let (_nginx, port) = start_nginx(&replicas).await;
     let url = format!("http://127.0.0.1:{port}/mcp");
 
-    let client = tokio::time::timeout(
-        PATIENCE,
-        ().serve(StreamableHttpClientTransport::from_uri(url)),
-    )
-    .await
-    .expect("initialize through nginx timed out")
-    .expect("initialize through nginx");
+    let client = tokio::time::timeout(PATIENCE, ().serve(common::http_transport(url)))
+        .await
+        .expect("initialize through nginx timed out")
+        .expect("initialize through nginx");
     let info = client.peer_info().expect("initialize result");
     assert_eq!(
         info.server_info.as_ref().map(|s| s.name.as_str()),

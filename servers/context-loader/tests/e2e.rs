@@ -44,7 +44,14 @@ async fn tools_list_has_valid_schemas_and_read_only_annotations() {
         let names: Vec<_> = tools.iter().map(|t| t.name.to_string()).collect();
         assert_eq!(
             names,
-            ["count-tokens", "list-models", "spec-budget", "spec-tokens"],
+            [
+                "assemble-context",
+                "count-tokens",
+                "fit-messages",
+                "list-models",
+                "spec-budget",
+                "spec-tokens"
+            ],
             "{transport:?}"
         );
         for tool in &tools {
@@ -63,7 +70,10 @@ async fn tools_list_has_valid_schemas_and_read_only_annotations() {
             assert_eq!(annotations.idempotent_hint, Some(true), "{}", tool.name);
             assert_eq!(annotations.destructive_hint, Some(false), "{}", tool.name);
         }
-        let count = &tools[0];
+        let count = tools
+            .iter()
+            .find(|t| t.name == "count-tokens")
+            .expect("count-tokens");
         let input = Value::Object((*count.input_schema).clone());
         assert_eq!(input["required"], json!(["text"]));
         assert!(input["properties"]["model"].is_object());

@@ -13,7 +13,7 @@ use rmcp::model::{
     RequestMetaObject,
 };
 use rmcp::service::NotificationContext;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
@@ -277,7 +277,7 @@ async fn progress_notifications_reach_a_client_that_asks() {
                     &["http", "--bind", "127.0.0.1:0"],
                 )
                 .await;
-                let transport = StreamableHttpClientTransport::from_uri(url);
+                let transport = common::http_transport(url);
                 (
                     recorder.clone().serve(transport).await.expect("initialize"),
                     Some(server),

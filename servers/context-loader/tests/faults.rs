@@ -424,6 +424,7 @@ async fn missing_or_wrong_token_is_401_and_probes_stay_open() {
     );
 
     // A real MCP client with the token: initialize, list, call.
+    common::install_tls_provider();
     let transport = StreamableHttpClientTransport::from_config(
         StreamableHttpClientTransportConfig::with_uri(url.clone())
             .auth_header("first-token-0123456789"),
@@ -694,13 +695,10 @@ async fn sigterm_lets_in_flight_session_calls_finish_then_exits_0() {
     const CALLS: usize = 2;
     let (server, url, log) = spawn_logged_http(&[]).await;
     let addr = authority(&url);
-    let client = tokio::time::timeout(
-        PATIENCE,
-        ().serve(StreamableHttpClientTransport::from_uri(url.clone())),
-    )
-    .await
-    .expect("initialize timed out")
-    .expect("initialize");
+    let client = tokio::time::timeout(PATIENCE, ().serve(common::http_transport(url.clone())))
+        .await
+        .expect("initialize timed out")
+        .expect("initialize");
     let text = big_text(6_000_000);
     let calls: Vec<_> = (0..CALLS)
         .map(|_| {

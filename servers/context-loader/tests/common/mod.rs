@@ -36,10 +36,23 @@ pub enum Transport {
 pub const ALL: [Transport; 3] = [Transport::Stdio, Transport::Http, Transport::HttpStateless];
 
 pub async fn connect(transport: Transport, extra_args: &[&str]) -> Connection {
+    connect_with_env(transport, extra_args, &[]).await
+}
+
+/// [`connect`] with extra environment variables for the server process.
+pub async fn connect_with_env(
+    transport: Transport,
+    extra_args: &[&str],
+    env: &[(&str, &str)],
+) -> Connection {
     match transport {
         Transport::Stdio => {
             let mut command = Command::new(BIN);
-            command.args(extra_args).arg("stdio").stderr(Stdio::null());
+            command
+                .args(extra_args)
+                .envs(env.iter().copied())
+                .arg("stdio")
+                .stderr(Stdio::null());
             let child = TokioChildProcess::new(command).expect("spawn stdio server");
             let client = tokio::time::timeout(PATIENCE, ().serve(child))
                 .await
@@ -55,14 +68,11 @@ pub async fn connect(transport: Transport, extra_args: &[&str]) -> Connection {
             if matches!(transport, Transport::HttpStateless) {
                 args.push("--stateless");
             }
-            let (server, url) = spawn_http(extra_args, &args).await;
-            let client = tokio::time::timeout(
-                PATIENCE,
-                ().serve(StreamableHttpClientTransport::from_uri(url)),
-            )
-            .await
-            .expect("http initialize timed out")
-            .expect("http initialize");
+            let (server, url) = spawn_http_with_env(extra_args, &args, env).await;
+            let client = tokio::time::timeout(PATIENCE, ().serve(http_transport(url)))
+                .await
+                .expect("http initialize timed out")
+                .expect("http initialize");
             Connection {
                 client,
                 _server: Some(server),
@@ -73,9 +83,19 @@ pub async fn connect(transport: Transport, extra_args: &[&str]) -> Connection {
 
 /// Start `context-loader http` on a free loopback port and read the URL it logs.
 pub async fn spawn_http(global_args: &[&str], args: &[&str]) -> (Child, String) {
+    spawn_http_with_env(global_args, args, &[]).await
+}
+
+/// [`spawn_http`] with extra environment variables for the server process.
+pub async fn spawn_http_with_env(
+    global_args: &[&str],
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> (Child, String) {
     let mut server = Command::new(BIN)
         .args(global_args)
         .args(args)
+        .envs(env.iter().copied())
         .env("RUST_LOG", "info")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -128,9 +148,19 @@ pub fn text_json(result: &CallToolResult) -> Value {
 }
 
 pub fn run_cli(args: &[&str], stdin: Option<&str>) -> (i32, String, String) {
+    run_cli_with_env(args, stdin, &[])
+}
+
+/// [`run_cli`] with extra environment variables.
+pub fn run_cli_with_env(
+    args: &[&str],
+    stdin: Option<&str>,
+    env: &[(&str, &str)],
+) -> (i32, String, String) {
     use std::io::Write;
     let mut child = std::process::Command::new(BIN)
         .args(args)
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -147,4 +177,17 @@ pub fn run_cli(args: &[&str], stdin: Option<&str>) -> (i32, String, String) {
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
+}
+
+/// rmcp's streamable-HTTP client for `url`. reqwest is built with
+/// `rustls-no-provider` (the server's Anthropic client picks ring), so every HTTP
+/// client in a test process must install a TLS provider first: this does, once.
+pub fn http_transport(url: impl Into<String>) -> StreamableHttpClientTransport<reqwest::Client> {
+    install_tls_provider();
+    StreamableHttpClientTransport::from_uri(url.into())
+}
+
+/// Install ring as the process's TLS provider (idempotent); see [`http_transport`].
+pub fn install_tls_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
 }
