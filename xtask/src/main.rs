@@ -2,6 +2,10 @@
 //! Plain Rust instead of shell scripts, so it runs wherever cargo does.
 
 mod bench;
+mod load;
+mod load_generator;
+mod peer;
+mod spawned;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -14,13 +18,17 @@ commands:
   ci      fmt --check, clippy -D warnings, every test (unit, differential, e2e),
           and a quick bench run that only checks the harness works
   bench   counting throughput vs tiktoken-rs, encoder load, stdio cold start;
-          writes BENCHMARKS.md (`--quick`: dev build, small corpora, no file)";
+          writes BENCHMARKS.md (`--quick`: dev build, small corpora, no file)
+  load    bounded load test: concurrent MCP clients against the stateless HTTP
+          server on loopback for 60 s (`--seconds N`, `--clients N`; `--smoke`:
+          dev build, a few seconds); fails on any error or memory growth";
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("ci") => ci(),
         Some("bench") => bench::run(&args[1..]),
+        Some("load") => load::run(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
             println!("{USAGE}");
             Ok(())
@@ -48,6 +56,7 @@ fn ci() -> anyhow::Result<()> {
     // Keep the benchmark harness working (figures are printed, never asserted: a timed
     // check on a shared 2-core machine is noise).
     bench::run(&["--quick".to_string()])?;
+    load::run(&["--smoke".to_string()])?;
     eprintln!("xtask ci: all green in {:.0?}", started.elapsed());
     Ok(())
 }
