@@ -66,3 +66,17 @@ pub fn key_values(line: &str) -> HashMap<String, f64> {
         .filter_map(|(k, v)| Some((k.to_string(), v.parse().ok()?)))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_line_parses_numbers_and_skips_the_rest() {
+        let values = key_values("calls=12 errors=0 p99_ms=1.5 name=x p50_ms=NaN");
+        assert_eq!(values.get("calls"), Some(&12.0));
+        assert_eq!(values.get("p99_ms"), Some(&1.5));
+        assert!(!values.contains_key("name"));
+        assert!(values.get("p50_ms").is_some_and(|v| v.is_nan()));
+    }
+}

@@ -52,7 +52,7 @@ impl Corpora {
 }
 
 pub fn build(out_dir: &Path, quick: bool) -> anyhow::Result<Corpora> {
-    let size = if quick { 256 << 10 } else { 4 << 20 };
+    let size = if quick { 256 << 10 } else { 2 << 20 };
     let small = if quick { 64 << 10 } else { 1 << 20 };
     let mut list = Vec::new();
     let mut add = |name: &'static str, text: &str, piece, source| -> anyhow::Result<PathBuf> {
@@ -249,5 +249,51 @@ fn collect_files(dir: &Path, wanted: &mut dyn FnMut(&Path) -> bool, out: &mut Ve
         } else if wanted(&path) {
             out.push(path);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cut_stops_at_a_line_boundary() {
+        assert_eq!(cut("ab\ncd\nef", 7), "ab\ncd\n");
+        assert_eq!(cut("ab\ncd", 100), "ab\ncd");
+    }
+
+    #[test]
+    fn base64_noise_is_deterministic_base64() {
+        let noise = base64_noise(1000);
+        assert_eq!(noise.len(), 1000);
+        assert_eq!(noise, base64_noise(1000));
+        assert!(
+            noise
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/')
+        );
+        // Not a repeating pattern: many distinct 4-character windows.
+        let windows: std::collections::HashSet<_> = noise.as_bytes().windows(4).collect();
+        assert!(windows.len() > 900, "{}", windows.len());
+    }
+
+    #[test]
+    fn mo_catalog_translations_are_read() {
+        // A GNU .mo file with one entry: "hi" -> "안녕".
+        let (original, translation) = (b"hi".as_slice(), "안녕".as_bytes());
+        let mut mo = Vec::new();
+        let header = [0x9504_12de_u32, 0, 1, 28, 36, 0, 0];
+        header
+            .iter()
+            .for_each(|w| mo.extend_from_slice(&w.to_le_bytes()));
+        let strings_at = 28 + 8 + 8;
+        mo.extend_from_slice(&(original.len() as u32).to_le_bytes());
+        mo.extend_from_slice(&(strings_at as u32).to_le_bytes());
+        mo.extend_from_slice(&(translation.len() as u32).to_le_bytes());
+        mo.extend_from_slice(&((strings_at + original.len()) as u32).to_le_bytes());
+        mo.extend_from_slice(original);
+        mo.extend_from_slice(translation);
+        assert_eq!(mo_translations(&mo), vec!["안녕"]);
+        assert!(mo_translations(b"not a catalog").is_empty());
     }
 }
