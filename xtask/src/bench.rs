@@ -1,111 +1,204 @@
-//! `cargo xtask bench [--quick]`: measured figures, always as ratios against a
-//! baseline run in the same process or the same run, medians of alternating rounds.
+//! `cargo xtask bench [--quick]`: every figure next to a baseline measured in the same
+//! run on the same machine (tiktoken-rs for counting, the TypeScript SDK peer under
+//! bench/peers/ for the MCP rows), medians after a warm-up, and the ratio.
 //!
-//! 1. Counting throughput and encoder load: ours vs tiktoken-rs (example
-//!    `count_throughput` of context-budget), English and Korean, both encodings.
-//! 2. Cold start of the release binary over stdio: time to the `initialize` reply,
-//!    and to the first `count-tokens` reply (which includes the lazy encoder load).
-//!
-//! Corpora are real text already on the machine: English from the Markdown
-//! documentation of the crates in cargo's registry (this build downloaded them), and
-//! Korean from the gettext catalogs under /usr/share/locale/ko (translations shipped
-//! by Debian packages). Their sizes are printed with the results.
+//! The report is a list of sections ([`SECTIONS`]); each is one function that
+//! measures, records the targets it checks, and returns its Markdown. A full run
+//! writes BENCHMARKS.md; `--quick` (inside `cargo xtask ci`, dev build, tiny sizes)
+//! only keeps the harness working and asserts nothing: a timed check on a shared
+//! 2-core machine is noise.
 
-use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::Instant;
+mod corpora;
+mod counting;
+mod mcp;
+mod specs;
+mod startup;
 
-use anyhow::{Context, bail};
+use std::path::PathBuf;
+use std::process::Command;
 
+use crate::peer::Peer;
 use crate::{cargo, workspace_root};
+
+/// One section of the report. To add a benchmark, write a function and append it.
+type Section = fn(&mut Bench) -> anyhow::Result<String>;
+
+const SECTIONS: &[Section] = &[
+    counting::throughput,
+    startup::encoder_load,
+    startup::cold_start,
+    mcp::stdio_round_trips,
+    mcp::http_stateless,
+    specs::listing,
+    specs::fit_messages,
+];
+
+/// What every section gets: the mode, built artifacts, corpora, the peer.
+pub struct Bench {
+    pub quick: bool,
+    /// `release`, or `debug` for --quick.
+    pub profile: &'static str,
+    pub corpora: corpora::Corpora,
+    /// Targets from the issue, with what this run measured.
+    pub targets: Vec<TargetCheck>,
+    peer: Option<Peer>,
+}
+
+pub struct TargetCheck {
+    pub target: String,
+    pub measured: String,
+    pub met: bool,
+}
+
+impl Bench {
+    pub fn artifact(&self, relative: &str) -> PathBuf {
+        workspace_root()
+            .join("target")
+            .join(self.profile)
+            .join(relative)
+    }
+
+    /// The TypeScript SDK peer, installed on first use.
+    pub fn peer(&mut self) -> anyhow::Result<&Peer> {
+        if self.peer.is_none() {
+            self.peer = Some(Peer::install()?);
+        }
+        self.peer
+            .as_ref()
+            .ok_or_else(|| anyhow::anyhow!("peer not installed"))
+    }
+
+    /// Pick full or quick sizes.
+    pub fn size<T>(&self, full: T, quick: T) -> T {
+        if self.quick { quick } else { full }
+    }
+
+    pub fn check(&mut self, target: &str, measured: String, met: bool) {
+        self.targets.push(TargetCheck {
+            target: target.into(),
+            measured,
+            met,
+        });
+    }
+}
 
 pub fn run(args: &[String]) -> anyhow::Result<()> {
     let quick = args.iter().any(|a| a == "--quick");
-    let (corpus_bytes, rounds, starts) = if quick {
-        (1 << 20, "1", 5)
-    } else {
-        (6 << 20, "7", 30)
-    };
+    let profile = build(!quick)?;
     let out_dir = workspace_root().join("target/bench");
     std::fs::create_dir_all(&out_dir)?;
-
-    let mut corpora = Vec::new();
-    let english = english_corpus(corpus_bytes)?;
-    let path = out_dir.join("english.txt");
-    std::fs::write(&path, &english)?;
-    corpora.push(format!("english={}", path.display()));
-    match korean_corpus(corpus_bytes)? {
-        Some(korean) => {
-            let path = out_dir.join("korean.txt");
-            std::fs::write(&path, &korean)?;
-            corpora.push(format!("korean={}", path.display()));
-        }
-        None => {
-            eprintln!("no Korean gettext catalogs under /usr/share/locale/ko: Korean rows skipped")
-        }
-    }
-
-    // Two builds: building examples pulls in dev-dependencies, which must not change
-    // the features of the server binary we time. `--quick` (CI: keeps the harness
-    // working, asserts nothing) uses the dev profile the tests already built.
-    let (profile_args, profile_dir): (&[&str], _) = if quick {
-        (&[], "debug")
-    } else {
-        (&["--release"], "release")
+    let mut bench = Bench {
+        quick,
+        profile,
+        corpora: corpora::build(&out_dir, quick)?,
+        targets: Vec::new(),
+        peer: None,
     };
-    let build = |extra: &[&str]| {
-        let mut args = vec!["build", "--locked"];
-        args.extend_from_slice(profile_args);
-        args.extend_from_slice(extra);
-        cargo(&args)
-    };
-    build(&["-p", "context-loader", "--bin", "context-loader"])?;
-    build(&["-p", "context-budget", "--example", "count_throughput"])?;
-    let target = workspace_root().join("target").join(profile_dir);
-    let mut report =
-        String::from("## Counting (same text, same process, median of alternating rounds)\n\n");
+
+    let mut report = String::new();
     if quick {
-        report.insert_str(0, "> --quick: dev build and small corpora; these figures only show the harness works.\n\n");
-    }
-    let throughput = Command::new(target.join("examples/count_throughput"))
-        .args(&corpora)
-        .args(["--rounds", rounds])
-        .output()
-        .context("cannot run count_throughput")?;
-    if !throughput.status.success() {
-        bail!(
-            "count_throughput failed: {}",
-            String::from_utf8_lossy(&throughput.stderr)
+        report.push_str(
+            "> --quick: dev build and tiny sizes; these figures only show the harness works.\n\n",
         );
     }
-    report.push_str(&String::from_utf8_lossy(&throughput.stdout));
-
-    let binary = target.join("context-loader");
-    let (init, first_count) = cold_starts(&binary, starts)?;
-    report.push_str(&format!(
-        "\n## Cold start over stdio ({starts} launches of the {profile_dir} binary)\n\n\
-         | what | median | max |\n|---|---:|---:|\n\
-         | spawn -> initialize reply (ms) | {:.1} | {:.1} |\n\
-         | spawn -> first count-tokens reply, gpt-4o, incl. encoder load (ms) | {:.1} | {:.1} |\n",
-        median(&init),
-        max(&init),
-        median(&first_count),
-        max(&first_count)
-    ));
-    println!("{report}");
+    for section in SECTIONS {
+        let started = std::time::Instant::now();
+        let markdown = section(&mut bench)?;
+        eprintln!("bench: section done in {:.0?}", started.elapsed());
+        println!("{markdown}");
+        report.push_str(&markdown);
+        report.push('\n');
+    }
+    let targets = targets_table(&bench.targets);
+    println!("{targets}");
+    report.push_str(&targets);
     std::fs::write(out_dir.join("report.md"), &report)?;
     eprintln!("written to {}", out_dir.join("report.md").display());
     if !quick {
-        let page = format!("# Benchmarks\n\n{}\n{report}", provenance(&corpora));
+        let page = format!("# Benchmarks\n\n{}\n{report}", provenance(&bench));
         std::fs::write(workspace_root().join("BENCHMARKS.md"), page)?;
         eprintln!("written to BENCHMARKS.md");
     }
     Ok(())
 }
 
+/// Build the server binary and the two measuring examples; returns the profile dir.
+///
+/// Release: the server binary is built on its own, because building the examples
+/// pulls in dev-dependencies whose features must not end up in the binary we time.
+/// Dev (--quick, --smoke): one build of everything, as `cargo test` just did, so CI
+/// compiles nothing twice.
+pub fn build(release: bool) -> anyhow::Result<&'static str> {
+    if !release {
+        cargo(&["build", "--workspace", "--all-targets", "--locked"])?;
+        return Ok("debug");
+    }
+    for target in [
+        &["-p", "context-loader", "--bin", "context-loader"][..],
+        &["-p", "context-loader", "--example", "mcp_load"][..],
+        &["-p", "context-budget", "--example", "count_throughput"][..],
+        &["-p", "context-budget", "--example", "spec_scan"][..],
+        &["-p", "context-budget", "--example", "fit_messages_bench"][..],
+    ] {
+        let mut build = vec!["build", "--locked", "--release"];
+        build.extend_from_slice(target);
+        cargo(&build)?;
+    }
+    Ok("release")
+}
+
+fn targets_table(targets: &[TargetCheck]) -> String {
+    let rows: Vec<Vec<String>> = targets
+        .iter()
+        .map(|t| {
+            vec![
+                t.target.clone(),
+                t.measured.clone(),
+                if t.met { "met" } else { "not met" }.to_string(),
+            ]
+        })
+        .collect();
+    format!(
+        "## Targets\n\n{}",
+        table(&["target", "measured", "result"], &rows)
+    )
+}
+
+/// A Markdown table; the first column is left-aligned, the rest right-aligned.
+pub fn table(columns: &[&str], rows: &[Vec<String>]) -> String {
+    let mut out = format!("| {} |\n|", columns.join(" | "));
+    for i in 0..columns.len() {
+        out.push_str(if i == 0 { "---|" } else { "---:|" });
+    }
+    out.push('\n');
+    for row in rows {
+        out.push_str(&format!("| {} |\n", row.join(" | ")));
+    }
+    out
+}
+
+/// How many times better ours is: a rate (higher is better) or a time/size (lower is).
+pub fn ratio(ours: f64, baseline: f64, higher_is_better: bool) -> f64 {
+    if higher_is_better {
+        ours / baseline
+    } else {
+        baseline / ours
+    }
+}
+
+pub fn median(values: &[f64]) -> f64 {
+    // Even counts average the middle two, so two rounds give their mean.
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    match sorted.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => sorted[n / 2],
+        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+    }
+}
+
 /// When, where and on what the figures were measured.
-fn provenance(corpora: &[String]) -> String {
+fn provenance(bench: &Bench) -> String {
     let capture = |program: &str, args: &[&str]| {
         Command::new(program)
             .args(args)
@@ -126,178 +219,72 @@ fn provenance(corpora: &[String]) -> String {
     let cores = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(0);
-    let sizes: Vec<String> = corpora
-        .iter()
-        .filter_map(|c| c.split_once('='))
-        .map(|(name, path)| {
-            format!(
-                "{name} {} bytes",
-                std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
-            )
+    let memory = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find_map(|l| l.strip_prefix("MemTotal:"))
+                .and_then(|v| v.split_whitespace().next()?.parse::<f64>().ok())
         })
-        .collect();
+        .map(|kib| format!("{:.0} GiB RAM", kib / 1024.0 / 1024.0))
+        .unwrap_or_default();
+    let dirty = if capture("git", &["status", "--porcelain"]).is_empty() {
+        ""
+    } else {
+        " (with uncommitted changes)"
+    };
+    // Other work on a shared machine skews figures; say how busy it was.
+    let load = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(str::to_string))
+        .unwrap_or_else(|| "?".into());
     format!(
-        "Generated by `cargo xtask bench` on {} (UTC) at commit `{}`.\n\
-         Machine: {cpu}, {cores} cores available; {}.\n\
-         Method: release build; ratios come from the same process (counting) or the same run;\n\
-         each counting figure is the median of 7 alternating rounds after a warm-up count that\n\
-         also checks both libraries agree. Corpora ({}): English = the Markdown docs of the crates\n\
-         in cargo's registry, Korean = the Korean translations in Debian's gettext catalogs.\n",
+        "Generated by `cargo xtask bench` on {} (UTC) at commit `{}`{dirty}.\n\n\
+         **Machine:** {cpu}, {cores} cores available, {memory}; {}; Linux {};\n\
+         1-minute load average {load} when the run ended (a shared machine: other jobs\n\
+         ran beside this one, so read the ratios, not the absolute figures).\n\n\
+         **Method.** Release build (`lto`, one codegen unit). Every figure has its baseline\n\
+         measured in the same run on the same machine: tiktoken-rs in the same process for\n\
+         counting; for the MCP rows, a peer server on {} (bench/peers/ts-sdk, pinned\n\
+         package-lock.json), served the way the SDK's stateless example serves it, loaded\n\
+         by the same clients (`mcp_load`, an example of servers/context-loader) with the same\n\
+         texts: ~1 KB windows of the English corpus, every reply checked against the engine's\n\
+         own count (a wrong or failed reply fails the run). Warm-up first, then medians of\n\
+         alternating rounds; ratios say how many times better ours is (higher rate, or lower\n\
+         time/size). Clients and servers share the machine's cores, as they would on one host.\n\n\
+         **Corpora.**\n{}\n",
         capture("date", &["-u", "+%Y-%m-%d %H:%M"]),
         capture("git", &["rev-parse", "--short", "HEAD"]),
         capture("rustc", &["--version"]),
-        sizes.join(", ")
+        capture("uname", &["-r"]),
+        Peer::describe(),
+        bench.corpora.describe()
     )
 }
 
-/// Spawn `context-loader stdio`, time the initialize reply and a first tool call.
-fn cold_starts(binary: &Path, launches: usize) -> anyhow::Result<(Vec<f64>, Vec<f64>)> {
-    let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"xtask-bench","version":"0"}}}"#;
-    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-    let count = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"count-tokens","arguments":{"text":"Cold start: how long until the first count?","model":"gpt-4o"}}}"#;
-    let (mut init_ms, mut count_ms) = (Vec::new(), Vec::new());
-    for _ in 0..launches {
-        let start = Instant::now();
-        let mut child = Command::new(binary)
-            .arg("stdio")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .with_context(|| format!("cannot start {}", binary.display()))?;
-        let mut stdin = child.stdin.take().context("no stdin")?;
-        let mut stdout = BufReader::new(child.stdout.take().context("no stdout")?);
-        let mut line = String::new();
-        writeln!(stdin, "{initialize}")?;
-        stdout.read_line(&mut line)?;
-        init_ms.push(start.elapsed().as_secs_f64() * 1e3);
-        if !line.contains("\"serverInfo\"") {
-            bail!("unexpected initialize reply: {line}");
-        }
-        writeln!(stdin, "{initialized}\n{count}")?;
-        line.clear();
-        stdout.read_line(&mut line)?;
-        count_ms.push(start.elapsed().as_secs_f64() * 1e3);
-        if !line.contains("token_count") {
-            bail!("unexpected count-tokens reply: {line}");
-        }
-        drop(stdin);
-        child.wait()?;
-    }
-    Ok((init_ms, count_ms))
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// Markdown documentation of every crate in cargo's registry, in path order.
-fn english_corpus(limit: usize) -> anyhow::Result<String> {
-    let home = std::env::var_os("CARGO_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
-        .context("neither CARGO_HOME nor HOME is set")?;
-    let mut files = Vec::new();
-    collect_files(
-        &home.join("registry/src"),
-        &mut |p| p.extension().is_some_and(|e| e == "md"),
-        &mut files,
-    );
-    files.sort();
-    let mut text = String::new();
-    for file in files {
-        if text.len() >= limit {
-            break;
-        }
-        if let Ok(content) = std::fs::read_to_string(&file) {
-            text.push_str(&content);
-            text.push('\n');
-        }
+    #[test]
+    fn median_of_odd_and_even_counts() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
+        assert!(median(&[]).is_nan());
     }
-    if text.len() < 100_000 {
-        bail!(
-            "found only {} bytes of Markdown under {}; build the workspace first",
-            text.len(),
-            home.display()
+
+    #[test]
+    fn ratio_says_how_many_times_better_ours_is() {
+        assert_eq!(ratio(500.0, 100.0, true), 5.0);
+        assert_eq!(ratio(2.0, 10.0, false), 5.0);
+    }
+
+    #[test]
+    fn table_aligns_figures_right() {
+        let rows = [vec!["a".to_string(), "1".to_string()]];
+        assert_eq!(
+            table(&["what", "ours"], &rows),
+            "| what | ours |\n|---|---:|\n| a | 1 |\n"
         );
     }
-    Ok(text)
-}
-
-/// The Korean translations (msgstr) of Debian's gettext catalogs.
-fn korean_corpus(limit: usize) -> anyhow::Result<Option<String>> {
-    let mut files = Vec::new();
-    collect_files(
-        Path::new("/usr/share/locale/ko/LC_MESSAGES"),
-        &mut |p| p.extension().is_some_and(|e| e == "mo"),
-        &mut files,
-    );
-    files.sort();
-    let mut text = String::new();
-    for file in files {
-        let Ok(bytes) = std::fs::read(&file) else {
-            continue;
-        };
-        for message in mo_translations(&bytes) {
-            if message.chars().any(|c| ('가'..='힣').contains(&c)) {
-                text.push_str(message);
-                text.push('\n');
-            }
-        }
-    }
-    if text.len() < 100_000 {
-        return Ok(None);
-    }
-    // Unique text only (repeating it would flatter a tokenizer with a piece cache);
-    // cut at a line boundary.
-    if text.len() > limit {
-        let cut = text.as_bytes()[..limit]
-            .iter()
-            .rposition(|&b| b == b'\n')
-            .unwrap_or(0);
-        text.truncate(cut + 1);
-    }
-    Ok(Some(text))
-}
-
-/// The translated strings of a GNU .mo catalog (little-endian), skipping bad entries.
-fn mo_translations(bytes: &[u8]) -> Vec<&str> {
-    let word = |at: usize| {
-        bytes
-            .get(at..at + 4)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
-    };
-    if word(0) != Some(0x9504_12de) {
-        return Vec::new();
-    }
-    let (Some(count), Some(table)) = (word(8), word(16)) else {
-        return Vec::new();
-    };
-    (0..count)
-        .filter_map(|i| {
-            let (len, offset) = (word(table + 8 * i)?, word(table + 8 * i + 4)?);
-            std::str::from_utf8(bytes.get(offset..offset + len)?).ok()
-        })
-        .flat_map(|s| s.split('\0'))
-        .collect()
-}
-
-fn collect_files(dir: &Path, wanted: &mut dyn FnMut(&Path) -> bool, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            collect_files(&path, wanted, out);
-        } else if wanted(&path) {
-            out.push(path);
-        }
-    }
-}
-
-fn median(values: &[f64]) -> f64 {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    sorted.get(sorted.len() / 2).copied().unwrap_or(f64::NAN)
-}
-
-fn max(values: &[f64]) -> f64 {
-    values.iter().copied().fold(f64::NAN, f64::max)
 }

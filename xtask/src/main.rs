@@ -5,10 +5,14 @@ mod bench;
 mod clients;
 mod conformance;
 mod fuzz;
+mod load;
+mod load_generator;
 mod nginx;
 mod node;
+mod peer;
 mod python;
 mod server;
+mod spawned;
 mod spec_corpus;
 mod timing;
 
@@ -34,7 +38,11 @@ commands:
   clients the Python mcp 2.3 SDK client and MCP Inspector 2.12 CLI over stdio
           and HTTP, results asserted
   fuzz    mcp-fuzzer 0.7.0, tools and protocol modes over stdio and HTTP:
-          0 crashes, 0 hangs (read from its run summary)";
+          0 crashes, 0 hangs (read from its run summary)
+
+  load    bounded load test: concurrent MCP clients against the stateless HTTP
+          server on loopback for 60 s (`--seconds N`, `--clients N`; `--smoke`:
+          dev build, a few seconds); fails on any error or memory growth";
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -46,6 +54,7 @@ fn main() -> anyhow::Result<()> {
         Some("fuzz") => fuzz::run(&workspace_root()),
         Some("clients") => clients::run(&workspace_root()),
         Some("proxy") => nginx::run(),
+        Some("load") => load::run(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
             println!("{USAGE}");
             Ok(())
@@ -87,6 +96,7 @@ fn ci() -> anyhow::Result<()> {
     // Keep the benchmark harness working (figures are printed, never asserted: a timed
     // check on a shared 2-core machine is noise).
     bench::run(&["--quick".to_string()])?;
+    load::run(&["--smoke".to_string()])?;
     eprintln!("xtask ci: all green in {:.0?}", started.elapsed());
     Ok(())
 }

@@ -1,76 +1,203 @@
-//! Counting throughput of our tokenizer against tiktoken-rs (the reference), same
-//! texts, same process, alternating runs; reports medians and ratios.
+//! Counting speed of our tokenizer against tiktoken-rs (the reference): same texts,
+//! same process, alternating rounds, medians. Run through `cargo xtask bench`, which
+//! builds the corpora and turns the `key=value` lines printed here into the report.
 //!
-//! Usage: count_throughput NAME=FILE [NAME=FILE ...] [--rounds N]
-//! Run through `cargo xtask bench`, which builds the corpora.
+//! ```text
+//! count_throughput load [--reference-first]
+//!     cold load of cl100k_base + o200k_base by each library, and RSS growth:
+//!     `load ours_ms=… reference_ms=… ours_rss_kib=… reference_rss_kib=…`
+//! count_throughput throughput NAME=FILE[@PIECE] ... [--rounds N] [--threads 1,2]
+//!     MB/s per corpus, encoding and thread count; `@256` counts the file as
+//!     separate ~256-byte messages (chat-sized calls) instead of one text:
+//!     `row corpus=… encoding=… threads=… bytes=… ours_mbps=… reference_mbps=…`
+//! ```
+//!
+//! With T threads, each thread counts the whole corpus at once and MB/s is the total
+//! over the wall time: how counting scales when a server serves T calls in parallel.
 
 use std::time::Instant;
 
 use context_budget::Tokenizer;
 
 fn main() {
-    let mut rounds = 5usize;
-    let mut corpora = Vec::new();
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        if arg == "--rounds" {
-            rounds = args.next().and_then(|n| n.parse().ok()).unwrap_or(rounds);
-        } else if let Some((name, path)) = arg.split_once('=') {
-            match std::fs::read_to_string(path) {
-                Ok(text) => corpora.push((name.to_string(), text)),
-                Err(e) => eprintln!("skipping {name}: cannot read {path}: {e}"),
-            }
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("load") => load(args.iter().any(|a| a == "--reference-first")),
+        Some("throughput") => throughput(&args[1..]),
+        _ => {
+            eprintln!(
+                "usage: count_throughput load | throughput NAME=FILE[@PIECE]... [--rounds N] [--threads 1,2]"
+            );
+            std::process::exit(2);
         }
     }
+}
 
-    // Cold load first, before anything else touched the vocabularies.
-    let rss_start = rss_kib();
-    let ours_load = time(|| Tokenizer::EXACT.iter().for_each(|t| t.preload()));
-    let rss_ours = rss_kib();
-    let reference_load = time(|| {
-        let _ = tiktoken_rs::cl100k_base_singleton();
-        let _ = tiktoken_rs::o200k_base_singleton();
-    });
-    let rss_reference = rss_kib();
-    println!("| what | ours | tiktoken-rs | ratio |");
-    println!("|---|---:|---:|---:|");
+/// Cold vocabulary load by each library, in the given order, in a fresh process.
+fn load(reference_first: bool) {
+    let ours = || {
+        let rss = rss_kib();
+        let seconds = time(|| Tokenizer::EXACT.iter().for_each(|t| t.preload()));
+        (seconds, rss_kib().saturating_sub(rss))
+    };
+    let reference = || {
+        let rss = rss_kib();
+        let seconds = time(|| {
+            let _ = tiktoken_rs::cl100k_base_singleton();
+            let _ = tiktoken_rs::o200k_base_singleton();
+        });
+        (seconds, rss_kib().saturating_sub(rss))
+    };
+    let ((ours_s, ours_rss), (reference_s, reference_rss)) = if reference_first {
+        let r = reference();
+        (ours(), r)
+    } else {
+        let o = ours();
+        (o, reference())
+    };
     println!(
-        "| load cl100k+o200k (ms) | {:.1} | {:.1} | {:.1}x faster |",
-        ours_load * 1e3,
-        reference_load * 1e3,
-        reference_load / ours_load
+        "load ours_ms={:.2} reference_ms={:.2} ours_rss_kib={ours_rss} reference_rss_kib={reference_rss}",
+        ours_s * 1e3,
+        reference_s * 1e3
     );
-    println!(
-        "| RSS growth for cl100k+o200k (MiB) | {:.1} | {:.1} | |",
-        rss_ours.saturating_sub(rss_start) as f64 / 1024.0,
-        rss_reference.saturating_sub(rss_ours) as f64 / 1024.0
-    );
+}
 
-    for (name, text) in &corpora {
+struct Corpus {
+    name: String,
+    /// One text, or many chat-sized messages.
+    pieces: Vec<String>,
+    bytes: usize,
+}
+
+fn throughput(args: &[String]) {
+    let mut rounds = 5usize;
+    let mut thread_counts = vec![1usize, 2];
+    let mut corpora = Vec::new();
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--rounds" => rounds = args.next().and_then(|n| n.parse().ok()).unwrap_or(rounds),
+            "--threads" => {
+                thread_counts = args
+                    .next()
+                    .map(|list| list.split(',').filter_map(|n| n.parse().ok()).collect())
+                    .unwrap_or(thread_counts)
+            }
+            spec => match corpus(spec) {
+                Ok(corpus) => corpora.push(corpus),
+                Err(e) => {
+                    eprintln!("count_throughput: {e}");
+                    std::process::exit(2);
+                }
+            },
+        }
+    }
+    for corpus in &corpora {
         for tokenizer in Tokenizer::EXACT {
             let reference = match tokenizer {
                 Tokenizer::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
                 _ => tiktoken_rs::o200k_base_singleton(),
             };
-            let expected = reference.encode_ordinary(text).len();
-            assert_eq!(tokenizer.count(text), expected, "counts differ on {name}");
-            let mb = text.len() as f64 / 1e6;
-            let (mut ours, mut theirs) = (Vec::new(), Vec::new());
-            for _ in 0..rounds {
-                ours.push(mb / time(|| assert_eq!(tokenizer.count(text), expected)));
-                theirs.push(
-                    mb / time(|| assert_eq!(reference.encode_ordinary(text).len(), expected)),
+            // Warm-up that is also a check: both libraries agree on every piece.
+            let expected: Vec<usize> = corpus
+                .pieces
+                .iter()
+                .map(|p| reference.encode_ordinary(p).len())
+                .collect();
+            let ours_counts: Vec<usize> =
+                corpus.pieces.iter().map(|p| tokenizer.count(p)).collect();
+            assert_eq!(ours_counts, expected, "counts differ on {}", corpus.name);
+            let total: usize = expected.iter().sum();
+
+            for &threads in &thread_counts {
+                let mb = (corpus.bytes * threads) as f64 / 1e6;
+                let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+                for _ in 0..rounds {
+                    ours.push(
+                        mb / parallel(
+                            threads,
+                            || count_all(&corpus.pieces, |p| tokenizer.count(p)),
+                            total,
+                        ),
+                    );
+                    theirs.push(
+                        mb / parallel(
+                            threads,
+                            || count_all(&corpus.pieces, |p| reference.encode_ordinary(p).len()),
+                            total,
+                        ),
+                    );
+                }
+                println!(
+                    "row corpus={} encoding={} threads={threads} bytes={} pieces={} ours_mbps={:.2} reference_mbps={:.2}",
+                    corpus.name,
+                    tokenizer.name(),
+                    corpus.bytes,
+                    corpus.pieces.len(),
+                    median(&mut ours),
+                    median(&mut theirs)
                 );
             }
-            let (ours, theirs) = (median(&mut ours), median(&mut theirs));
-            println!(
-                "| {name} {:.1} MB, {} (MB/s) | {ours:.1} | {theirs:.1} | {:.1}x |",
-                mb,
-                tokenizer.name(),
-                ours / theirs
-            );
         }
     }
+}
+
+/// `NAME=FILE` (one text) or `NAME=FILE@N` (messages of about N bytes).
+fn corpus(spec: &str) -> Result<Corpus, String> {
+    let (name, source) = spec
+        .split_once('=')
+        .ok_or_else(|| format!("expected NAME=FILE[@PIECE], got {spec}"))?;
+    let (path, piece) = match source.rsplit_once('@') {
+        Some((path, n)) => (
+            path,
+            Some(
+                n.parse::<usize>()
+                    .map_err(|_| format!("bad piece size in {spec}"))?,
+            ),
+        ),
+        None => (source, None),
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}"))?;
+    let pieces = match piece {
+        None => vec![text],
+        Some(size) => split_at_chars(&text, size.max(1)),
+    };
+    Ok(Corpus {
+        name: name.to_string(),
+        bytes: pieces.iter().map(String::len).sum(),
+        pieces,
+    })
+}
+
+/// Consecutive pieces of about `size` bytes, cut at UTF-8 character boundaries.
+fn split_at_chars(text: &str, size: usize) -> Vec<String> {
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    while start < text.len() {
+        let mut end = (start + size).min(text.len());
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        pieces.push(text[start..end].to_string());
+        start = end;
+    }
+    pieces
+}
+
+fn count_all(pieces: &[String], count: impl Fn(&str) -> usize) -> usize {
+    pieces.iter().map(|p| count(p)).sum()
+}
+
+/// Seconds for `threads` threads to each run `work` once (checked against `expected`).
+fn parallel(threads: usize, work: impl Fn() -> usize + Sync, expected: usize) -> f64 {
+    time(|| {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..threads).map(|_| scope.spawn(&work)).collect();
+            for handle in handles {
+                assert_eq!(handle.join().expect("counting thread"), expected);
+            }
+        })
+    })
 }
 
 fn time(work: impl FnOnce()) -> f64 {

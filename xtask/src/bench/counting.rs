@@ -1,0 +1,89 @@
+//! Row 1: counting throughput, ours vs tiktoken-rs, same texts, same process
+//! (example `count_throughput` of context-budget).
+
+use std::process::Command;
+
+use anyhow::{Context, bail};
+
+use super::{Bench, median, ratio, table};
+use crate::load_generator::key_values;
+
+pub fn throughput(bench: &mut Bench) -> anyhow::Result<String> {
+    let rounds = bench.size("5", "1");
+    let output = Command::new(bench.artifact("examples/count_throughput"))
+        .arg("throughput")
+        .args(bench.corpora.specs())
+        .args(["--rounds", rounds, "--threads", "1,2"])
+        .output()
+        .context("cannot run count_throughput")?;
+    if !output.status.success() {
+        bail!(
+            "count_throughput failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let mut rows = Vec::new();
+    let mut prose_ratios = Vec::new();
+    for line in stdout.lines().filter(|l| l.starts_with("row ")) {
+        let text = |key: &str| {
+            line.split_whitespace()
+                .find_map(|pair| pair.strip_prefix(key)?.strip_prefix('='))
+                .unwrap_or("?")
+                .to_string()
+        };
+        let values = key_values(line);
+        let number = |key: &str| values.get(key).copied().unwrap_or(f64::NAN);
+        let (ours, reference) = (number("ours_mbps"), number("reference_mbps"));
+        let x = ratio(ours, reference, true);
+        let corpus = text("corpus");
+        if corpus == "english" {
+            prose_ratios.push(x);
+        }
+        rows.push(vec![
+            format!(
+                "{corpus} ({:.2} MB{})",
+                number("bytes") / 1e6,
+                match number("pieces") {
+                    n if n > 1.0 => format!(", {n:.0} messages"),
+                    _ => String::new(),
+                }
+            ),
+            text("encoding"),
+            text("threads"),
+            format!("{ours:.1}"),
+            format!("{reference:.1}"),
+            format!("{x:.1}×"),
+        ]);
+    }
+    if rows.is_empty() {
+        bail!("count_throughput printed no rows:\n{stdout}");
+    }
+    let worst = prose_ratios.iter().copied().fold(f64::INFINITY, f64::min);
+    bench.check(
+        "counting English prose ≥ 5× tiktoken-rs",
+        format!(
+            "{worst:.1}× (lowest of {} prose rows; median {:.1}×)",
+            prose_ratios.len(),
+            median(&prose_ratios)
+        ),
+        worst >= 5.0,
+    );
+    Ok(format!(
+        "## 1. Counting throughput: ours vs tiktoken-rs (MB/s, same text, same process)\n\n\
+         Median of {rounds} alternating rounds after a warm-up pass in which both libraries must\n\
+         agree on every count. With 2 threads, each thread counts the whole corpus at once and\n\
+         MB/s is the total.\n\n{}",
+        table(
+            &[
+                "corpus",
+                "encoding",
+                "threads",
+                "ours",
+                "tiktoken-rs",
+                "ratio"
+            ],
+            &rows
+        )
+    ))
+}
