@@ -81,6 +81,9 @@ fn parse(args: &[String]) -> Result<Options, String> {
 }
 
 fn main() -> ExitCode {
+    // reqwest is built with `rustls-no-provider` (the server picks ring for its
+    // Anthropic client): every process that builds a reqwest client installs one.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let options = match parse(&args) {
         Ok(options) => options,
