@@ -148,7 +148,8 @@ fn serve(
     server: impl Future<Output = anyhow::Result<()>>,
     log_format: mcp_common::transport::LogFormat,
 ) -> ExitCode {
-    mcp_common::transport::init_logging_as("info", log_format);
+    // rmcp logs several lines per request at info: under load, megabytes a second.
+    mcp_common::transport::init_logging_as("info,rmcp=warn", log_format);
     // Load the vocabularies (~100 ms) beside start-up rather than in it: `initialize`
     // is answered at once, and by the time the first count arrives they are ready.
     std::thread::spawn(|| {
