@@ -28,6 +28,21 @@ fn nginx_installed() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
+/// `apt-get`, through `sudo -n` when not root (e.g. GitHub's runners).
+fn apt_get() -> Command {
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    if root {
+        Command::new("apt-get")
+    } else {
+        let mut sudo = Command::new("sudo");
+        sudo.args(["-n", "apt-get"]);
+        sudo
+    }
+}
+
 /// Install nginx from Debian's packages when it is missing (CI machines are fresh).
 fn ensure_nginx() -> anyhow::Result<()> {
     if nginx_installed() {
@@ -35,7 +50,7 @@ fn ensure_nginx() -> anyhow::Result<()> {
     }
     eprintln!("nginx missing: apt-get install -y nginx");
     let install = || {
-        Command::new("apt-get")
+        apt_get()
             .args(["install", "-y", "--no-install-recommends", "nginx"])
             .env("DEBIAN_FRONTEND", "noninteractive")
             .status()
@@ -43,7 +58,7 @@ fn ensure_nginx() -> anyhow::Result<()> {
     };
     if !install()?.success() {
         // A fresh machine may have no package lists yet.
-        let updated = Command::new("apt-get")
+        let updated = apt_get()
             .arg("update")
             .status()
             .context("cannot run apt-get update")?;
