@@ -1,8 +1,9 @@
 //! The texts the counting rows run on, written to target/bench. All are real text
 //! already on the machine, or generated deterministically: nothing is downloaded.
 //!
-//! - English prose: the Markdown docs of the crates in cargo's registry (this build
-//!   downloaded them);
+//! - English prose: the prose of the Markdown docs of the crates in cargo's registry
+//!   (this build downloaded them): paragraphs and list items, without code blocks,
+//!   tables, HTML or headings;
 //! - Rust code: the .rs files of the same crates (files over 100 KB, mostly generated
 //!   bindings, skipped);
 //! - Korean: the translations in Debian's gettext catalogs (/usr/share/locale/ko);
@@ -68,12 +69,13 @@ pub fn build(out_dir: &Path, quick: bool) -> anyhow::Result<Corpora> {
         Ok(path)
     };
     let registry = cargo_home()?.join("registry/src");
-    let english_text = concatenated(&registry, "md", size, u64::MAX)?;
+    let markdown = concatenated(&registry, "md", size * 3, u64::MAX)?;
+    let english_text = cut(&markdown_prose(&markdown), size).to_string();
     let english = add(
         "english",
         &english_text,
         None,
-        "English prose: Markdown docs of the crates in cargo's registry",
+        "English prose: the paragraphs and list items of the Markdown docs of the crates in cargo's registry",
     )?;
     let rust = concatenated(&registry, "rs", size, 100_000)?;
     add(
@@ -158,6 +160,31 @@ fn concatenated(
         );
     }
     Ok(cut(&text, limit).to_string())
+}
+
+/// The prose of Markdown text: paragraphs and list items. Fenced and indented code,
+/// tables, HTML, headings, images and link definitions are dropped (a line filter is
+/// enough to build a corpus; the product classifies with a real parser).
+fn markdown_prose(markdown: &str) -> String {
+    let mut prose = String::new();
+    let mut in_fence = false;
+    for line in markdown.lines() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            in_fence = !in_fence;
+            continue;
+        }
+        let not_prose = in_fence
+            || line.starts_with("    ")
+            || line.starts_with('\t')
+            || ['|', '<', '#', '!'].iter().any(|&c| trimmed.starts_with(c))
+            || (trimmed.starts_with('[') && trimmed.contains("]:"));
+        if !not_prose {
+            prose.push_str(line);
+            prose.push('\n');
+        }
+    }
+    prose
 }
 
 /// At most `limit` bytes, cut at a line boundary.
@@ -255,6 +282,15 @@ fn collect_files(dir: &Path, wanted: &mut dyn FnMut(&Path) -> bool, out: &mut Ve
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn prose_drops_code_tables_html_and_headings() {
+        let markdown = "# Title\n\nSome prose here.\n\n```rust\nfn x() {}\n```\n\n    indented\n| a | b |\n<div>\n![img](x)\n[ref]: http://x\n- a list item\n";
+        assert_eq!(
+            markdown_prose(markdown),
+            "\nSome prose here.\n\n\n- a list item\n"
+        );
+    }
 
     #[test]
     fn cut_stops_at_a_line_boundary() {
