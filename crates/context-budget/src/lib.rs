@@ -34,7 +34,7 @@ pub use messages::{
 pub use catalog::{Catalog, CatalogError, ModelInfo, ModelListing, ModelSpec, ResolvedModel};
 pub use counter::{CountError, DEFAULT_MAX_INPUT_BYTES, TokenCount, TokenCounter, usd};
 pub use suggest::closest_names;
-pub use tokenizer::{ClaudeEstimate, Tokenizer};
+pub use tokenizer::{ClaudeEstimate, PARALLEL_MIN_BYTES, Tokenizer};
 
 /// The model used when a caller does not name one.
 pub const DEFAULT_MODEL: &str = "gpt-4";

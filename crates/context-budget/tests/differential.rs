@@ -38,6 +38,31 @@ fn corpus_counts_match_reference() {
     }
 }
 
+/// Large texts are counted in parts on all cores; the parts must add up to the
+/// reference count of the whole, on every kind of text.
+#[test]
+fn large_texts_counted_in_parallel_match_reference() {
+    let corpus = include_str!("corpus/mixed.txt");
+    let repeats = context_budget::PARALLEL_MIN_BYTES / corpus.len() + 2;
+    assert_same(
+        &corpus.repeat(repeats),
+        "the corpus repeated past the parallel threshold",
+    );
+    // Every line start of the corpus as a possible cut: rotate so cuts land everywhere.
+    let lines: Vec<&str> = corpus.split_inclusive('\n').collect();
+    for shift in (0..lines.len()).step_by(7) {
+        let rotated: String = lines[shift..]
+            .iter()
+            .chain(&lines[..shift])
+            .copied()
+            .collect();
+        assert_same(
+            &rotated.repeat(repeats),
+            &format!("the corpus rotated by {shift} lines"),
+        );
+    }
+}
+
 #[test]
 fn repository_sources_match_reference() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
