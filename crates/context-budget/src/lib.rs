@@ -14,6 +14,7 @@ mod catalog;
 mod counter;
 mod fit;
 mod messages;
+mod parallel;
 pub mod spec;
 mod suggest;
 mod tokenizer;
@@ -33,8 +34,9 @@ pub use messages::{
 
 pub use catalog::{Catalog, CatalogError, ModelInfo, ModelListing, ModelSpec, ResolvedModel};
 pub use counter::{CountError, DEFAULT_MAX_INPUT_BYTES, TokenCount, TokenCounter, usd};
+pub use parallel::PARALLEL_MIN_BYTES;
 pub use suggest::closest_names;
-pub use tokenizer::{ClaudeEstimate, PARALLEL_MIN_BYTES, Tokenizer};
+pub use tokenizer::{ClaudeEstimate, Tokenizer};
 
 /// The model used when a caller does not name one.
 pub const DEFAULT_MODEL: &str = "gpt-4";

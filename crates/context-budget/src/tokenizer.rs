@@ -58,34 +58,21 @@ impl Tokenizer {
     /// Count the tokens of `text` as ordinary text: special-token markers such as
     /// `<|endoftext|>` are counted as the characters they are, never rejected.
     ///
-    /// Texts of [`PARALLEL_MIN_BYTES`] or more are split at [`restart_points`] and the
-    /// parts counted on all cores: the counts add up exactly, and a multi-megabyte
-    /// paste takes a fraction of the time.
+    /// Texts of [`PARALLEL_MIN_BYTES`] or more may be counted in two halves, one on
+    /// a helper thread (see [`crate::parallel`]); the halves add up exactly.
     pub fn count(self, text: &str) -> usize {
         match self {
             Tokenizer::Cl100kBase | Tokenizer::O200kBase => {
-                let bpe = self.bpe();
-                let parts = split_for_cores(text);
-                if parts.len() < 2 {
-                    return bpe.count(text);
-                }
-                std::thread::scope(|scope| {
-                    let others: Vec<_> = parts[1..]
-                        .iter()
-                        .map(|part| scope.spawn(move || bpe.count(part)))
-                        .collect();
-                    let first = bpe.count(parts[0]);
-                    // A panicking count is a bug in the tokenizer; count that part here.
-                    first
-                        + others
-                            .into_iter()
-                            .zip(&parts[1..])
-                            .map(|(h, part)| h.join().unwrap_or_else(|_| bpe.count(part)))
-                            .sum::<usize>()
-                })
+                crate::parallel::count_in_halves(self, text)
+                    .unwrap_or_else(|| self.bpe().count(text))
             }
             Tokenizer::ClaudeEstimate => ClaudeEstimate::count(text),
         }
+    }
+
+    /// The exact count on the calling thread only.
+    pub(crate) fn count_here(self, text: &str) -> usize {
+        self.bpe().count(text)
     }
 
     /// The longest prefix of `text` that ends on a token boundary, never inside a
@@ -233,49 +220,6 @@ impl ClaudeEstimate {
     }
 }
 
-/// Below this size a text is counted on one thread (spawning costs more than it saves).
-pub const PARALLEL_MIN_BYTES: usize = 256 * 1024;
-
-/// `text` cut into one part per core at restart points (see [`restart_points`]);
-/// one part when the text is small, the machine has one core, or no point is found.
-fn split_for_cores(text: &str) -> Vec<&str> {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if text.len() < PARALLEL_MIN_BYTES || cores < 2 {
-        return vec![text];
-    }
-    let mut parts = Vec::with_capacity(cores);
-    let mut start = 0;
-    for i in 1..cores {
-        let target = (text.len() * i / cores).max(start);
-        match restart_points(&text[target..]).next() {
-            Some(offset) => {
-                let cut = target + offset;
-                parts.push(&text[start..cut]);
-                start = cut;
-            }
-            None => break,
-        }
-    }
-    parts.push(&text[start..]);
-    parts
-}
-
-/// Offsets in `text` where tokenization starts afresh: just after a `\n` that is
-/// followed by an ASCII letter. The pre-tokenizers of cl100k_base and o200k_base
-/// always end a piece there — a newline run is a piece of its own or ends a
-/// punctuation piece (`[^\s\p{L}\p{N}]+[\r\n]*`), and no word piece starts with a
-/// newline (`[^\r\n\p{L}\p{N}]?\p{L}+`) — and BPE never merges across pieces, so
-/// the counts of the two sides add up to the count of the whole. The differential
-/// test checks this against tiktoken-rs on large texts.
-fn restart_points(text: &str) -> impl Iterator<Item = usize> + '_ {
-    let bytes = text.as_bytes();
-    bytes
-        .windows(2)
-        .enumerate()
-        .filter(|(_, w)| w[0] == b'\n' && w[1].is_ascii_alphabetic())
-        .map(|(i, _)| i + 1)
-}
-
 /// Per-token facts of one encoding, indexed by token id: byte length (to turn a token
 /// sequence into byte offsets) and whether its bytes are all ASCII (for the Claude
 /// estimate). Built once per process from the vocabulary (~10 ms for o200k).
@@ -389,26 +333,6 @@ mod tests {
                 "{tokenizer:?}"
             );
         }
-    }
-
-    #[test]
-    fn large_texts_are_split_only_where_counts_add_up() {
-        let paragraph =
-            "Plans change.\nSo do budgets: 42 tokens, \"quoted\" words.\n\n  Indented?\n";
-        let text = paragraph.repeat(PARALLEL_MIN_BYTES / paragraph.len() + 10);
-        let parts = split_for_cores(&text);
-        assert_eq!(parts.concat(), text, "the parts are the text, in order");
-        for tokenizer in Tokenizer::EXACT {
-            let sequential = tokenizer.bpe().count(&text);
-            let split: usize = parts.iter().map(|p| tokenizer.bpe().count(p)).sum();
-            assert_eq!(split, sequential, "{tokenizer:?}");
-            assert_eq!(tokenizer.count(&text), sequential, "{tokenizer:?}");
-        }
-        for point in restart_points(&text).take(50) {
-            assert_eq!(text.as_bytes()[point - 1], b'\n');
-            assert!(text.as_bytes()[point].is_ascii_alphabetic());
-        }
-        assert_eq!(split_for_cores("short\ntext"), ["short\ntext"]);
     }
 
     #[test]
