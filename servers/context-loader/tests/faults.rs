@@ -561,42 +561,20 @@ async fn client_disconnects_mid_request_leave_the_server_healthy() {
 
 /// Start a server whose stderr we keep, to read its shutdown log.
 async fn spawn_logged_http(args: &[&str]) -> (Child, String, tokio::task::JoinHandle<Vec<String>>) {
-    let mut server = Command::new(common::BIN)
-        .args(["--max-input-bytes", "20000000", "--log-format", "json"])
-        .args([
-            "http",
-            "--bind",
-            "127.0.0.1:0",
-            "--max-body-bytes",
-            "40000000",
-        ])
-        .args(args)
-        .env("RUST_LOG", "info")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawn http server");
-    let mut lines = BufReader::new(server.stderr.take().expect("stderr")).lines();
-    let url = tokio::time::timeout(PATIENCE, async {
-        while let Some(line) = lines.next_line().await.expect("stderr") {
-            if let Some(at) = line.find("listening on http://") {
-                let rest = &line[at + "listening on ".len()..];
-                return rest[..rest.find('"').unwrap_or(rest.len())].to_string();
-            }
-        }
-        panic!("server exited without listening");
-    })
+    let mut http = vec![
+        "http",
+        "--bind",
+        "127.0.0.1:0",
+        "--max-body-bytes",
+        "40000000",
+    ];
+    http.extend_from_slice(args);
+    common::spawn_http_logged(
+        &["--max-input-bytes", "20000000", "--log-format", "json"],
+        &http,
+        &[],
+    )
     .await
-    .expect("no URL logged");
-    let log = tokio::spawn(async move {
-        let mut all = Vec::new();
-        while let Ok(Some(line)) = lines.next_line().await {
-            all.push(line);
-        }
-        all
-    });
-    (server, url, log)
 }
 
 fn sigterm(server: &Child) {

@@ -92,6 +92,19 @@ pub async fn spawn_http_with_env(
     args: &[&str],
     env: &[(&str, &str)],
 ) -> (Child, String) {
+    // Dropping the handle detaches the task, which keeps draining stderr so the
+    // server never blocks on a full pipe.
+    let (server, url, _log) = spawn_http_logged(global_args, args, env).await;
+    (server, url)
+}
+
+/// Start `context-loader http` and read the URL it logs (text or JSON log format);
+/// the task collects every later stderr line, for tests that read the log.
+pub async fn spawn_http_logged(
+    global_args: &[&str],
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> (Child, String, tokio::task::JoinHandle<Vec<String>>) {
     let mut server = Command::new(BIN)
         .args(global_args)
         .args(args)
@@ -107,16 +120,25 @@ pub async fn spawn_http_with_env(
     let url = tokio::time::timeout(PATIENCE, async {
         while let Some(line) = lines.next_line().await.expect("read server stderr") {
             if let Some(at) = line.find("listening on http://") {
-                return line[at + "listening on ".len()..].trim().to_string();
+                let rest = &line[at + "listening on ".len()..];
+                // A JSON log line ends the message with a quote.
+                return rest[..rest.find('"').unwrap_or(rest.len())]
+                    .trim()
+                    .to_string();
             }
         }
         panic!("server exited without listening");
     })
     .await
     .expect("server did not report its URL");
-    // Keep draining stderr so the server never blocks on a full pipe.
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    (server, url)
+    let log = tokio::spawn(async move {
+        let mut all = Vec::new();
+        while let Ok(Some(line)) = lines.next_line().await {
+            all.push(line);
+        }
+        all
+    });
+    (server, url, log)
 }
 
 pub async fn call(client: &Client, tool: &str, args: Value) -> CallToolResult {
