@@ -21,7 +21,7 @@ use rmcp::{ServerHandler, ServiceExt};
 
 pub use auth::BearerTokens;
 pub use flags::{EnvPrefix, HttpArgs, HttpFlags};
-pub use http::{http_router, mcp_router, serve_http};
+pub use http::{HandlerFactory, http_router, mcp_router, serve_http};
 pub use options::{HttpOptions, HttpSetting, InvalidHttpOptions, Readiness};
 
 /// How log lines look on stderr.

@@ -25,18 +25,18 @@ use super::auth;
 use super::options::HttpOptions;
 use crate::metrics::{self, InFlightCalls};
 
+/// Makes the handler for a new session (or, stateless, a request). Should be cheap:
+/// clone shared state.
+pub trait HandlerFactory<S>: Fn() -> S + Send + Sync + 'static {}
+impl<S, F: Fn() -> S + Send + Sync + 'static> HandlerFactory<S> for F {}
+
 /// The MCP service alone (rmcp's checks and sessions, no auth or limits) as an axum
-/// router mounted at `options.path`. A new handler is made per session (or per request
-/// when stateless) by `factory`, which should be cheap: clone shared state.
-pub fn mcp_router<S, F>(
-    factory: F,
+/// router mounted at `options.path`.
+pub fn mcp_router<S: ServerHandler + Send + 'static>(
+    factory: impl HandlerFactory<S>,
     options: &HttpOptions,
     shutdown: CancellationToken,
-) -> anyhow::Result<axum::Router>
-where
-    S: ServerHandler + Send + 'static,
-    F: Fn() -> S + Send + Sync + 'static,
-{
+) -> anyhow::Result<axum::Router> {
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(options.effective_allowed_hosts()?)
         .with_allowed_origins(options.effective_allowed_origins())
@@ -54,15 +54,11 @@ where
 /// Everything served over HTTP: the MCP endpoint behind auth, a timeout and a
 /// concurrency limit; `/healthz` and `/readyz` for orchestrators (never behind auth);
 /// `/metrics` (behind auth when auth is on).
-pub fn http_router<S, F>(
-    factory: F,
+pub fn http_router<S: ServerHandler + Send + 'static>(
+    factory: impl HandlerFactory<S>,
     options: &HttpOptions,
     shutdown: CancellationToken,
-) -> anyhow::Result<axum::Router>
-where
-    S: ServerHandler + Send + 'static,
-    F: Fn() -> S + Send + Sync + 'static,
-{
+) -> anyhow::Result<axum::Router> {
     options.validate()?;
     // Timeout outside the limit: a request waiting for a slot is bounded too.
     let mcp = mcp_router(factory, options, shutdown)?.layer(
@@ -127,15 +123,11 @@ async fn observe(request: Request, next: Next) -> Response {
 /// accepting connections, waits up to `shutdown_grace` for the calls `in_flight`
 /// counts (the server's metered router: `metrics::global().in_flight_calls()`),
 /// then closes sessions and streams and returns `Ok` (exit 0).
-pub async fn serve_http<S, F>(
-    factory: F,
+pub async fn serve_http<S: ServerHandler + Send + 'static>(
+    factory: impl HandlerFactory<S>,
     options: HttpOptions,
     in_flight: InFlightCalls,
-) -> anyhow::Result<()>
-where
-    S: ServerHandler + Send + 'static,
-    F: Fn() -> S + Send + Sync + 'static,
-{
+) -> anyhow::Result<()> {
     // Two stages: stop accepting first, close sessions (and their SSE streams,
     // which would otherwise hold connections open) only after calls finished.
     let stop_accepting = CancellationToken::new();
