@@ -91,11 +91,11 @@ impl Binary {
                 }
             }
             Transport::Http | Transport::HttpStateless => {
-                let mut args = vec!["http", "--bind", "127.0.0.1:0"];
-                if matches!(transport, Transport::HttpStateless) {
-                    args.push("--stateless");
-                }
-                let (server, url, _log) = self.spawn_http_logged(global_args, &args, env).await;
+                let flags: &[&str] = match transport {
+                    Transport::HttpStateless => &["--stateless"],
+                    _ => &[],
+                };
+                let (server, url, _log) = self.spawn_http_logged(global_args, flags, env).await;
                 let client = tokio::time::timeout(PATIENCE, handler.serve(http_transport(url)))
                     .await
                     .expect("http initialize timed out")
@@ -108,12 +108,12 @@ impl Binary {
         }
     }
 
-    /// Start `<global_args> <args>` (`args` begins with `http`) on a free loopback
-    /// port and read the URL it logs.
-    pub async fn spawn_http(self, global_args: &[&str], args: &[&str]) -> (Child, String) {
+    /// Start `<global_args> http --bind 127.0.0.1:0 <http_flags>` (a free loopback
+    /// port: tests never listen elsewhere) and read the URL it logs.
+    pub async fn spawn_http(self, global_args: &[&str], http_flags: &[&str]) -> (Child, String) {
         // Dropping the log handle detaches the task, which keeps draining stderr so
         // the server never blocks on a full pipe.
-        let (server, url, _log) = self.spawn_http_logged(global_args, args, &[]).await;
+        let (server, url, _log) = self.spawn_http_logged(global_args, http_flags, &[]).await;
         (server, url)
     }
 
@@ -122,12 +122,13 @@ impl Binary {
     pub async fn spawn_http_logged(
         self,
         global_args: &[&str],
-        args: &[&str],
+        http_flags: &[&str],
         env: &[(&str, &str)],
     ) -> (Child, String, JoinHandle<Vec<String>>) {
         let mut server = Command::new(self.0)
             .args(global_args)
-            .args(args)
+            .args(["http", "--bind", "127.0.0.1:0"])
+            .args(http_flags)
             .envs(env.iter().copied())
             .env("RUST_LOG", "info")
             .stdout(Stdio::null())

@@ -59,6 +59,11 @@ pub async fn request(
     request_with_host(addr, addr, method, path, extra, body).await
 }
 
+/// `POST /mcp` (the server's MCP endpoint) with a JSON-RPC `body`.
+pub async fn post_mcp(addr: &str, extra: &[(&str, &str)], body: &[u8]) -> Reply {
+    request(addr, "POST", "/mcp", extra, body).await
+}
+
 /// [`request`] with a `Host` header other than `addr`.
 pub async fn request_with_host(
     addr: &str,

@@ -140,12 +140,8 @@ async fn calls_served(replica: &str) -> u64 {
 #[tokio::test]
 #[ignore = "needs nginx; run by `cargo xtask ci` (installs it)"]
 async fn client_suite_through_nginx_across_two_stateless_replicas() {
-    let (_a, url_a) = BIN
-        .spawn_http(&[], &["http", "--bind", "127.0.0.1:0", "--stateless"])
-        .await;
-    let (_b, url_b) = BIN
-        .spawn_http(&[], &["http", "--bind", "127.0.0.1:0", "--stateless"])
-        .await;
+    let (_a, url_a) = BIN.spawn_http(&[], &["--stateless"]).await;
+    let (_b, url_b) = BIN.spawn_http(&[], &["--stateless"]).await;
     let replicas: Vec<String> = [&url_a, &url_b]
         .iter()
         .map(|u| {

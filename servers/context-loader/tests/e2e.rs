@@ -473,9 +473,7 @@ fn cli_errors_exit_non_zero_with_the_structured_error() {
 
 #[tokio::test]
 async fn http_refuses_foreign_host_headers() {
-    let (_server, url) = BIN
-        .spawn_http(&[], &["http", "--bind", "127.0.0.1:0"])
-        .await;
+    let (_server, url) = BIN.spawn_http(&[], &[]).await;
     let addr = http1::authority(&url);
     let body = serde_json::to_vec(&initialize_request("x")).expect("json");
     let reply = http1::request_with_host(&addr, "evil.example", "POST", "/mcp", &[], &body).await;

@@ -325,33 +325,26 @@ async fn progress_notifications_reach_a_client_that_asks() {
 fn cli_spec_tokens_prints_the_tool_output() {
     let specs = Specs::new("cli");
     let dir = specs.arg();
-    let (code, out, _) = BIN.run_cli(
-        &[
-            "--specs-dir",
-            &dir,
-            "spec-tokens",
-            "59",
-            "--include-sub-specs",
-            "--detailed",
-            "--json",
-        ],
-        None,
-    );
+    // `context-loader --specs-dir <fixture> <args>`: (exit code, stdout).
+    let cli = |args: &[&str]| {
+        let mut all = vec!["--specs-dir", dir.as_str()];
+        all.extend_from_slice(args);
+        let (code, out, _) = BIN.run_cli(&all, None);
+        (code, out)
+    };
+    let (code, out) = cli(&[
+        "spec-tokens",
+        "59",
+        "--include-sub-specs",
+        "--detailed",
+        "--json",
+    ]);
     assert_eq!(code, 0);
     let json: Value = serde_json::from_str(&out).expect("json");
     assert_eq!(json["spec"], "059-token-engine");
     assert_eq!(json["files"].as_array().map(Vec::len), Some(2));
 
-    let (code, out, _) = BIN.run_cli(
-        &[
-            "--specs-dir",
-            &dir,
-            "spec-tokens",
-            "59",
-            "--include-sub-specs",
-        ],
-        None,
-    );
+    let (code, out) = cli(&["spec-tokens", "59", "--include-sub-specs"]);
     assert_eq!(code, 0);
     assert!(
         out.starts_with("059-token-engine — Token engine [planned]"),
@@ -359,43 +352,17 @@ fn cli_spec_tokens_prints_the_tool_output() {
     );
     assert!(out.contains("059-token-engine/DESIGN.md"), "{out}");
 
-    let (code, out, _) = BIN.run_cli(
-        &[
-            "--specs-dir",
-            &dir,
-            "spec-tokens",
-            "--sort",
-            "name",
-            "--limit",
-            "3",
-        ],
-        None,
-    );
+    let (code, out) = cli(&["spec-tokens", "--sort", "name", "--limit", "3"]);
     assert_eq!(code, 0);
     assert!(out.contains("059-token-engine"), "{out}");
     assert!(out.contains("showing 3"), "{out}");
 
-    let (code, out, _) = BIN.run_cli(
-        &[
-            "--specs-dir",
-            &dir,
-            "spec-budget",
-            "59",
-            "1593",
-            "--budget",
-            "100",
-            "--json",
-        ],
-        None,
-    );
+    let (code, out) = cli(&["spec-budget", "59", "1593", "--budget", "100", "--json"]);
     assert_eq!(code, 0);
     let plan: Value = serde_json::from_str(&out).expect("json");
     assert_eq!(plan["all_fit"], false);
 
-    let (code, out, _) = BIN.run_cli(
-        &["--specs-dir", &dir, "spec-tokens", "4242", "--json"],
-        None,
-    );
+    let (code, out) = cli(&["spec-tokens", "4242", "--json"]);
     assert_eq!(code, 1);
     assert_eq!(
         serde_json::from_str::<Value>(&out).expect("json")["error_code"],

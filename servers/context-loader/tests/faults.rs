@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 use rmcp::ServiceExt;
 use serde_json::{Value, json};
 use test_support::client::{http_transport, http_transport_with_token, initialize_request};
-use test_support::http1::{Reply, authority, head, parse_reply, request, request_with_host};
+use test_support::http1::{
+    Reply, authority, head, parse_reply, post_mcp, request, request_with_host,
+};
 use test_support::{Binary, PATIENCE, call, structured};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -86,27 +88,14 @@ fn big_text(bytes: usize) -> String {
 #[tokio::test]
 async fn oversize_body_is_413_and_the_server_stays_up() {
     let (_server, url) = BIN
-        .spawn_http(
-            &[],
-            &[
-                "http",
-                "--bind",
-                "127.0.0.1:0",
-                "--stateless",
-                "--max-body-bytes",
-                "4096",
-            ],
-        )
+        .spawn_http(&[], &["--stateless", "--max-body-bytes", "4096"])
         .await;
     let addr = authority(&url);
     let oversize = count_call(1, &"a".repeat(20_000));
-    let reply = request(&addr, "POST", "/mcp", &[], &oversize).await;
+    let reply = post_mcp(&addr, &[], &oversize).await;
     assert_eq!(reply.status, 413, "{reply:?}");
     let fits = count_call(2, "hello world");
-    assert_eq!(
-        token_count(&request(&addr, "POST", "/mcp", &[], &fits).await),
-        2
-    );
+    assert_eq!(token_count(&post_mcp(&addr, &[], &fits).await), 2);
     let metrics = metrics_text(&addr, None).await;
     assert!(
         metrics.contains(r#"http_responses_total{status="413"} 1"#),
@@ -116,62 +105,31 @@ async fn oversize_body_is_413_and_the_server_stays_up() {
 
 #[tokio::test]
 async fn wrong_host_is_403() {
-    let (_server, url) = BIN
-        .spawn_http(&[], &["http", "--bind", "127.0.0.1:0", "--stateless"])
-        .await;
+    let (_server, url) = BIN.spawn_http(&[], &["--stateless"]).await;
     let addr = authority(&url);
     let body = count_call(1, "hi");
     let rebinding = request_with_host(&addr, "attacker.example", "POST", "/mcp", &[], &body).await;
     assert_eq!(rebinding.status, 403, "{rebinding:?}");
-    assert_eq!(
-        token_count(&request(&addr, "POST", "/mcp", &[], &body).await),
-        1
-    );
+    assert_eq!(token_count(&post_mcp(&addr, &[], &body).await), 1);
 
     // A configured public name is accepted, loopback names then are not.
     let (_server, url) = BIN
-        .spawn_http(
-            &[],
-            &[
-                "http",
-                "--bind",
-                "127.0.0.1:0",
-                "--stateless",
-                "--allowed-host",
-                "mcp.example.com",
-            ],
-        )
+        .spawn_http(&[], &["--stateless", "--allowed-host", "mcp.example.com"])
         .await;
     let addr = authority(&url);
     let public = request_with_host(&addr, "mcp.example.com", "POST", "/mcp", &[], &body).await;
     assert_eq!(token_count(&public), 1);
-    assert_eq!(request(&addr, "POST", "/mcp", &[], &body).await.status, 403);
+    assert_eq!(post_mcp(&addr, &[], &body).await.status, 403);
 }
 
 #[tokio::test]
 async fn bad_origin_is_403_and_allowed_origins_pass() {
     let body = count_call(1, "hi");
-    let (_server, url) = BIN
-        .spawn_http(&[], &["http", "--bind", "127.0.0.1:0", "--stateless"])
-        .await;
+    let (_server, url) = BIN.spawn_http(&[], &["--stateless"]).await;
     let addr = authority(&url);
-    let evil = request(
-        &addr,
-        "POST",
-        "/mcp",
-        &[("Origin", "https://evil.example")],
-        &body,
-    )
-    .await;
+    let evil = post_mcp(&addr, &[("Origin", "https://evil.example")], &body).await;
     assert_eq!(evil.status, 403, "{evil:?}");
-    let local_page = request(
-        &addr,
-        "POST",
-        "/mcp",
-        &[("Origin", "http://localhost:6274")],
-        &body,
-    )
-    .await;
+    let local_page = post_mcp(&addr, &[("Origin", "http://localhost:6274")], &body).await;
     assert_eq!(
         token_count(&local_page),
         1,
@@ -182,9 +140,6 @@ async fn bad_origin_is_403_and_allowed_origins_pass() {
         .spawn_http(
             &[],
             &[
-                "http",
-                "--bind",
-                "127.0.0.1:0",
                 "--stateless",
                 "--allowed-origin",
                 "https://app.example.com:443",
@@ -192,23 +147,9 @@ async fn bad_origin_is_403_and_allowed_origins_pass() {
         )
         .await;
     let addr = authority(&url);
-    let app = request(
-        &addr,
-        "POST",
-        "/mcp",
-        &[("Origin", "https://app.example.com")],
-        &body,
-    )
-    .await;
+    let app = post_mcp(&addr, &[("Origin", "https://app.example.com")], &body).await;
     assert_eq!(token_count(&app), 1);
-    let other = request(
-        &addr,
-        "POST",
-        "/mcp",
-        &[("Origin", "http://localhost:6274")],
-        &body,
-    )
-    .await;
+    let other = post_mcp(&addr, &[("Origin", "http://localhost:6274")], &body).await;
     assert_eq!(other.status, 403, "only the configured origins once set");
 }
 
@@ -224,28 +165,16 @@ async fn missing_or_wrong_token_is_401_and_probes_stay_open() {
     .expect("write tokens");
     let token_file = token_file.to_string_lossy().into_owned();
     let (_server, url) = BIN
-        .spawn_http(
-            &[],
-            &[
-                "http",
-                "--bind",
-                "127.0.0.1:0",
-                "--stateless",
-                "--auth-token-file",
-                &token_file,
-            ],
-        )
+        .spawn_http(&[], &["--stateless", "--auth-token-file", &token_file])
         .await;
     let addr = authority(&url);
     let body = count_call(1, "hi there");
 
-    let missing = request(&addr, "POST", "/mcp", &[], &body).await;
+    let missing = post_mcp(&addr, &[], &body).await;
     assert_eq!(missing.status, 401, "{missing:?}");
     assert_eq!(missing.header("www-authenticate"), Some("Bearer"));
-    let wrong = request(
+    let wrong = post_mcp(
         &addr,
-        "POST",
-        "/mcp",
         &[("Authorization", "Bearer first-token-0123456788")],
         &body,
     )
@@ -257,19 +186,10 @@ async fn missing_or_wrong_token_is_401_and_probes_stay_open() {
             .unwrap_or_default()
             .starts_with("Bearer")
     );
-    let basic = request(
-        &addr,
-        "POST",
-        "/mcp",
-        &[("Authorization", "Basic Zmlyc3Q=")],
-        &body,
-    )
-    .await;
+    let basic = post_mcp(&addr, &[("Authorization", "Basic Zmlyc3Q=")], &body).await;
     assert_eq!(basic.status, 401);
-    let right = request(
+    let right = post_mcp(
         &addr,
-        "POST",
-        "/mcp",
         &[("Authorization", "Bearer second-token-abcdef")],
         &body,
     )
@@ -323,24 +243,11 @@ async fn missing_or_wrong_token_is_401_and_probes_stay_open() {
 
 #[tokio::test]
 async fn unknown_or_expired_session_id_is_404() {
-    let (_server, url) = BIN
-        .spawn_http(
-            &[],
-            &[
-                "http",
-                "--bind",
-                "127.0.0.1:0",
-                "--session-idle-timeout",
-                "1",
-            ],
-        )
-        .await;
+    let (_server, url) = BIN.spawn_http(&[], &["--session-idle-timeout", "1"]).await;
     let addr = authority(&url);
     let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string();
-    let bogus = request(
+    let bogus = post_mcp(
         &addr,
-        "POST",
-        "/mcp",
         &[
             ("Mcp-Session-Id", "no-such-session"),
             ("MCP-Protocol-Version", "2025-06-18"),
@@ -355,7 +262,7 @@ async fn unknown_or_expired_session_id_is_404() {
 
     // A real session works, then expires after the idle timeout and is 404 too.
     let initialize = initialize_request("faults").to_string();
-    let init = request(&addr, "POST", "/mcp", &[], initialize.as_bytes()).await;
+    let init = post_mcp(&addr, &[], initialize.as_bytes()).await;
     assert_eq!(init.status, 200, "{init:?}");
     let session = init
         .header("mcp-session-id")
@@ -366,14 +273,14 @@ async fn unknown_or_expired_session_id_is_404() {
         ("MCP-Protocol-Version", "2025-06-18"),
     ];
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
-    let accepted = request(&addr, "POST", "/mcp", &headers, initialized.as_bytes()).await;
+    let accepted = post_mcp(&addr, &headers, initialized.as_bytes()).await;
     assert_eq!(accepted.status, 202, "{accepted:?}");
-    let listed = request(&addr, "POST", "/mcp", &headers, list.as_bytes()).await;
+    let listed = post_mcp(&addr, &headers, list.as_bytes()).await;
     assert_eq!(listed.status, 200, "{listed:?}");
     assert!(listed.body.contains("count-tokens"), "{listed:?}");
     // Idle (no requests: each one would renew the session) past the 1 s timeout.
     tokio::time::sleep(Duration::from_secs(3)).await;
-    let expired = request(&addr, "POST", "/mcp", &headers, list.as_bytes()).await;
+    let expired = post_mcp(&addr, &headers, list.as_bytes()).await;
     assert_eq!(expired.status, 404, "{expired:?}");
 }
 
@@ -382,14 +289,7 @@ async fn client_disconnects_mid_request_leave_the_server_healthy() {
     let (mut server, url) = BIN
         .spawn_http(
             &["--max-input-bytes", "20000000"],
-            &[
-                "http",
-                "--bind",
-                "127.0.0.1:0",
-                "--stateless",
-                "--max-body-bytes",
-                "40000000",
-            ],
+            &["--stateless", "--max-body-bytes", "40000000"],
         )
         .await;
     let addr = authority(&url);
@@ -436,19 +336,13 @@ async fn client_disconnects_mid_request_leave_the_server_healthy() {
     );
     assert_eq!(code, 0);
     let expected: Value = serde_json::from_str(&stdout).expect("cli json");
-    let reply = request(&addr, "POST", "/mcp", &[], &body).await;
+    let reply = post_mcp(&addr, &[], &body).await;
     assert_eq!(Some(token_count(&reply)), expected["token_count"].as_u64());
 }
 
 /// Start a server whose stderr we keep, to read its shutdown log.
 async fn spawn_logged_http(args: &[&str]) -> (Child, String, tokio::task::JoinHandle<Vec<String>>) {
-    let mut http = vec![
-        "http",
-        "--bind",
-        "127.0.0.1:0",
-        "--max-body-bytes",
-        "40000000",
-    ];
+    let mut http = vec!["--max-body-bytes", "40000000"];
     http.extend_from_slice(args);
     BIN.spawn_http_logged(
         &["--max-input-bytes", "20000000", "--log-format", "json"],
@@ -514,7 +408,7 @@ async fn sigterm_lets_in_flight_stateless_calls_finish_then_exits_0() {
     let calls: Vec<_> = (0..CALLS)
         .map(|_| {
             let (addr, body) = (addr.clone(), body.clone());
-            tokio::spawn(async move { request(&addr, "POST", "/mcp", &[], &body).await })
+            tokio::spawn(async move { post_mcp(&addr, &[], &body).await })
         })
         .collect();
     wait_for_in_flight(&addr, CALLS as i64).await;
@@ -652,9 +546,6 @@ async fn stalled_request_times_out_with_408_and_holds_its_concurrency_slot_until
         .spawn_http(
             &[],
             &[
-                "http",
-                "--bind",
-                "127.0.0.1:0",
                 "--stateless",
                 "--max-concurrent-requests",
                 "1",
@@ -684,7 +575,7 @@ async fn stalled_request_times_out_with_408_and_holds_its_concurrency_slot_until
     let waiting = {
         let (addr, body) = (addr.clone(), body.clone());
         tokio::spawn(async move {
-            let reply = request(&addr, "POST", "/mcp", &[], &body).await;
+            let reply = post_mcp(&addr, &[], &body).await;
             (reply, started.elapsed())
         })
     };
