@@ -11,7 +11,7 @@ use context_budget::Tokenizer;
 use mcp_common::transport::{BearerTokens, HttpOptions, Readiness, serve_http};
 
 use crate::registry::ContextLoader;
-use crate::tools::AppState;
+use crate::service::Service;
 
 #[derive(Debug, Args)]
 pub struct HttpArgs {
@@ -92,7 +92,7 @@ impl HttpArgs {
     }
 }
 
-pub async fn run(state: AppState, args: HttpArgs) -> anyhow::Result<()> {
+pub async fn run(service: Service, args: HttpArgs) -> anyhow::Result<()> {
     // Ready once both vocabularies are loaded (the same OnceLocks the start-up
     // preload fills, so this only waits for it).
     let readiness = Readiness::default();
@@ -117,5 +117,5 @@ pub async fn run(state: AppState, args: HttpArgs) -> anyhow::Result<()> {
         shutdown_grace: Duration::from_secs(args.shutdown_grace),
         readiness,
     };
-    serve_http(move || ContextLoader::new(state.clone()), options).await
+    serve_http(move || ContextLoader::new(service.clone()), options).await
 }
