@@ -391,6 +391,35 @@ mod tests {
     }
 
     #[test]
+    fn the_whole_tool_prices_the_assembly_and_takes_the_budget_from_the_window() {
+        let counter = TokenCounter::default();
+        let sections = [section("system", "You are terse.", None, None)];
+        let out = assemble_context(&counter, &sections, Some("gpt-4o"), None).expect("assembles");
+        assert_eq!(out.budget, 115_200, "90 % of 128000");
+        assert_eq!(
+            (out.model.as_str(), out.encoding, out.exact),
+            ("gpt-4o", "o200k_base", true)
+        );
+        assert_eq!(out.total_tokens, 4);
+        assert_eq!(out.utilization, ratio(4, 115_200));
+        assert_eq!(out.estimated_input_cost_usd, Some(usd(4, 2.5)));
+        assert_eq!(out.truncated_sections, 0);
+        assert_eq!(
+            assemble_context(&counter, &sections, None, None),
+            Err(AssembleError::NoBudget)
+        );
+        assert_eq!(
+            assemble_context(&counter, &sections, Some("o200k_base"), None),
+            Err(AssembleError::NoContextWindow {
+                name: "o200k_base".into()
+            })
+        );
+        let bare = assemble_context(&counter, &sections, Some("o200k_base"), Some(10))
+            .expect("budget given");
+        assert_eq!(bare.estimated_input_cost_usd, None);
+    }
+
+    #[test]
     fn default_shares_sum_to_the_whole_budget() {
         let sum: f64 = DEFAULT_SECTIONS.iter().map(|d| d.2).sum();
         assert!((sum - 1.0).abs() < 1e-9);

@@ -228,6 +228,69 @@ mod tests {
         assert!(available.iter().any(|n| n == "cl100k_base"));
     }
 
+    /// Counts every text as 7 tokens, for Claude models only.
+    struct Seven;
+
+    impl ExactCounter for Seven {
+        fn provider_model(&self, requested: &str, entry: &ModelEntry) -> Option<String> {
+            (entry.tokenizer == crate::Tokenizer::ClaudeEstimate)
+                .then(|| format!("api:{requested}"))
+        }
+        fn count_messages(
+            &self,
+            _: &str,
+            _: &[crate::Message],
+        ) -> Result<u64, crate::ExactCountFailure> {
+            unreachable!("count-tokens counts text")
+        }
+        fn count_text(&self, model: &str, _: &str) -> Result<u64, crate::ExactCountFailure> {
+            assert_eq!(
+                model, "api:claude-sonnet-4-5-20250929",
+                "the caller's dated id"
+            );
+            Ok(7)
+        }
+        fn encoding(&self) -> &'static str {
+            "provider_count"
+        }
+        fn method(&self) -> &'static str {
+            "exact: provider"
+        }
+    }
+
+    #[test]
+    fn an_exact_counter_replaces_the_estimate_for_the_models_it_counts() {
+        let counter = TokenCounter::default();
+        let count = counter
+            .count_with(
+                "hello there",
+                Some("claude-sonnet-4-5-20250929"),
+                Some(&Seven),
+            )
+            .expect("counts");
+        assert_eq!(
+            (count.token_count, count.exact, count.encoding, count.method),
+            (7, true, "provider_count", "exact: provider")
+        );
+        assert_eq!(count.model, "claude-sonnet-4-5");
+        assert_eq!(count.estimated_input_cost_usd, Some(usd(7, 3.0)));
+        assert_eq!(count.context_window, Some(200_000));
+        // Models it does not count, and empty texts, keep the local count.
+        let local = counter
+            .count_with("hello there", Some("gpt-4o"), Some(&Seven))
+            .expect("counts");
+        assert_eq!(
+            local,
+            counter
+                .count("hello there", Some("gpt-4o"))
+                .expect("counts")
+        );
+        let empty = counter
+            .count_with("", Some("claude-sonnet-4-5-20250929"), Some(&Seven))
+            .expect("counts");
+        assert_eq!((empty.token_count, empty.exact), (0, false));
+    }
+
     #[test]
     fn input_over_the_limit_is_refused_before_counting() {
         let counter = TokenCounter::new(Arc::new(Catalog::builtin().clone()), 10);

@@ -6,6 +6,10 @@
 //! original order and never breaks an assistant tool call from its results: APIs
 //! reject a `tool` message whose call is missing (the orphan-tool-result bug of
 //! common trimmers).
+//!
+//! [`fit_messages`] is the whole tool: when an [`ExactCounter`] counts the model
+//! (Claude with Anthropic's API), the locally chosen set is confirmed by the provider
+//! and chosen again, smaller, while its exact total is over ([`crate::exact::refine`]).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -619,6 +623,150 @@ mod tests {
             let next = message_tokens(&messages[first - 1], tokenizer);
             assert!(fitted.total_tokens + next > budget, "{tokenizer:?}");
         }
+    }
+
+    /// A provider charging `charge(number of messages)`, or failing on `None`.
+    struct Provider {
+        charge: fn(u64) -> Option<u64>,
+        asked: std::sync::Mutex<Vec<usize>>,
+    }
+
+    impl ExactCounter for Provider {
+        fn provider_model(&self, requested: &str, entry: &ModelEntry) -> Option<String> {
+            (entry.tokenizer == Tokenizer::ClaudeEstimate).then(|| requested.to_string())
+        }
+        fn count_messages(
+            &self,
+            _model: &str,
+            messages: &[Message],
+        ) -> Result<u64, crate::ExactCountFailure> {
+            self.asked.lock().expect("lock").push(messages.len());
+            (self.charge)(messages.len() as u64)
+                .ok_or_else(|| crate::ExactCountFailure::new("provider offline"))
+        }
+        fn count_text(&self, _model: &str, _text: &str) -> Result<u64, crate::ExactCountFailure> {
+            unreachable!("fit counts messages")
+        }
+        fn encoding(&self) -> &'static str {
+            "provider_count"
+        }
+        fn method(&self) -> &'static str {
+            "exact: provider"
+        }
+    }
+
+    fn provider(charge: fn(u64) -> Option<u64>) -> Provider {
+        Provider {
+            charge,
+            asked: Default::default(),
+        }
+    }
+
+    #[test]
+    fn an_exact_counter_over_budget_makes_the_selection_shrink_until_it_fits() {
+        let messages: Vec<Message> = (0..12)
+            .map(|i| text(Role::User, &format!("turn {i}")))
+            .collect();
+        // 200000 × 0.9 − 176000 = 4000; the provider charges 1000 per message.
+        let options = FitOptions {
+            reserve_output_tokens: 176_000,
+            ..FitOptions::default()
+        };
+        let exact = provider(|n| Some(1000 * n));
+        let counter = TokenCounter::default();
+        let fitted = fit_messages(
+            &counter,
+            &messages,
+            Some("claude-sonnet-4-5"),
+            &options,
+            Some(&exact),
+        )
+        .expect("fits");
+        assert_eq!(fitted.budget, 4000);
+        assert!(fitted.exact);
+        assert_eq!(fitted.encoding, "provider_count");
+        assert_eq!(fitted.method, "exact: provider");
+        assert_eq!(fitted.total_tokens, 1000 * fitted.kept_indices.len() as u64);
+        assert!(fitted.total_tokens <= 4000 && !fitted.kept_indices.is_empty());
+        assert_eq!(fitted.kept_indices.last(), Some(&11));
+        let asked = exact.asked.lock().expect("lock").clone();
+        assert_eq!(
+            asked.first(),
+            Some(&12),
+            "the local selection is asked first"
+        );
+        assert!(
+            asked.len() >= 2 && asked.len() <= MAX_EXACT_ROUNDS,
+            "{asked:?}"
+        );
+
+        // Local models never ask; a failing provider leaves the estimate and says why.
+        let openai = fit_messages(
+            &counter,
+            &messages,
+            Some("gpt-4o"),
+            &FitOptions::default(),
+            Some(&exact),
+        )
+        .expect("fits");
+        assert!(openai.exact && openai.warning.is_none());
+        assert_eq!(exact.asked.lock().expect("lock").len(), asked.len());
+        let offline = provider(|_| None);
+        let estimated = fit_messages(
+            &counter,
+            &messages,
+            Some("claude"),
+            &FitOptions::default(),
+            Some(&offline),
+        )
+        .expect("fits");
+        assert!(!estimated.exact);
+        assert_eq!(estimated.encoding, "claude_estimate");
+        assert_eq!(estimated.warning.as_deref(), Some("provider offline"));
+        assert_eq!(estimated.kept_indices.len(), 12);
+    }
+
+    #[test]
+    fn a_provider_that_never_confirms_and_an_encoding_are_typed_errors() {
+        let messages: Vec<Message> = (0..50)
+            .map(|i| text(Role::User, &format!("turn {i}")))
+            .collect();
+        let options = FitOptions {
+            reserve_output_tokens: 179_000,
+            ..FitOptions::default()
+        };
+        // Always one token over, however few messages are sent.
+        let greedy = provider(|_| Some(1001));
+        assert_eq!(
+            fit_messages(
+                &TokenCounter::default(),
+                &messages,
+                Some("claude"),
+                &options,
+                Some(&greedy)
+            ),
+            Err(FitError::NotConfirmed {
+                budget: 1000,
+                rounds: MAX_EXACT_ROUNDS
+            })
+        );
+        assert_eq!(
+            fit_messages(
+                &TokenCounter::default(),
+                &messages,
+                Some("cl100k_base"),
+                &options,
+                None
+            ),
+            Err(FitError::NoContextWindow {
+                name: "cl100k_base".into()
+            })
+        );
+        let tiny = TokenCounter::new(std::sync::Arc::new(crate::Catalog::builtin().clone()), 1);
+        assert!(matches!(
+            fit_messages(&tiny, &messages, None, &options, None),
+            Err(FitError::Count(CountError::InputTooLarge { limit: 1, .. }))
+        ));
     }
 
     #[test]

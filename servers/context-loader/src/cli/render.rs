@@ -257,3 +257,272 @@ fn wire_name<T: Serialize>(value: &T) -> String {
         .and_then(|v| v.as_str().map(str::to_string))
         .unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use context_budget::spec::scan::Unobserved;
+    use context_budget::spec::{SpecQuery, SpecStore};
+    use context_budget::{Catalog, Message, Role, SectionReport, TokenCounter};
+
+    use super::*;
+
+    #[test]
+    fn a_count_is_one_sentence_with_share_of_window_and_price() {
+        let counter = TokenCounter::default();
+        let exact = counter.count("hello world", None).expect("counts");
+        assert_eq!(
+            count(&exact),
+            "2 tokens (gpt-4, cl100k_base, exact) = 0.02% of a 8192-token window, ~$0.000060 as input"
+        );
+        let estimate = counter
+            .count("hello world", Some("claude"))
+            .expect("counts");
+        assert!(
+            count(&estimate).starts_with(&format!(
+                "{} tokens (claude-sonnet-4-5, claude_estimate, estimate) = ",
+                estimate.token_count
+            )),
+            "{}",
+            count(&estimate)
+        );
+        // A bare encoding has neither a window nor a price.
+        let encoding = counter
+            .count("hello world", Some("o200k_base"))
+            .expect("counts");
+        assert_eq!(count(&encoding), "2 tokens (o200k_base, o200k_base, exact)");
+    }
+
+    #[test]
+    fn kept_indices_read_as_runs() {
+        assert_eq!(index_ranges(&[]), "[]");
+        assert_eq!(index_ranges(&[5]), "[5]");
+        assert_eq!(index_ranges(&[0, 3, 4, 5, 6, 7, 9]), "[0, 3-7, 9]");
+        assert_eq!(index_ranges(&[1, 2]), "[1-2]");
+    }
+
+    #[test]
+    fn a_fit_says_what_was_kept_of_how_many_and_within_what() {
+        let fitted = FittedMessages {
+            messages: vec![
+                Message::new(Role::System, "s"),
+                Message::new(Role::User, "u"),
+            ],
+            kept_indices: vec![0, 3],
+            dropped_count: 2,
+            total_tokens: 120,
+            budget: 7372,
+            context_window: 8192,
+            model: "gpt-4".into(),
+            encoding: "cl100k_base",
+            exact: true,
+            method: "exact".into(),
+            estimated_input_cost_usd: 0.0036,
+            warning: None,
+        };
+        assert_eq!(
+            fit(&fitted),
+            "kept 2 of 4 messages [0, 3]: 120 of 7372 budget tokens (gpt-4, window 8192, exact), \
+             ~$0.003600 as input"
+        );
+    }
+
+    #[test]
+    fn an_assembly_is_a_table_of_sections_and_a_total() {
+        let section = |name: &str, tokens, budget, truncated, utilization| SectionReport {
+            name: name.into(),
+            priority: 0,
+            tokens,
+            budget,
+            original_tokens: tokens,
+            truncated,
+            utilization,
+        };
+        let assembled = AssembledContext {
+            text: "Be brief.\n\nword".into(),
+            total_tokens: 54,
+            budget: 200,
+            utilization: 0.27,
+            model: "gpt-4".into(),
+            encoding: "cl100k_base",
+            exact: true,
+            truncated_sections: 1,
+            sections: vec![
+                section("system", 4, 20, false, 0.2),
+                section("working_memory", 50, 50, true, 1.0),
+            ],
+            estimated_input_cost_usd: None,
+        };
+        let lines: Vec<String> = assembly(&assembled).lines().map(str::to_string).collect();
+        assert_eq!(
+            lines,
+            [
+                "section                tokens   budget truncated    use",
+                "system                      4       20        no    20%",
+                "working_memory             50       50       yes   100%",
+                "total 54 of 200 tokens (gpt-4, exact)",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_listing_has_a_row_per_model_or_says_which_families_exist() {
+        let catalog = Catalog::builtin();
+        let listing = catalog.listing(Some("gpt-4o"));
+        let text = models(&listing);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(
+            lines[0].starts_with("model") && lines[0].ends_with("out $/1M"),
+            "{text}"
+        );
+        assert!(
+            lines[1].starts_with("gpt-4o ")
+                && lines[1].contains(" o200k_base ")
+                && lines[1].contains(" yes "),
+            "{text}"
+        );
+        assert_eq!(
+            lines.last().copied(),
+            Some(format!("{} models; prices as of {}", listing.count, listing.as_of).as_str())
+        );
+        let none = models(&catalog.listing(Some("zzz")));
+        assert!(none.contains("no model matches; families: "), "{none}");
+        assert!(
+            none.ends_with(&format!("0 models; prices as of {}", catalog.as_of)),
+            "{none}"
+        );
+    }
+
+    /// A specs root with one spec (README with a title and status, one sub-spec).
+    struct Specs(PathBuf);
+
+    impl Specs {
+        fn new(tag: &str) -> Specs {
+            let root = std::env::temp_dir().join(format!("cl-render-{tag}-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&root);
+            let spec = root.join("059-token-engine");
+            std::fs::create_dir_all(&spec).expect("mkdir");
+            std::fs::write(
+                spec.join("README.md"),
+                "---\nstatus: planned\n---\n# Token engine\n\nCount tokens exactly.\n",
+            )
+            .expect("write");
+            std::fs::write(spec.join("DESIGN.md"), "# Design\n\nMore prose here.\n")
+                .expect("write");
+            Specs(root)
+        }
+    }
+
+    impl Drop for Specs {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    #[test]
+    fn a_spec_report_names_the_spec_its_files_and_its_total() {
+        let specs = Specs::new("report");
+        let store = SpecStore::new(&specs.0);
+        let counter = TokenCounter::default();
+        let model = counter.resolve(None).expect("gpt-4");
+        let query = SpecQuery {
+            spec_path: Some("59".into()),
+            budget: Some(1),
+            ..SpecQuery::default()
+        };
+        let result = store
+            .spec_tokens(&query, &model, &Unobserved)
+            .expect("measures");
+        let SpecTokens::Spec(report) = &result else {
+            panic!("one spec");
+        };
+        let text = spec_tokens(&result);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "059-token-engine — Token engine [planned]");
+        assert!(
+            lines[1]
+                .trim_start()
+                .starts_with("059-token-engine/README.md"),
+            "{text}"
+        );
+        assert!(
+            text.contains("DESIGN.md") && text.contains("(not counted; --include-sub-specs)"),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!(
+                "  total {} tokens (gpt-4, cl100k_base, exact)",
+                report.total
+            )),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!("  budget 1: over by {}.", report.total - 1)),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_spec_listing_has_a_row_per_spec_and_a_summary() {
+        let specs = Specs::new("listing");
+        let store = SpecStore::new(&specs.0);
+        let counter = TokenCounter::default();
+        let model = counter.resolve(None).expect("gpt-4");
+        let result = store
+            .spec_tokens(&SpecQuery::default(), &model, &Unobserved)
+            .expect("lists");
+        let SpecTokens::Listing(listing) = &result else {
+            panic!("a listing");
+        };
+        let total = listing.summary.total_tokens;
+        let text = spec_tokens(&result);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "  tokens files  level      spec");
+        assert!(
+            lines[1].ends_with(" 059-token-engine — Token engine"),
+            "{text}"
+        );
+        assert_eq!(
+            lines[2],
+            format!(
+                "1 specs, {total} tokens, average {total}, largest 059-token-engine ({total}) \
+                 [gpt-4, cl100k_base]"
+            )
+        );
+    }
+
+    #[test]
+    fn a_spec_budget_shows_both_totals_and_the_plan() {
+        let specs = Specs::new("budget");
+        let store = SpecStore::new(&specs.0);
+        let counter = TokenCounter::default();
+        let model = counter.resolve(None).expect("gpt-4");
+        let plan = store
+            .spec_budget(&["59".to_string()], 100_000, &model, &Unobserved)
+            .expect("plans");
+        let text = spec_budget(&plan);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "  readme     full  spec");
+        assert_eq!(
+            lines[2],
+            format!(
+                "budget 100000: all with sub-specs {} (fits), READMEs only {} (fits)",
+                plan.total_full, plan.total_readme_only
+            )
+        );
+        assert_eq!(
+            lines[3],
+            format!(
+                "plan: {} tokens, {} left",
+                plan.plan.tokens, plan.plan.remaining
+            )
+        );
+        assert!(
+            lines[4]
+                .trim_start()
+                .starts_with(&wire_name(&plan.plan.specs[0].load)),
+            "{text}"
+        );
+    }
+}
