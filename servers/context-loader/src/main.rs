@@ -41,15 +41,8 @@ fn serve(
             tokenizer.preload();
         }
     });
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
-        }
+    let Some(runtime) = cli::runtime(None) else {
+        return ExitCode::FAILURE;
     };
     match runtime.block_on(server) {
         Ok(()) => ExitCode::SUCCESS,

@@ -11,10 +11,10 @@
 use std::sync::Arc;
 
 use context_budget::spec::scan::ScanControl;
-use context_budget::spec::{SpecBudget, SpecStore, SpecTokens};
+use context_budget::spec::{SpecBudget, SpecError, SpecStore, SpecTokens};
 use context_budget::{
-    AssembledContext, ExactCounter, FittedMessages, ModelListing, TokenCount, TokenCounter,
-    assemble_context, fit_messages, limits,
+    AssembledContext, ExactCounter, FittedMessages, ModelListing, ResolvedModel, TokenCount,
+    TokenCounter, assemble_context, fit_messages, limits,
 };
 use mcp_common::{ToolError, run_blocking};
 
@@ -142,22 +142,14 @@ impl Service {
         .await
     }
 
-    /// File reads and tokenizing: always on the blocking pool.
     pub async fn spec_tokens(
         &self,
         params: SpecTokensParams,
         scan: SharedScan,
     ) -> Result<SpecTokens, ToolError> {
-        let service = self.clone();
-        run_blocking(move || {
-            let model = service
-                .counter
-                .resolve(params.model.as_deref())
-                .map_err(tool_error)?;
-            service
-                .specs
-                .spec_tokens(&params.query(), &model, scan.as_ref())
-                .map_err(tool_error)
+        let query = params.query();
+        self.on_specs(params.model, move |specs, model| {
+            specs.spec_tokens(&query, model, scan.as_ref())
         })
         .await
     }
@@ -168,16 +160,25 @@ impl Service {
         scan: SharedScan,
     ) -> Result<SpecBudget, ToolError> {
         limits::check_spec_count(params.specs.len()).map_err(tool_error)?;
+        self.on_specs(params.model, move |specs, model| {
+            specs.spec_budget(&params.specs, params.budget, model, scan.as_ref())
+        })
+        .await
+    }
+
+    /// Spec work for `model`: file reads and tokenizing, always on the blocking pool.
+    async fn on_specs<T: Send + 'static>(
+        &self,
+        model: Option<String>,
+        work: impl FnOnce(&SpecStore, &ResolvedModel<'_>) -> Result<T, SpecError> + Send + 'static,
+    ) -> Result<T, ToolError> {
         let service = self.clone();
         run_blocking(move || {
             let model = service
                 .counter
-                .resolve(params.model.as_deref())
+                .resolve(model.as_deref())
                 .map_err(tool_error)?;
-            service
-                .specs
-                .spec_budget(&params.specs, params.budget, &model, scan.as_ref())
-                .map_err(tool_error)
+            work(&service.specs, &model).map_err(tool_error)
         })
         .await
     }

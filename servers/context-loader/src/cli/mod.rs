@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use crate::anthropic::{AnthropicConfig, AnthropicCounter};
 use crate::scan::TerminalScan;
-use crate::service::Service;
+use crate::service::{Service, SharedScan};
 use crate::tools::assemble_context::AssembleContextParams;
 use crate::tools::count_tokens::CountTokensParams;
 use crate::tools::fit_messages::FitMessagesParams;
@@ -66,20 +66,26 @@ pub fn service(global: &GlobalArgs) -> anyhow::Result<Service> {
     Ok(service.with_exact(Arc::new(counter)))
 }
 
+/// A multi-threaded runtime (`workers` async threads, default one per core); on
+/// failure the error is printed and the process should exit with failure.
+pub fn runtime(workers: Option<usize>) -> Option<tokio::runtime::Runtime> {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if let Some(workers) = workers {
+        builder.worker_threads(workers);
+    }
+    builder
+        .enable_all()
+        .build()
+        .inspect_err(|e| eprintln!("error: cannot start the async runtime: {e}"))
+        .ok()
+}
+
 /// Run one tool command and print its result.
 pub fn run(service: &Service, command: ToolCommand) -> ExitCode {
     // One worker and the blocking pool: the service's calls run as they do in the
     // server, and the exact counter has a runtime to send its requests on.
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
-        }
+    let Some(runtime) = runtime(Some(1)) else {
+        return ExitCode::FAILURE;
     };
     let counter = service.counter();
     let code = match command {
@@ -116,9 +122,7 @@ pub fn run(service: &Service, command: ToolCommand) -> ExitCode {
                 min_tokens: args.min_tokens,
                 limit: args.limit,
             };
-            let scan = Arc::new(TerminalScan::new());
-            let result = runtime.block_on(service.spec_tokens(params, scan.clone()));
-            scan.finish();
+            let result = with_progress(|scan| runtime.block_on(service.spec_tokens(params, scan)));
             report(result, args.json, render::spec_tokens)
         }
         ToolCommand::SpecBudget(args) => {
@@ -127,9 +131,7 @@ pub fn run(service: &Service, command: ToolCommand) -> ExitCode {
                 budget: args.budget,
                 model: args.model,
             };
-            let scan = Arc::new(TerminalScan::new());
-            let result = runtime.block_on(service.spec_budget(params, scan.clone()));
-            scan.finish();
+            let result = with_progress(|scan| runtime.block_on(service.spec_budget(params, scan)));
             report(result, args.json, render::spec_budget)
         }
         ToolCommand::FitMessages(args) => {
@@ -177,6 +179,14 @@ pub fn run(service: &Service, command: ToolCommand) -> ExitCode {
         }
     };
     ExitCode::from(code)
+}
+
+/// Run a spec scan with a progress line on the terminal, cleared before the result.
+fn with_progress<T>(scan: impl FnOnce(SharedScan) -> T) -> T {
+    let progress = Arc::new(TerminalScan::new());
+    let result = scan(progress.clone());
+    progress.finish();
+    result
 }
 
 fn report<T: Serialize>(
