@@ -44,8 +44,9 @@ impl ContextLoader {
     async fn count_tokens(
         &self,
         Parameters(args): Parameters<JsonObject>,
+        context: RequestContext<RoleServer>,
     ) -> Result<Structured<TokenCount>, ToolError> {
-        count_tokens::call(&self.service, args).await
+        count_tokens::call(&self.service, args, &context).await
     }
 
     #[tool(
@@ -102,8 +103,9 @@ impl ContextLoader {
     async fn fit_messages(
         &self,
         Parameters(args): Parameters<JsonObject>,
+        context: RequestContext<RoleServer>,
     ) -> Result<Structured<FittedMessages>, ToolError> {
-        fit_messages::call(&self.service, args).await
+        fit_messages::call(&self.service, args, &context).await
     }
 
     #[tool(

@@ -13,10 +13,11 @@ use std::sync::Arc;
 use context_budget::spec::scan::ScanControl;
 use context_budget::spec::{SpecBudget, SpecError, SpecStore, SpecTokens};
 use context_budget::{
-    AssembledContext, ExactCounter, FittedMessages, ModelListing, ResolvedModel, TokenCount,
-    TokenCounter, assemble_context, fit_messages, limits,
+    AssembledContext, ExactCountFailure, ExactCounter, FittedMessages, Message, ModelEntry,
+    ModelListing, ResolvedModel, TokenCount, TokenCounter, assemble_context, fit_messages, limits,
 };
 use mcp_common::{ToolError, run_blocking};
+use tokio_util::sync::CancellationToken;
 
 use crate::errors::tool_error;
 use crate::tools::assemble_context::AssembleContextParams;
@@ -74,8 +75,13 @@ impl Service {
         &self.counter
     }
 
-    fn exact(&self) -> Option<&dyn ExactCounter> {
-        self.exact.as_deref()
+    /// The exact counter for one request: it stops asking the provider once the
+    /// request is cancelled (a count already in flight ends within the client's
+    /// timeout; the engine then keeps its local result).
+    fn exact_for<'a>(&'a self, cancelled: &'a CancellationToken) -> Option<UntilCancelled<'a>> {
+        self.exact
+            .as_deref()
+            .map(|exact| UntilCancelled { exact, cancelled })
     }
 
     /// Run `work` inline when it is small and cannot reach the network, else on the
@@ -92,11 +98,20 @@ impl Service {
         run_blocking(move || work(&service)).await
     }
 
-    pub async fn count_tokens(&self, params: CountTokensParams) -> Result<TokenCount, ToolError> {
+    pub async fn count_tokens(
+        &self,
+        params: CountTokensParams,
+        cancelled: CancellationToken,
+    ) -> Result<TokenCount, ToolError> {
         self.run(params.text.len(), move |service| {
+            let exact = service.exact_for(&cancelled);
             service
                 .counter
-                .count_with(&params.text, params.model.as_deref(), service.exact())
+                .count_with(
+                    &params.text,
+                    params.model.as_deref(),
+                    exact.as_ref().map(|e| e as &dyn ExactCounter),
+                )
                 .map_err(tool_error)
         })
         .await
@@ -109,15 +124,17 @@ impl Service {
     pub async fn fit_messages(
         &self,
         params: FitMessagesParams,
+        cancelled: CancellationToken,
     ) -> Result<FittedMessages, ToolError> {
         let bytes = limits::messages_bytes(&params.messages);
         self.run(bytes, move |service| {
+            let exact = service.exact_for(&cancelled);
             fit_messages(
                 &service.counter,
                 &params.messages,
                 params.model.as_deref(),
                 &params.options(),
-                service.exact(),
+                exact.as_ref().map(|e| e as &dyn ExactCounter),
             )
             .map_err(tool_error)
         })
@@ -181,5 +198,127 @@ impl Service {
             work(&service.specs, &model).map_err(tool_error)
         })
         .await
+    }
+}
+
+/// An exact counter that answers "cancelled" instead of asking once its request is.
+struct UntilCancelled<'a> {
+    exact: &'a dyn ExactCounter,
+    cancelled: &'a CancellationToken,
+}
+
+impl UntilCancelled<'_> {
+    fn ask(
+        &self,
+        count: impl FnOnce() -> Result<u64, ExactCountFailure>,
+    ) -> Result<u64, ExactCountFailure> {
+        if self.cancelled.is_cancelled() {
+            return Err(ExactCountFailure::new(
+                "exact count not asked: the request was cancelled; using the local estimate",
+            ));
+        }
+        count()
+    }
+}
+
+impl ExactCounter for UntilCancelled<'_> {
+    fn provider_model(&self, requested: &str, entry: &ModelEntry) -> Option<String> {
+        self.exact.provider_model(requested, entry)
+    }
+
+    fn count_messages(&self, model: &str, messages: &[Message]) -> Result<u64, ExactCountFailure> {
+        self.ask(|| self.exact.count_messages(model, messages))
+    }
+
+    fn count_text(&self, model: &str, text: &str) -> Result<u64, ExactCountFailure> {
+        self.ask(|| self.exact.count_text(model, text))
+    }
+
+    fn encoding(&self) -> &'static str {
+        self.exact.encoding()
+    }
+
+    fn method(&self) -> &'static str {
+        self.exact.method()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use context_budget::Tokenizer;
+
+    use super::*;
+
+    /// Counts every Claude text as 7 tokens.
+    struct Seven;
+
+    impl ExactCounter for Seven {
+        fn provider_model(&self, requested: &str, entry: &ModelEntry) -> Option<String> {
+            (entry.tokenizer == Tokenizer::ClaudeEstimate).then(|| requested.to_string())
+        }
+        fn count_messages(&self, _: &str, m: &[Message]) -> Result<u64, ExactCountFailure> {
+            Ok(7 * m.len() as u64)
+        }
+        fn count_text(&self, _: &str, _: &str) -> Result<u64, ExactCountFailure> {
+            Ok(7)
+        }
+        fn encoding(&self) -> &'static str {
+            "seven"
+        }
+        fn method(&self) -> &'static str {
+            "exact: seven"
+        }
+    }
+
+    fn service() -> Service {
+        Service::new(TokenCounter::default(), SpecStore::new("specs")).with_exact(Arc::new(Seven))
+    }
+
+    fn claude(text: &str) -> CountTokensParams {
+        CountTokensParams {
+            text: text.into(),
+            model: Some("claude".into()),
+        }
+    }
+
+    #[tokio::test]
+    async fn the_exact_pass_runs_on_the_pool_and_a_cancelled_request_stops_asking() {
+        let service = service();
+        let exact = service
+            .count_tokens(claude("hello there"), CancellationToken::new())
+            .await
+            .expect("counts");
+        assert_eq!((exact.token_count, exact.encoding), (7, "seven"));
+
+        let cancelled = CancellationToken::new();
+        cancelled.cancel();
+        let local = service
+            .count_tokens(claude("hello there"), cancelled)
+            .await
+            .expect("counts");
+        assert!(!local.exact);
+        assert_eq!(local.encoding, "claude_estimate");
+        assert!(
+            local
+                .warning
+                .as_deref()
+                .is_some_and(|w| w.contains("cancelled")),
+            "{local:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn engine_errors_come_back_as_tool_errors() {
+        let error = service()
+            .count_tokens(
+                CountTokensParams {
+                    text: "x".into(),
+                    model: Some("gpt4o".into()),
+                },
+                CancellationToken::new(),
+            )
+            .await
+            .expect_err("unknown model");
+        assert_eq!(error.code, mcp_common::ErrorCode::UnsupportedModel);
     }
 }

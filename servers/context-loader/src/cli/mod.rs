@@ -16,6 +16,7 @@ use context_budget::spec::SpecStore;
 use context_budget::{Catalog, FittedMessages, Message, Section, TokenCounter};
 use mcp_common::ToolError;
 use serde::Serialize;
+use tokio_util::sync::CancellationToken;
 
 use crate::anthropic::{AnthropicConfig, AnthropicCounter};
 use crate::scan::TerminalScan;
@@ -96,7 +97,7 @@ pub fn run(service: &Service, command: ToolCommand) -> ExitCode {
                         text,
                         model: args.model,
                     };
-                    runtime.block_on(service.count_tokens(params))
+                    runtime.block_on(service.count_tokens(params, CancellationToken::new()))
                 });
             report(result, args.json, render::count)
         }
@@ -146,7 +147,7 @@ pub fn run(service: &Service, command: ToolCommand) -> ExitCode {
                         strategy: args.strategy,
                         keep_system: Some(!args.no_keep_system),
                     };
-                    runtime.block_on(service.fit_messages(params))
+                    runtime.block_on(service.fit_messages(params, CancellationToken::new()))
                 });
             if let Ok(FittedMessages {
                 warning: Some(warning),

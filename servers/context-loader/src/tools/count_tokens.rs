@@ -2,7 +2,9 @@
 
 use context_budget::TokenCount;
 use mcp_common::{Structured, ToolError, parse_params};
+use rmcp::RoleServer;
 use rmcp::model::JsonObject;
+use rmcp::service::RequestContext;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -27,7 +29,11 @@ pub struct CountTokensParams {
 pub async fn call(
     service: &Service,
     args: JsonObject,
+    context: &RequestContext<RoleServer>,
 ) -> Result<Structured<TokenCount>, ToolError> {
     let params: CountTokensParams = parse_params(NAME, Some(args))?;
-    service.count_tokens(params).await.map(Structured)
+    service
+        .count_tokens(params, context.ct.clone())
+        .await
+        .map(Structured)
 }

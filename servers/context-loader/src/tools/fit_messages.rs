@@ -2,7 +2,9 @@
 
 use context_budget::{DEFAULT_MARGIN, FitOptions, FittedMessages, Message, Strategy};
 use mcp_common::{Structured, ToolError, parse_params};
+use rmcp::RoleServer;
 use rmcp::model::JsonObject;
+use rmcp::service::RequestContext;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -49,7 +51,11 @@ impl FitMessagesParams {
 pub async fn call(
     service: &Service,
     args: JsonObject,
+    context: &RequestContext<RoleServer>,
 ) -> Result<Structured<FittedMessages>, ToolError> {
     let params: FitMessagesParams = parse_params(NAME, Some(args))?;
-    service.fit_messages(params).await.map(Structured)
+    service
+        .fit_messages(params, context.ct.clone())
+        .await
+        .map(Structured)
 }
