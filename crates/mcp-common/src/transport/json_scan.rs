@@ -25,11 +25,12 @@ pub struct JsonLimits {
 }
 
 impl JsonLimits {
-    /// 1 M values: honest calls stay far below it (10,000 chat messages with tool calls
-    /// are ~150 k values, and the tools' own caps on messages and sections are lower
-    /// than this admits), while the tree rmcp builds stays near 200 MB at most
-    /// instead of growing with any body up to `--max-body-bytes`.
-    pub const DEFAULT_MAX_VALUES: usize = 1_000_000;
+    /// 500 k values. Honest calls stay well below it: a chat message with a tool call
+    /// is ~10 values, so 20,000 of them (a server's whole fit-messages allowance, e.g.
+    /// context-loader's `--max-messages`) are ~200 k. The tree rmcp builds from what
+    /// passes stays near 100 MB, instead of ~230 bytes per value for any body up to
+    /// `--max-body-bytes` (16 MiB of `0,` is 8 M values, 1.8 GB).
+    pub const DEFAULT_MAX_VALUES: usize = 500_000;
 }
 
 impl Default for JsonLimits {

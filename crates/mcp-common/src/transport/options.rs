@@ -82,8 +82,8 @@ impl HttpOptions {
     pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 64;
     pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
     pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
-    /// ~0.3 MB each when measured (rmcp's session worker and channels): 1,000 hold
-    /// ~300 MB, within the reference unit's 1 GB; far above one session per agent.
+    /// ~0.35 MB each as measured (rmcp's session worker, channels, the handler): 1,000
+    /// hold ~350 MB, within the reference unit's 1 GB; far above one per agent.
     pub const DEFAULT_MAX_SESSIONS: usize = 1_000;
     /// Honest clients send a head in one packet; nginx keeps idle upstream
     /// connections 5 s (`keepalive_timeout` in deploy/nginx), below this.
