@@ -295,9 +295,7 @@ impl SentencePiece {
         {
             let (l, r) = (left as usize, right as usize);
             // Stale entry: one side was merged away since it was queued.
-            if symbols[l].len == 0
-                || symbols[r].len == 0
-                || symbols[l].len + symbols[r].len != len
+            if symbols[l].len == 0 || symbols[r].len == 0 || symbols[l].len + symbols[r].len != len
             {
                 continue;
             }
