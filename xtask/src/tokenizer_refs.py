@@ -1,8 +1,9 @@
 # Reference counts and throughput from the reference tokenizer libraries.
 # Run by `cargo xtask` (xtask/src/tokenizer_refs.rs) in its own venv:
 #   cases DIR REPO       writes DIR/<name>.cases.json: [[text, count], ...]
-#   bench DIR TEXT SECS  prints one JSON line per tokenizer: load time, throughput
-#                        (one thread; and two threads over two halves)
+#   bench DIR TEXT SECS NAME  prints one JSON line for tokenizer NAME: first count
+#                        (load included), RSS growth, throughput (one thread; two
+#                        threads over two halves), token count
 import glob
 import json
 import os
@@ -16,33 +17,31 @@ import tokenizers
 HF = ["llama-3.1", "qwen3", "deepseek-v3"]
 
 
-def counters(directory):
-    """name -> (load seconds, count function, two-thread count function)."""
-    out = {}
-    started = time.perf_counter()
-    sp = sentencepiece.SentencePieceProcessor(
-        model_file=os.path.join(directory, "gemma3.spiece.model")
-    )
-    load = time.perf_counter() - started
-    out["gemma3"] = (
-        load,
-        lambda text: len(sp.encode(text)),
-        lambda halves: sum(len(ids) for ids in sp.encode(halves, num_threads=2)),
-    )
-    for name in HF:
-        started = time.perf_counter()
-        tk = tokenizers.Tokenizer.from_file(
-            os.path.join(directory, name + ".tokenizer.json")
+def rss_kib():
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def load(directory, name):
+    """(count function, two-halves count function) of one reference tokenizer."""
+    if name == "gemma3":
+        sp = sentencepiece.SentencePieceProcessor(
+            model_file=os.path.join(directory, "gemma3.spiece.model")
         )
-        load = time.perf_counter() - started
-        out[name] = (
-            load,
-            lambda text, tk=tk: len(tk.encode(text, add_special_tokens=False).ids),
-            lambda halves, tk=tk: sum(
-                len(e.ids) for e in tk.encode_batch(halves, add_special_tokens=False)
-            ),
+        return (
+            lambda text: len(sp.encode(text)),
+            lambda halves: sum(len(ids) for ids in sp.encode(halves, num_threads=2)),
         )
-    return out
+    tk = tokenizers.Tokenizer.from_file(os.path.join(directory, name + ".tokenizer.json"))
+    return (
+        lambda text: len(tk.encode(text, add_special_tokens=False).ids),
+        lambda halves: sum(
+            len(e.ids) for e in tk.encode_batch(halves, add_special_tokens=False)
+        ),
+    )
 
 
 ALPHABET = (
@@ -75,7 +74,8 @@ def texts(repo):
 
 def cases(directory, repo):
     corpus = texts(repo)
-    for name, (_, count, _) in counters(directory).items():
+    for name in ["gemma3"] + HF:
+        count, _ = load(directory, name)
         with open(os.path.join(directory, name + ".cases.json"), "w", encoding="utf-8") as handle:
             json.dump([[text, count(text)] for text in corpus], handle, ensure_ascii=False)
         print(f"{name}: {len(corpus)} reference counts", file=sys.stderr)
@@ -92,33 +92,37 @@ def median_rate(run, size, seconds):
     return rates[len(rates) // 2]
 
 
-def bench(directory, text_path, seconds):
+def bench(directory, text_path, seconds, name):
     with open(text_path, encoding="utf-8") as handle:
         text = handle.read()
     size = len(text.encode("utf-8"))
     cut = text.rfind("\n", 0, len(text) // 2) + 1
     halves = [text[:cut], text[cut:]]
-    for name, (load, count, count_two) in counters(directory).items():
-        started = time.perf_counter()
-        count("hello world")
-        print(
-            json.dumps(
-                {
-                    "tokenizer": name,
-                    "load_s": load,
-                    "first_count_s": time.perf_counter() - started,
-                    "one_thread_mb_s": median_rate(lambda: count(text), size, seconds),
-                    "two_threads_mb_s": median_rate(lambda: count_two(halves), size, seconds),
-                }
-            ),
-            flush=True,
-        )
+    rss = rss_kib()
+    started = time.perf_counter()
+    count, count_two = load(directory, name)
+    count("hello world")
+    first_count = time.perf_counter() - started
+    rss = rss_kib() - rss
+    print(
+        json.dumps(
+            {
+                "tokenizer": name,
+                "first_count_s": first_count,
+                "rss_kib": rss,
+                "one_thread_mbps": median_rate(lambda: count(text), size, seconds),
+                "two_threads_mbps": median_rate(lambda: count_two(halves), size, seconds),
+                "tokens": count(text),
+            }
+        ),
+        flush=True,
+    )
 
 
 if __name__ == "__main__":
     if sys.argv[1] == "cases":
         cases(sys.argv[2], sys.argv[3])
     elif sys.argv[1] == "bench":
-        bench(sys.argv[2], sys.argv[3], float(sys.argv[4]))
+        bench(sys.argv[2], sys.argv[3], float(sys.argv[4]), sys.argv[5])
     else:
-        sys.exit("usage: cases DIR REPO | bench DIR TEXT SECONDS")
+        sys.exit("usage: cases DIR REPO | bench DIR TEXT SECONDS NAME")
