@@ -14,6 +14,7 @@
 //! by every thread for the life of the process.
 
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 /// Largest `tokenizer.json` accepted (the biggest common ones, Gemma 3's, are 33 MB).
 pub const MAX_TOKENIZER_FILE_BYTES: u64 = 64 * 1024 * 1024;
@@ -32,7 +33,44 @@ pub enum HuggingFaceError {
 /// One loaded `tokenizer.json`.
 pub struct HuggingFaceTokenizer {
     path: PathBuf,
+    method: String,
     inner: tokenizers::Tokenizer,
+}
+
+/// Tokenizers are one per file: equal when their (canonical) paths are.
+impl PartialEq for HuggingFaceTokenizer {
+    fn eq(&self, other: &Self) -> bool {
+        self.path == other.path
+    }
+}
+
+impl Eq for HuggingFaceTokenizer {}
+
+impl std::hash::Hash for HuggingFaceTokenizer {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.path.hash(state);
+    }
+}
+
+/// The tokenizer of `path`, loaded on the first request for that file and shared
+/// (for the life of the process) by every later one: a models file loaded twice,
+/// or two models naming one file, read and build it once.
+pub fn load_shared(path: &Path) -> Result<&'static HuggingFaceTokenizer, HuggingFaceError> {
+    static LOADED: Mutex<Vec<&'static HuggingFaceTokenizer>> = Mutex::new(Vec::new());
+    let canonical = std::fs::canonicalize(path).map_err(|e| HuggingFaceError::Unreadable {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    })?;
+    let mut loaded = LOADED
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(tokenizer) = loaded.iter().find(|t| t.path == canonical) {
+        return Ok(tokenizer);
+    }
+    let tokenizer: &'static HuggingFaceTokenizer =
+        Box::leak(Box::new(HuggingFaceTokenizer::from_file(&canonical)?));
+    loaded.push(tokenizer);
+    Ok(tokenizer)
 }
 
 impl std::fmt::Debug for HuggingFaceTokenizer {
@@ -74,14 +112,27 @@ impl HuggingFaceTokenizer {
                 path: path.to_path_buf(),
                 reason: e.to_string(),
             })?;
+        let name = path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
         Ok(HuggingFaceTokenizer {
             path: path.to_path_buf(),
+            method: format!(
+                "exact: Hugging Face tokenizer.json {name} (encode without special tokens \
+                 added; added-token text counted as that token)"
+            ),
             inner,
         })
     }
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// One line for responses, naming the file.
+    pub fn method(&self) -> &str {
+        &self.method
     }
 
     pub fn vocab_size(&self) -> usize {
@@ -107,5 +158,68 @@ impl HuggingFaceTokenizer {
             .encode(text, false)
             .map(|encoding| encoding.get_offsets().to_vec())
             .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tiny word-level tokenizer.json with one added (special) token.
+    const TINY: &str = r#"{"version":"1.0","truncation":null,"padding":null,
+      "added_tokens":[{"id":3,"content":"<|eot|>","single_word":false,"lstrip":false,
+        "rstrip":false,"normalized":false,"special":true}],
+      "normalizer":null,"pre_tokenizer":{"type":"Whitespace"},"post_processor":null,
+      "decoder":null,"model":{"type":"WordLevel","vocab":{"a":0,"b":1,"[UNK]":2},
+        "unk_token":"[UNK]"}}"#;
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("context-budget-hf-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        dir
+    }
+
+    #[test]
+    fn counts_as_the_library_encodes_without_special_tokens_added() {
+        let dir = temp_dir("count");
+        let path = dir.join("tokenizer.json");
+        std::fs::write(&path, TINY).expect("write");
+        let tokenizer = HuggingFaceTokenizer::from_file(&path).expect("loads");
+        assert_eq!(tokenizer.count("a b a"), 3);
+        assert_eq!(tokenizer.count(""), 0);
+        // Added-token text is that one token, as Python tokenizers counts it.
+        assert_eq!(tokenizer.count("a<|eot|>b"), 3);
+        assert!(tokenizer.method().contains("tokenizer.json"));
+        assert_eq!(tokenizer.offsets("a b"), [(0, 1), (2, 3)]);
+    }
+
+    #[test]
+    fn one_load_per_file_shared() {
+        let dir = temp_dir("shared");
+        let path = dir.join("tokenizer.json");
+        std::fs::write(&path, TINY).expect("write");
+        let first = load_shared(&path).expect("loads");
+        let again = load_shared(&dir.join(".").join("tokenizer.json")).expect("loads");
+        assert!(std::ptr::eq(first, again));
+    }
+
+    #[test]
+    fn bad_files_say_which_and_why() {
+        let dir = temp_dir("bad");
+        let missing =
+            HuggingFaceTokenizer::from_file(&dir.join("missing.json")).expect_err("missing");
+        assert!(matches!(missing, HuggingFaceError::Unreadable { .. }));
+        assert!(missing.to_string().contains("missing.json"), "{missing}");
+        let directory = HuggingFaceTokenizer::from_file(&dir).expect_err("a directory");
+        assert!(
+            directory.to_string().contains("not a regular file"),
+            "{directory}"
+        );
+        let invalid = dir.join("invalid.json");
+        std::fs::write(&invalid, "{\"model\": 1}").expect("write");
+        let error = HuggingFaceTokenizer::from_file(&invalid).expect_err("invalid");
+        assert!(matches!(error, HuggingFaceError::Invalid { .. }), "{error}");
+        assert!(error.to_string().contains("invalid.json"), "{error}");
     }
 }
