@@ -29,8 +29,11 @@ fn main() {
             .and_then(|i| args.get(i + 1))
             .cloned()
     };
-    let refs = PathBuf::from(flag("--refs").unwrap_or_else(|| "target/xtask/tokenizer-refs".into()));
-    let seconds: f64 = flag("--seconds").and_then(|s| s.parse().ok()).unwrap_or(3.0);
+    let refs =
+        PathBuf::from(flag("--refs").unwrap_or_else(|| "target/xtask/tokenizer-refs".into()));
+    let seconds: f64 = flag("--seconds")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3.0);
     let text = std::fs::read_to_string(text_path).unwrap_or_else(|e| {
         eprintln!("{text_path}: {e}");
         std::process::exit(2);
