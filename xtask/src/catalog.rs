@@ -21,32 +21,28 @@ const LITELLM_JSON_SHA256: &str =
     "8f8060d8ce7a40c91b995c74d6a27657543d49e3c1c53430dabd556f244392c6";
 const WHEEL_MEMBER: &str = "litellm/model_prices_and_context_window_backup.json";
 
-pub fn run(args: &[String]) -> anyhow::Result<()> {
-    let mut from: Option<PathBuf> = None;
-    let mut version = LITELLM_VERSION.to_string();
-    let mut check = false;
-    let mut args = args.iter();
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--from" => from = args.next().map(PathBuf::from),
-            "--litellm-version" => {
-                version = args
-                    .next()
-                    .cloned()
-                    .context("--litellm-version needs a value")?
-            }
-            "--check" => check = true,
-            other => bail!("unknown argument `{other}` (catalog --from FILE | --check)"),
-        }
-    }
+/// `cargo xtask catalog` flags.
+#[derive(Debug, clap::Args)]
+pub struct CatalogArgs {
+    /// Regenerate data/models.json from this LiteLLM model_prices_and_context_window JSON.
+    #[arg(long, conflicts_with = "check", required_unless_present = "check")]
+    from: Option<PathBuf>,
+    /// The LiteLLM release the file comes from (named in the catalog's `source`).
+    #[arg(long, default_value = LITELLM_VERSION)]
+    litellm_version: String,
+    /// Fail unless data/models.json is exactly what the pinned LiteLLM release gives.
+    #[arg(long)]
+    check: bool,
+}
+
+pub fn run(args: &CatalogArgs) -> anyhow::Result<()> {
     let root = workspace_root();
-    if check {
-        return check_shipped(&root);
-    }
-    let from = from.context("catalog: give --from <LiteLLM JSON> or --check")?;
-    let litellm = std::fs::read_to_string(&from)
-        .with_context(|| format!("cannot read {}", from.display()))?;
-    let text = generate(&root, &litellm, &version)?;
+    let Some(from) = &args.from else {
+        return check(&root);
+    };
+    let litellm =
+        std::fs::read_to_string(from).with_context(|| format!("cannot read {}", from.display()))?;
+    let text = generate(&root, &litellm, &args.litellm_version)?;
     let shipped = shipped_path(&root);
     std::fs::write(&shipped, &text).with_context(|| format!("write {}", shipped.display()))?;
     let models = text.lines().filter(|l| l.contains("\"name\"")).count();
@@ -76,7 +72,7 @@ fn generate(root: &Path, litellm: &str, version: &str) -> anyhow::Result<String>
     Ok(text)
 }
 
-fn check_shipped(root: &Path) -> anyhow::Result<()> {
+pub fn check(root: &Path) -> anyhow::Result<()> {
     let litellm_path = pinned_litellm_json(&root.join("target"))?;
     let litellm = std::fs::read_to_string(&litellm_path)?;
     let text = generate(root, &litellm, LITELLM_VERSION)?;

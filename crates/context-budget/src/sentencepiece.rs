@@ -135,18 +135,20 @@ impl SentencePiece {
             }
             rank_of[index] = rank;
         }
-        let mut ranks = FxMap::default();
+        let vocab_size = pieces.len();
+        let mut ranks = FxMap::with_capacity_and_hasher(vocab_size, Default::default());
         let mut user_defined: Vec<Vec<Box<[u8]>>> = vec![Vec::new(); 256];
-        for (index, (piece, _, kind)) in pieces.iter().enumerate() {
-            if matches!(*kind, NORMAL | USER_DEFINED | UNUSED) {
-                ranks.insert(piece.clone().into_boxed_slice(), rank_of[index]);
-            }
-            if *kind == USER_DEFINED && !piece.is_empty() {
-                user_defined[piece[0] as usize].push(piece.clone().into_boxed_slice());
-            }
-            if *kind == UNUSED {
+        for (index, (piece, _, kind)) in pieces.into_iter().enumerate() {
+            if kind == UNUSED {
                 // sentencepiece re-splits merged unused pieces; no model we ship has any.
                 return Err(SentencePieceError::Unsupported("unused pieces"));
+            }
+            let piece = piece.into_boxed_slice();
+            if kind == USER_DEFINED && !piece.is_empty() {
+                user_defined[piece[0] as usize].push(piece.clone());
+            }
+            if matches!(kind, NORMAL | USER_DEFINED) {
+                ranks.insert(piece, rank_of[index]);
             }
         }
         for list in &mut user_defined {
@@ -154,6 +156,10 @@ impl SentencePiece {
         }
         let (mut before_space, mut after_newline) = (HashSet::new(), HashSet::new());
         for piece in ranks.keys() {
+            // Only pieces with a space mark or a newline and more can forbid a cut.
+            if piece.len() < 2 || !(piece.contains(&b'\n') || piece.contains(&0xE2)) {
+                continue;
+            }
             let text = String::from_utf8_lossy(piece);
             let mut chars = text.chars().peekable();
             while let Some(c) = chars.next() {
@@ -173,7 +179,7 @@ impl SentencePiece {
             user_defined,
             before_space,
             after_newline,
-            vocab_size: pieces.len(),
+            vocab_size,
         })
     }
 
