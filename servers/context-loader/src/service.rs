@@ -295,7 +295,7 @@ mod tests {
             .await
             .expect("counts");
         assert!(!local.exact);
-        assert_eq!(local.encoding, "claude_estimate");
+        assert_eq!(local.encoding, "claude_4_7_estimate");
         assert!(
             local
                 .warning
