@@ -91,14 +91,21 @@ impl Bench {
 
 /// Run every section (or those named in `only`); a full run of every section writes
 /// BENCHMARKS.md, a run of some sections only target/bench/report.md.
-pub fn run(quick: bool, only: &[String]) -> anyhow::Result<()> {
+///
+/// `no_build` uses the artifacts already in target/ (for `--only` after building just
+/// what those sections run).
+pub fn run(quick: bool, only: &[String], no_build: bool) -> anyhow::Result<()> {
     if let Some(unknown) = only.iter().find(|n| !section_names().contains(&n.as_str())) {
         anyhow::bail!(
             "no bench section `{unknown}` (sections: {})",
             section_names().join(", ")
         );
     }
-    let profile = build(!quick)?;
+    let profile = match (no_build, quick) {
+        (false, _) => build(!quick)?,
+        (true, true) => "debug",
+        (true, false) => "release",
+    };
     let out_dir = workspace_root().join("target/bench");
     std::fs::create_dir_all(&out_dir)?;
     let mut bench = Bench {

@@ -53,6 +53,10 @@ enum Task {
         /// fit-messages, tokenizer-families.
         #[arg(long)]
         only: Vec<String>,
+        /// Use the binaries already built in target/ (with --only, after building just
+        /// the examples those sections run).
+        #[arg(long)]
+        no_build: bool,
     },
     /// Regenerate the shipped model catalog from LiteLLM's model list (`--from FILE`),
     /// or check (`--check`) that it is exactly what the pinned LiteLLM release gives.
@@ -86,7 +90,11 @@ enum Task {
 fn main() -> anyhow::Result<()> {
     match Cli::parse().task {
         Task::Ci => ci(),
-        Task::Bench { quick, only } => bench::run(quick, &only),
+        Task::Bench {
+            quick,
+            only,
+            no_build,
+        } => bench::run(quick, &only, no_build),
         Task::Catalog(args) => catalog::run(&args),
         Task::TokenizerRefs => tokenizer_refs::ensure(&workspace_root()).map(|dir| {
             eprintln!("reference counts in {}", dir.display());
@@ -153,7 +161,7 @@ fn ci() -> anyhow::Result<()> {
     })?;
     // Keep the benchmark harness working (figures are printed, never asserted: a timed
     // check on a shared 2-core machine is noise).
-    bench::run(true, &[])?;
+    bench::run(true, &[], false)?;
     load::run(&load::LoadArgs::smoke())?;
     eprintln!("xtask ci: all green in {:.0?}", started.elapsed());
     Ok(())
