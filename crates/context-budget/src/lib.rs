@@ -17,8 +17,10 @@ mod counter;
 pub mod exact;
 mod fit;
 pub mod limits;
+mod linear;
 mod messages;
 mod parallel;
+pub mod safe_open;
 pub mod spec;
 mod suggest;
 mod tokenizer;
@@ -33,7 +35,7 @@ pub use fit::{
     DEFAULT_MARGIN, FitError, FitOptions, FittedMessages, Selection, Strategy, count_messages,
     fit_messages, input_budget, select,
 };
-pub use limits::DEFAULT_MAX_INPUT_BYTES;
+pub use limits::{DEFAULT_MAX_INPUT_BYTES, InputLimits, LimitError};
 pub use messages::{
     ChatOverhead, ContentBlock, FunctionCall, Message, MessageContent, Role, ToolCall,
     conversation_tokens, message_tokens, overhead_method,

@@ -64,14 +64,50 @@ impl Tokenizer {
         match self {
             Tokenizer::Cl100kBase | Tokenizer::O200kBase => {
                 crate::parallel::count_in_halves(self, text)
-                    .unwrap_or_else(|| self.bpe().count(text))
+                    .unwrap_or_else(|| self.count_here(text))
             }
             Tokenizer::ClaudeEstimate => ClaudeEstimate::count(text),
         }
     }
 
-    /// The exact count on the calling thread only.
+    /// [`Self::count`] in parts of about a megabyte that add up exactly, giving up
+    /// (`None`) soon after `cancelled` turns true: a cancelled or timed-out request
+    /// stops costing CPU within one part.
+    pub fn count_until(self, text: &str, cancelled: &dyn Fn() -> bool) -> Option<usize> {
+        if text.len() <= crate::parallel::PART_BYTES {
+            return Some(self.count(text));
+        }
+        match self {
+            Tokenizer::ClaudeEstimate if text.is_ascii() => {
+                let tokens = Tokenizer::O200kBase.count_until(text, cancelled)?;
+                Some(ClaudeEstimate::tokens_from_tenths(
+                    tokens as u64 * ClaudeEstimate::ASCII_TENTHS,
+                ))
+            }
+            Tokenizer::ClaudeEstimate => {
+                let mut tenths = 0u64;
+                self.for_each_token_until(text, cancelled, |_, weight| tenths += weight)?;
+                Some(ClaudeEstimate::tokens_from_tenths(tenths))
+            }
+            Tokenizer::Cl100kBase | Tokenizer::O200kBase => {
+                let mut total = 0;
+                for (_, part) in crate::parallel::additive_parts(text) {
+                    if cancelled() {
+                        return None;
+                    }
+                    total += self.count(part);
+                }
+                Some(total)
+            }
+        }
+    }
+
+    /// The exact count on the calling thread only; linear in the text's length even
+    /// for megabyte-long pieces (see [`crate::linear`]).
     pub(crate) fn count_here(self, text: &str) -> usize {
+        if crate::linear::may_hold_long_piece(text) {
+            return crate::linear::count(self, text);
+        }
         self.bpe().count(text)
     }
 
@@ -129,11 +165,42 @@ impl Tokenizer {
     /// sum to `count(text)` x 10 for exact encodings, and round up to `count(text)` for
     /// the estimate. This is how a count is attributed to parts of a text (prose,
     /// code, ...) so that the parts add up exactly to the whole.
-    pub fn for_each_token(self, text: &str, mut visit: impl FnMut(usize, u64)) {
-        let bpe = self.bpe();
+    pub fn for_each_token(self, text: &str, visit: impl FnMut(usize, u64)) {
+        // Never cancelled, so always `Some`.
+        let _ = self.for_each_token_until(text, &|| false, visit);
+    }
+
+    /// [`Self::for_each_token`] in parts of about a megabyte (cut where tokens cannot
+    /// cross), giving up (`None`) soon after `cancelled` turns true.
+    pub fn for_each_token_until(
+        self,
+        text: &str,
+        cancelled: &dyn Fn() -> bool,
+        mut visit: impl FnMut(usize, u64),
+    ) -> Option<()> {
+        if text.len() <= crate::parallel::PART_BYTES {
+            self.visit_tokens(text, 0, &mut visit);
+            return Some(());
+        }
+        for (offset, part) in crate::parallel::additive_parts(text) {
+            if cancelled() {
+                return None;
+            }
+            self.visit_tokens(part, offset, &mut visit);
+        }
+        Some(())
+    }
+
+    /// The tokens of `text` (which starts at `offset` of the whole) with their weights.
+    fn visit_tokens(self, text: &str, offset: usize, visit: &mut impl FnMut(usize, u64)) {
         let table = self.table();
-        let mut start = 0usize;
-        for id in bpe.encode(text) {
+        let ids = if crate::linear::may_hold_long_piece(text) {
+            crate::linear::encode(self, text)
+        } else {
+            self.bpe().encode(text)
+        };
+        let mut start = offset;
+        for id in ids {
             let id = id as usize;
             let weight = match self {
                 Tokenizer::ClaudeEstimate if table.ascii.get(id) == Some(&false) => {
@@ -145,7 +212,11 @@ impl Tokenizer {
             visit(start, weight);
             start += table.len.get(id).copied().unwrap_or(1) as usize;
         }
-        debug_assert_eq!(start, text.len(), "token lengths must cover the text");
+        debug_assert_eq!(
+            start,
+            offset + text.len(),
+            "token lengths must cover the text"
+        );
     }
 
     fn table(self) -> &'static TokenTable {
@@ -374,6 +445,33 @@ mod tests {
             let prefix = Tokenizer::Cl100kBase.prefix_within(korean, max);
             assert_eq!(prefix.chars().count() * 3, prefix.len());
         }
+    }
+
+    #[test]
+    fn counting_in_parts_equals_counting_whole_and_stops_when_cancelled() {
+        let text = "Plans change.\nSo do budgets: 42 tokens, \"quoted\" words.\n\n  한국어.\n"
+            .repeat(3 * crate::parallel::PART_BYTES / 60);
+        for tokenizer in [
+            Tokenizer::Cl100kBase,
+            Tokenizer::O200kBase,
+            Tokenizer::ClaudeEstimate,
+        ] {
+            let whole = tokenizer.count(&text);
+            assert_eq!(tokenizer.count_until(&text, &|| false), Some(whole));
+            assert_eq!(tokenizer.count_until(&text, &|| true), None);
+            let mut tenths = 0u64;
+            assert_eq!(
+                tokenizer.for_each_token_until(&text, &|| false, |_, w| tenths += w),
+                Some(())
+            );
+            assert_eq!(ClaudeEstimate::tokens_from_tenths(tenths), whole);
+            assert_eq!(
+                tokenizer.for_each_token_until(&text, &|| true, |_, _| ()),
+                None
+            );
+        }
+        // Small texts are counted at once, cancelled or not.
+        assert_eq!(Tokenizer::Cl100kBase.count_until("hi", &|| true), Some(1));
     }
 
     #[test]
