@@ -25,6 +25,7 @@ type Section = fn(&mut Bench) -> anyhow::Result<String>;
 
 const SECTIONS: &[Section] = &[
     counting::throughput,
+    counting::pathological,
     startup::encoder_load,
     startup::cold_start,
     mcp::stdio_round_trips,
