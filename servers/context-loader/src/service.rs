@@ -348,6 +348,28 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_cancelled_request_stops_counting_a_large_text() {
+        let service = Service::new(TokenCounter::default(), SpecStore::new("specs"));
+        let text = "Plans change.\nSo do budgets.\n".repeat(120_000);
+        let cancelled = CancellationToken::new();
+        cancelled.cancel();
+        let params = CountTokensParams {
+            text: text.clone(),
+            model: Some("gpt-4o".into()),
+        };
+        let error = service
+            .count_tokens(params.clone(), cancelled)
+            .await
+            .expect_err("cancelled before the first part");
+        assert_eq!(error.code, mcp_common::ErrorCode::Cancelled);
+        let count = service
+            .count_tokens(params, CancellationToken::new())
+            .await
+            .expect("counts");
+        assert_eq!(count.token_count, Tokenizer::O200kBase.count(&text));
+    }
+
+    #[tokio::test]
     async fn engine_errors_come_back_as_tool_errors() {
         let error = service()
             .count_tokens(
