@@ -13,22 +13,6 @@ use test_support::{Binary, call, structured};
 
 const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
 
-/// A line of `/proc/<pid>/status` in kB (VmHWM: peak resident memory).
-fn status_kb(pid: u32, field: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
-    status
-        .lines()
-        .find_map(|l| {
-            l.strip_prefix(field)?
-                .trim()
-                .strip_suffix("kB")?
-                .trim()
-                .parse()
-                .ok()
-        })
-        .unwrap_or_else(|| panic!("{field} not in {status}"))
-}
-
 /// CPU time the process has used so far (user + system), in clock ticks.
 fn cpu_ticks(pid: u32) -> u64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("proc stat");
@@ -203,7 +187,7 @@ async fn a_16_mb_model_name_is_refused_with_a_small_answer_and_bounded_memory() 
     assert_eq!(error["length_bytes"], 16_700_000);
     // Peak memory: a small multiple of the 16.7 MB body (the JSON text, its parsed
     // value and the typed copy), not the hundreds of MB of unbounded work.
-    let peak_mb = status_kb(pid, "VmHWM:") / 1024;
+    let peak_mb = test_support::process::peak_rss_bytes(pid) / (1024 * 1024);
     assert!(peak_mb < 16 * 10, "peak RSS {peak_mb} MB");
     assert!(
         idle_cpu_ticks(pid).await < 30,
