@@ -26,6 +26,7 @@ type Section = fn(&mut Bench) -> anyhow::Result<String>;
 
 const SECTIONS: &[(&str, Section)] = &[
     ("counting", counting::throughput),
+    ("pathological", counting::pathological),
     ("encoder-load", startup::encoder_load),
     ("cold-start", startup::cold_start),
     ("stdio", mcp::stdio_round_trips),

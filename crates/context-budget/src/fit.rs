@@ -245,6 +245,7 @@ pub fn fit_messages(
     options: &FitOptions,
     exact: Option<&dyn ExactCounter>,
 ) -> Result<FittedMessages, FitError> {
+    counter.check_messages(messages.len())?;
     counter.check_input(messages_bytes(messages))?;
     let resolved = counter.resolve(model)?;
     let Some(entry) = resolved.entry() else {

@@ -19,9 +19,11 @@ pub mod exact;
 mod fit;
 mod huggingface;
 pub mod limits;
+mod linear;
 pub mod litellm;
 mod messages;
 mod parallel;
+pub mod safe_open;
 pub mod sentencepiece;
 pub mod spec;
 mod suggest;
@@ -37,7 +39,7 @@ pub use fit::{
     DEFAULT_MARGIN, FitError, FitOptions, FittedMessages, Selection, Strategy, count_messages,
     fit_messages, input_budget, select,
 };
-pub use limits::DEFAULT_MAX_INPUT_BYTES;
+pub use limits::{DEFAULT_MAX_INPUT_BYTES, InputLimits, LimitError};
 pub use messages::{
     ChatOverhead, ContentBlock, FunctionCall, Message, MessageContent, Role, ToolCall,
     conversation_tokens, message_tokens, overhead_method,

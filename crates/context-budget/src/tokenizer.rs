@@ -143,7 +143,40 @@ impl Tokenizer {
         }
     }
 
-    /// The exact count on the calling thread only (what a parallel half runs).
+    /// [`Self::count`] in parts of about a megabyte that add up exactly, giving up
+    /// (`None`) soon after `cancelled` turns true: a cancelled or timed-out request
+    /// stops costing CPU within one part. The tiktoken-based families are cut where
+    /// their pre-tokenizers always end a piece ([`crate::parallel::additive_parts`]);
+    /// the other families have no proven cut, so they are counted whole once started.
+    pub fn count_until(self, text: &str, cancelled: &dyn Fn() -> bool) -> Option<usize> {
+        if text.len() <= crate::parallel::PART_BYTES {
+            return Some(self.count(text));
+        }
+        match self {
+            Tokenizer::Cl100kBase | Tokenizer::O200kBase => {
+                let mut total = 0;
+                for (_, part) in crate::parallel::additive_parts(text) {
+                    if cancelled() {
+                        return None;
+                    }
+                    total += self.count(part);
+                }
+                Some(total)
+            }
+            Tokenizer::ClaudeEstimate | Tokenizer::Claude47Estimate | Tokenizer::Estimate => {
+                let mut tenths = 0u64;
+                self.for_each_token_until(text, cancelled, |_, weight| tenths += weight)?;
+                Some(tokens_from_tenths(tenths))
+            }
+            Tokenizer::Gemma3 | Tokenizer::HuggingFace(_) => {
+                (!cancelled()).then(|| self.count(text))
+            }
+        }
+    }
+
+    /// The exact count on the calling thread only (what a parallel half runs); for
+    /// the tiktoken encodings linear in the text's length even for megabyte-long
+    /// pieces (see [`crate::linear`]).
     pub(crate) fn count_here(self, text: &str) -> usize {
         match self {
             Tokenizer::Gemma3 => crate::sentencepiece::gemma3().count(text),
@@ -151,7 +184,12 @@ impl Tokenizer {
             Tokenizer::ClaudeEstimate | Tokenizer::Claude47Estimate | Tokenizer::Estimate => {
                 weighted_count(self, text)
             }
-            Tokenizer::Cl100kBase | Tokenizer::O200kBase => self.bpe().count(text),
+            Tokenizer::Cl100kBase | Tokenizer::O200kBase => {
+                if crate::linear::may_hold_long_piece(text) {
+                    return crate::linear::count(self, text);
+                }
+                self.bpe().count(text)
+            }
         }
     }
 
@@ -219,10 +257,41 @@ impl Tokenizer {
     /// `tokenizer.json` visits its tokens by their offsets, tokens that start at the
     /// same byte (pieces of one character) as one visit.
     pub fn for_each_token(self, text: &str, mut visit: impl FnMut(usize, u64)) {
+        self.visit_tokens(text, 0, &mut visit);
+    }
+
+    /// [`Self::for_each_token`] in parts of about a megabyte (cut where tokens cannot
+    /// cross, for the tiktoken-based families), giving up (`None`) soon after
+    /// `cancelled` turns true.
+    pub fn for_each_token_until(
+        self,
+        text: &str,
+        cancelled: &dyn Fn() -> bool,
+        mut visit: impl FnMut(usize, u64),
+    ) -> Option<()> {
+        let cuttable = !matches!(self, Tokenizer::Gemma3 | Tokenizer::HuggingFace(_));
+        if text.len() <= crate::parallel::PART_BYTES || !cuttable {
+            if cancelled() {
+                return None;
+            }
+            self.visit_tokens(text, 0, &mut visit);
+            return Some(());
+        }
+        for (offset, part) in crate::parallel::additive_parts(text) {
+            if cancelled() {
+                return None;
+            }
+            self.visit_tokens(part, offset, &mut visit);
+        }
+        Some(())
+    }
+
+    /// The tokens of `text` (which starts at `offset` of the whole) with their weights.
+    fn visit_tokens(self, text: &str, offset: usize, visit: &mut impl FnMut(usize, u64)) {
         match self {
             Tokenizer::Gemma3 => {
                 let model = crate::sentencepiece::gemma3();
-                let mut start = 0;
+                let mut start = offset;
                 for segment in model.segments(text) {
                     visit(start, model.count(segment) as u64 * 10);
                     start += segment.len();
@@ -235,9 +304,9 @@ impl Tokenizer {
                 for (start, _) in offsets {
                     let start = start.min(text.len().saturating_sub(1));
                     match starts.last_mut() {
-                        Some((last, weight)) if start <= *last => *weight += 10,
-                        Some(_) => starts.push((start, 10)),
-                        None => starts.push((0, 10)),
+                        Some((last, weight)) if offset + start <= *last => *weight += 10,
+                        Some(_) => starts.push((offset + start, 10)),
+                        None => starts.push((offset, 10)),
                     }
                 }
                 // The offsets' tokens are the count's tokens; if the library ever
@@ -262,15 +331,24 @@ impl Tokenizer {
                     Tokenizer::Cl100kBase => &table.cl100k_len,
                     _ => &table.len,
                 };
-                let mut start = 0usize;
-                for id in bpe.encode(text) {
+                let ids = if crate::linear::may_hold_long_piece(text) {
+                    crate::linear::encode(self, text)
+                } else {
+                    bpe.encode(text)
+                };
+                let mut start = offset;
+                for id in ids {
                     let id = id as usize;
                     let weight =
                         weights.map_or(10, |w| u64::from(w.get(id).copied().unwrap_or(10)));
                     visit(start, weight);
                     start += lengths.get(id).copied().unwrap_or(1) as usize;
                 }
-                debug_assert_eq!(start, text.len(), "token lengths must cover the text");
+                debug_assert_eq!(
+                    start,
+                    offset + text.len(),
+                    "token lengths must cover the text"
+                );
             }
         }
     }
@@ -541,5 +619,34 @@ mod tests {
         }
         assert_eq!(Tokenizer::from_encoding_name("claude_estimate"), None);
         assert!(!Tokenizer::ClaudeEstimate.is_exact());
+    }
+
+    #[test]
+    fn counting_in_parts_equals_counting_whole_and_stops_when_cancelled() {
+        let text = "Plans change.\nSo do budgets: 42 tokens, \"quoted\" words.\n\n  한국어.\n"
+            .repeat(3 * crate::parallel::PART_BYTES / 60);
+        for tokenizer in [
+            Tokenizer::Cl100kBase,
+            Tokenizer::O200kBase,
+            Tokenizer::ClaudeEstimate,
+            Tokenizer::Claude47Estimate,
+            Tokenizer::Gemma3,
+        ] {
+            let whole = tokenizer.count(&text);
+            assert_eq!(tokenizer.count_until(&text, &|| false), Some(whole));
+            assert_eq!(tokenizer.count_until(&text, &|| true), None);
+            let mut tenths = 0u64;
+            assert_eq!(
+                tokenizer.for_each_token_until(&text, &|| false, |_, w| tenths += w),
+                Some(())
+            );
+            assert_eq!(tokens_from_tenths(tenths), whole, "{tokenizer:?}");
+            assert_eq!(
+                tokenizer.for_each_token_until(&text, &|| true, |_, _| ()),
+                None
+            );
+        }
+        // Small texts are counted at once, cancelled or not.
+        assert_eq!(Tokenizer::Cl100kBase.count_until("hi", &|| true), Some(1));
     }
 }

@@ -28,6 +28,54 @@ fn assert_same(text: &str, what: &str) {
     }
 }
 
+/// Long runs of one character (or a short pattern) are one huge pre-token piece,
+/// counted by the linear-time encoder: still exactly tiktoken-rs's counts, by
+/// `count` and token by token (what spec breakdowns and truncation use). Lengths
+/// straddle the switch-over and stay small enough for the reference's quadratic merge.
+#[test]
+fn pathological_runs_match_reference() {
+    let runs = [
+        "a",
+        "Z",
+        " ",
+        "\n",
+        "\t",
+        " \n",
+        "1",
+        "0123456789",
+        "=",
+        "-",
+        ".",
+        "é",
+        "가",
+        "漢",
+        "🦊",
+        "ab",
+        "aé",
+        "a b",
+        "!?",
+        "\r\n",
+    ];
+    for run in runs {
+        for bytes in [2_000, 2_048, 2_100, 6_000, 12_000] {
+            let body = run.repeat(bytes / run.len());
+            for text in [
+                body.clone(),
+                format!("Intro words {body} and after."),
+                format!("{body}\nNext line {body}"),
+            ] {
+                let what = format!("{} x {run:?}", body.len() / run.len());
+                assert_same(&text, &what);
+                for tokenizer in Tokenizer::OPENAI {
+                    let mut tokens = 0;
+                    tokenizer.for_each_token(&text, |_, _| tokens += 1);
+                    assert_eq!(tokens, reference(tokenizer, &text), "tokens of {what}");
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn corpus_counts_match_reference() {
     let corpus = include_str!("corpus/mixed.txt");

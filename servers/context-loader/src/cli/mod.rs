@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use context_budget::spec::SpecStore;
-use context_budget::{Catalog, FittedMessages, Message, Section, TokenCounter};
+use context_budget::{Catalog, FittedMessages, InputLimits, Message, Section, TokenCounter};
 use mcp_common::ToolError;
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
@@ -49,7 +49,15 @@ pub fn service(global: &GlobalArgs) -> anyhow::Result<Service> {
         }
     };
     let service = Service::new(
-        TokenCounter::new(Arc::new(catalog), global.max_input_bytes),
+        TokenCounter::with_limits(
+            Arc::new(catalog),
+            InputLimits {
+                max_input_bytes: global.max_input_bytes,
+                max_name_bytes: global.max_name_bytes,
+                max_messages: global.max_messages,
+                max_sections: global.max_sections,
+            },
+        ),
         SpecStore::new(&global.specs_dir),
     );
     if !global.exact_claude {
