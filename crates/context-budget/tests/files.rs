@@ -51,8 +51,14 @@ impl Tree {
 fn project(name: &str) -> Tree {
     let tree = Tree::new(name);
     tree.write("root/.gitignore", "target/\n*.log\n")
-        .write("root/src/main.rs", "fn main() {\n    println!(\"hello\");\n}\n")
-        .write("root/src/lib.rs", "pub fn add(a: u32, b: u32) -> u32 { a + b }\n".repeat(20))
+        .write(
+            "root/src/main.rs",
+            "fn main() {\n    println!(\"hello\");\n}\n",
+        )
+        .write(
+            "root/src/lib.rs",
+            "pub fn add(a: u32, b: u32) -> u32 { a + b }\n".repeat(20),
+        )
         .write("root/src/nested/deep.rs", "// deep\npub const X: u8 = 1;\n")
         .write("root/README.md", "# Project\n\nSome words about it.\n")
         .write("root/target/debug/out.rs", "generated")
@@ -87,7 +93,14 @@ fn tokens(store: &FileStore, roots: &Roots, paths: &[&str]) -> Result<FileTokens
         paths: paths.iter().map(|p| p.to_string()).collect(),
         ..FileQuery::default()
     };
-    store.file_tokens(roots, &query, &model("gpt-4o"), FileSort::Path, None, &Unobserved)
+    store.file_tokens(
+        roots,
+        &query,
+        &model("gpt-4o"),
+        FileSort::Path,
+        None,
+        &Unobserved,
+    )
 }
 
 fn paths(report: &FileTokens) -> Vec<&str> {
@@ -122,11 +135,19 @@ fn a_folder_walk_honours_gitignore_hidden_and_skips_what_is_not_text() {
     assert_eq!(skipped(&report, "not_utf8"), ["latin1.txt"]);
     assert_eq!(skipped(&report, "secret"), ["config/server.pem"]);
     assert_eq!(skipped(&report, "not_regular"), ["pipe.fifo"]);
-    assert_eq!(skipped(&report, "outside_root"), ["escape.txt", "escape_dir"]);
+    assert_eq!(
+        skipped(&report, "outside_root"),
+        ["escape.txt", "escape_dir"]
+    );
     // A link to a file inside the root is that file: counted once.
     assert_eq!(skipped(&report, "duplicate"), ["readme_link.md"]);
     // The folder symlink leaving the root is not followed.
-    assert!(!report.files.iter().any(|f| f.path.starts_with("escape_dir")));
+    assert!(
+        !report
+            .files
+            .iter()
+            .any(|f| f.path.starts_with("escape_dir"))
+    );
     // target/ and build.log by .gitignore; .env, .gitignore, .hidden/ as hidden.
     assert_eq!(report.excluded.ignored, 2, "{:?}", report.excluded);
     assert_eq!(report.excluded.ignored_examples, ["build.log", "target"]);
@@ -135,15 +156,27 @@ fn a_folder_walk_honours_gitignore_hidden_and_skips_what_is_not_text() {
     let bpe = tiktoken_rs::o200k_base().expect("o200k");
     for row in &report.files {
         let text = std::fs::read_to_string(tree.root().join(&row.path)).expect("read");
-        assert_eq!(row.tokens, bpe.encode_ordinary(&text).len() as u64, "{}", row.path);
+        assert_eq!(
+            row.tokens,
+            bpe.encode_ordinary(&text).len() as u64,
+            "{}",
+            row.path
+        );
         assert_eq!(row.bytes, text.len() as u64);
     }
-    assert_eq!(report.total, report.files.iter().map(|f| f.tokens).sum::<u64>());
+    assert_eq!(
+        report.total,
+        report.files.iter().map(|f| f.tokens).sum::<u64>()
+    );
     let window = report.window.as_ref().expect("gpt-4o has a window");
     assert_eq!(window.context_window, 128_000);
     assert!(window.fits_window);
     // The rollup: one level below what every file shares (the root).
-    let src = report.folders.iter().find(|f| f.path == "src").expect("src row");
+    let src = report
+        .folders
+        .iter()
+        .find(|f| f.path == "src")
+        .expect("src row");
     assert_eq!(src.files, 3);
 }
 
@@ -157,7 +190,14 @@ fn hidden_files_are_walked_on_request_but_secrets_still_need_naming() {
         ..FileQuery::default()
     };
     let report = store
-        .file_tokens(&tree.roots(), &query, &model("gpt-4o"), FileSort::Path, None, &Unobserved)
+        .file_tokens(
+            &tree.roots(),
+            &query,
+            &model("gpt-4o"),
+            FileSort::Path,
+            None,
+            &Unobserved,
+        )
         .expect("measured");
     assert!(paths(&report).contains(&".hidden/notes.txt"));
     assert!(paths(&report).contains(&".gitignore"));
@@ -197,9 +237,15 @@ fn paths_outside_the_root_are_refused() {
     assert_eq!(paths(&report), ["src/main.rs"]);
     // A symlink inside the root to a file inside the root is followed.
     let link = tokens(&store, &roots, &["readme_link.md"]).expect("link");
-    assert_eq!(link.total, tokens(&store, &roots, &["README.md"]).expect("x").total);
+    assert_eq!(
+        link.total,
+        tokens(&store, &roots, &["README.md"]).expect("x").total
+    );
     let missing = tokens(&store, &roots, &["nope.rs"]).expect_err("missing");
-    assert!(matches!(missing, FilesError::NotFound { .. }), "{missing:?}");
+    assert!(
+        matches!(missing, FilesError::NotFound { .. }),
+        "{missing:?}"
+    );
 }
 
 #[test]
@@ -219,7 +265,10 @@ fn globs_and_filters_select_files() {
     let store = FileStore::new(FileLimits::default());
     let roots = tree.roots();
     let rust = tokens(&store, &roots, &["src/**/*.rs"]).expect("glob");
-    assert_eq!(paths(&rust), ["src/lib.rs", "src/main.rs", "src/nested/deep.rs"]);
+    assert_eq!(
+        paths(&rust),
+        ["src/lib.rs", "src/main.rs", "src/nested/deep.rs"]
+    );
     let shallow = tokens(&store, &roots, &["src/*.rs"]).expect("glob");
     assert_eq!(paths(&shallow), ["src/lib.rs", "src/main.rs"]);
     let by_name = tokens(&store, &roots, &["*.md"]).expect("glob");
@@ -231,7 +280,14 @@ fn globs_and_filters_select_files() {
         hidden: false,
     };
     let filtered = store
-        .file_tokens(&roots, &query, &model("gpt-4o"), FileSort::Path, None, &Unobserved)
+        .file_tokens(
+            &roots,
+            &query,
+            &model("gpt-4o"),
+            FileSort::Path,
+            None,
+            &Unobserved,
+        )
         .expect("filtered");
     assert_eq!(paths(&filtered), ["src/lib.rs", "src/main.rs"]);
     let bad = tokens(&store, &roots, &["src/[.rs"]).expect_err("bad glob");
@@ -283,8 +339,15 @@ fn repeat_calls_are_answered_from_the_cache_until_a_file_changes() {
     tree.write("root/src/main.rs", "fn main() {}\n");
     let third = tokens(&store, &roots, &["src"]).expect("third");
     assert_eq!(third.cached, 2);
-    let main = third.files.iter().find(|f| f.path == "src/main.rs").expect("main");
-    assert_eq!(main.tokens, Tokenizer::O200kBase.count("fn main() {}\n") as u64);
+    let main = third
+        .files
+        .iter()
+        .find(|f| f.path == "src/main.rs")
+        .expect("main");
+    assert_eq!(
+        main.tokens,
+        Tokenizer::O200kBase.count("fn main() {}\n") as u64
+    );
 }
 
 #[test]
@@ -324,7 +387,13 @@ fn load_files_packs_in_each_format_and_reports_what_it_left_out() {
     let tree = project("load");
     let store = FileStore::new(FileLimits::default());
     let roots = tree.roots();
-    let xml = load(&store, &roots, &["src/main.rs", "README.md"], &LoadRequest::default(), "gpt-4o");
+    let xml = load(
+        &store,
+        &roots,
+        &["src/main.rs", "README.md"],
+        &LoadRequest::default(),
+        "gpt-4o",
+    );
     assert_eq!(
         xml.text,
         "<file path=\"src/main.rs\">\nfn main() {\n    println!(\"hello\");\n}\n</file>\n\
@@ -344,7 +413,11 @@ fn load_files_packs_in_each_format_and_reports_what_it_left_out() {
         },
         "gpt-4o",
     );
-    assert!(md.text.starts_with("## src/main.rs\n\n```rust\nfn main()"), "{}", md.text);
+    assert!(
+        md.text.starts_with("## src/main.rs\n\n```rust\nfn main()"),
+        "{}",
+        md.text
+    );
     // A small budget: smallest first fits more files than the given order.
     let budget = 60;
     let given = load(
@@ -358,7 +431,14 @@ fn load_files_packs_in_each_format_and_reports_what_it_left_out() {
         "gpt-4o",
     );
     assert!(given.tokens <= budget);
-    assert_eq!(given.omitted.iter().map(|o| o.path.as_str()).collect::<Vec<_>>(), ["src/lib.rs"]);
+    assert_eq!(
+        given
+            .omitted
+            .iter()
+            .map(|o| o.path.as_str())
+            .collect::<Vec<_>>(),
+        ["src/lib.rs"]
+    );
     assert_eq!(given.omitted[0].reason, "over_budget");
     let truncated = load(
         &store,
@@ -374,10 +454,23 @@ fn load_files_packs_in_each_format_and_reports_what_it_left_out() {
     assert_eq!(truncated.included.len(), 1);
     assert!(truncated.included[0].truncated);
     assert!(truncated.text.contains("truncated by load-files"));
-    assert!(truncated.text.starts_with("<file path=\"src/lib.rs\">\npub fn add"));
+    assert!(
+        truncated
+            .text
+            .starts_with("<file path=\"src/lib.rs\">\npub fn add")
+    );
     assert!(truncated.tokens <= budget);
     // Skipped files are reported by load-files too.
-    let all = load(&store, &roots, &["."], &LoadRequest { order: PackOrder::Path, ..LoadRequest::default() }, "gpt-4o");
+    let all = load(
+        &store,
+        &roots,
+        &["."],
+        &LoadRequest {
+            order: PackOrder::Path,
+            ..LoadRequest::default()
+        },
+        "gpt-4o",
+    );
     assert_eq!(all.skipped_counts.get("binary"), Some(&1));
     assert!(!all.text.contains("sk-secret"));
 }
@@ -391,7 +484,13 @@ fn a_bare_encoding_needs_a_budget() {
         ..FileQuery::default()
     };
     let error = store
-        .load_files(&tree.roots(), &query, &LoadRequest::default(), &model("cl100k_base"), &Unobserved)
+        .load_files(
+            &tree.roots(),
+            &query,
+            &LoadRequest::default(),
+            &model("cl100k_base"),
+            &Unobserved,
+        )
         .expect_err("no window");
     assert!(matches!(error, FilesError::NoDefaultBudget { .. }));
 }

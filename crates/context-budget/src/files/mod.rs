@@ -23,7 +23,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::cache::MeasureCache;
+use crate::cache::{FileStamp, MeasureCache};
 use crate::counter::usd;
 use crate::spec::scan::ScanControl;
 use crate::{ResolvedModel, Tokenizer};
@@ -182,9 +182,7 @@ pub struct FileQuery {
 }
 
 /// How `file-tokens` rows are ordered.
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize, JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FileSort {
     /// Largest first (ties by path).
@@ -261,8 +259,7 @@ impl WindowShare {
         let spec = model.spec()?;
         Some(WindowShare {
             context_window: spec.context_window,
-            percent_of_window: (tokens as f64 * 1000.0 / spec.context_window.max(1) as f64)
-                .round()
+            percent_of_window: (tokens as f64 * 1000.0 / spec.context_window.max(1) as f64).round()
                 / 10.0,
             fits_window: tokens <= spec.context_window,
             estimated_input_cost_usd: usd(tokens as usize, spec.input_usd_per_mtok),
@@ -372,10 +369,26 @@ pub fn default_budget(model: &ResolvedModel<'_>) -> Option<u64> {
 /// A file that was opened, checked and measured.
 struct Measured {
     candidate: Candidate,
+    /// `tokens` is 0 until counted (see [`Reading`]).
     measure: FileMeasure,
+    counted: bool,
     /// Kept only when the caller asked for contents.
     text: Option<String>,
     cached: bool,
+    canonical: PathBuf,
+    stamp: FileStamp,
+}
+
+/// What [`FileStore::measure`] does with each file.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reading {
+    /// Count it (from the cache when unchanged); drop the text.
+    Count,
+    /// Keep the text and count it.
+    KeepAndCount,
+    /// Keep the text; count only what the cache knows (the caller may not need
+    /// counts, see [`FileStore::count_missing`]).
+    Keep,
 }
 
 /// The measurement cache and limits behind both file tools.
@@ -414,8 +427,14 @@ impl FileStore {
     ) -> Result<FileTokens, FilesError> {
         let walked = self.walk(roots, query, control)?;
         let tokenizer = model.tokenizer();
-        let (measured, mut skipped) =
-            self.measure(roots, walked.candidates, tokenizer, false, walked.entries, control)?;
+        let (measured, mut skipped) = self.measure(
+            roots,
+            walked.candidates,
+            tokenizer,
+            Reading::Count,
+            walked.entries,
+            control,
+        )?;
         skipped.splice(0..0, walked.skipped);
         let many_roots = roots.list().len() > 1;
         let root_label = |c: &Candidate| many_roots.then(|| roots.list()[c.root].shown.clone());
@@ -452,7 +471,11 @@ impl FileStore {
         let (skipped, skipped_counts) = cap_skipped(skipped);
         Ok(FileTokens {
             model: FilesModel::of(model),
-            roots: roots.list().iter().map(|r| r.path.display().to_string()).collect(),
+            roots: roots
+                .list()
+                .iter()
+                .map(|r| r.path.display().to_string())
+                .collect(),
             total,
             files_measured: measured.len(),
             bytes: measured.iter().map(|m| m.measure.bytes).sum(),
@@ -489,9 +512,39 @@ impl FileStore {
         };
         let walked = self.walk(roots, query, control)?;
         let tokenizer = model.tokenizer();
-        let (mut measured, mut skipped) =
-            self.measure(roots, walked.candidates, tokenizer, true, walked.entries, control)?;
+        // Counts decide the order and the cuts; otherwise they are needed only when
+        // the files might not all fit, which their bytes can rule out (below).
+        let needs_counts =
+            request.order == PackOrder::Smallest || request.max_file_tokens.is_some();
+        let reading = if needs_counts {
+            Reading::KeepAndCount
+        } else {
+            Reading::Keep
+        };
+        let (mut measured, mut skipped) = self.measure(
+            roots,
+            walked.candidates,
+            tokenizer,
+            reading,
+            walked.entries,
+            control,
+        )?;
         skipped.splice(0..0, walked.skipped);
+        // A token of cl100k/o200k covers at least one byte, so a text counts at most
+        // its length in tokens (the Claude estimate at most 1.9 per byte, rounded
+        // up). When every piece together is within the budget by that bound, all of
+        // them fit and counting each file first would be wasted work: the one
+        // count of the packed text below gives every file's share.
+        let packed_bytes: u64 = measured
+            .iter()
+            .map(|m| {
+                m.measure.bytes + 1 + piece(request.format, &m.candidate.relative, "").len() as u64
+            })
+            .sum();
+        let all_fit = max_tokens_of_bytes(tokenizer, packed_bytes) <= budget;
+        if !all_fit {
+            self.count_missing(&mut measured, tokenizer, control)?;
+        }
         match request.order {
             PackOrder::Given => {}
             PackOrder::Smallest => measured.sort_by(|a, b| {
@@ -509,96 +562,148 @@ impl FileStore {
         }
         let many_roots = roots.list().len() > 1;
         let root_label = |c: &Candidate| many_roots.then(|| roots.list()[c.root].shown.clone());
+        let measured_len = measured.len();
 
-        // Take pieces in order while each one's exact count fits what is left.
-        let mut pieces: Vec<(String, IncludedFile)> = Vec::new();
+        // Choose files in order by their known counts (content from the
+        // measurement, wrapper counted alone), then count the packed text once,
+        // attributing every token to the piece it starts in: exact per-file counts
+        // that add up to the exact total, in one pass over the text.
+        let mut chosen: Vec<Chosen> = Vec::new();
+        let mut text = String::new();
         let mut omitted = Vec::new();
-        let mut used = 0u64;
-        for (index, m) in measured.iter().enumerate() {
+        let mut estimate_used = 0u64;
+        for (index, m) in measured.iter_mut().enumerate() {
             if control.is_cancelled() {
                 return Err(FilesError::Cancelled);
             }
-            if index % 64 == 0 {
-                control.progress(walked.entries + measured.len() + index, walked.entries + 2 * measured.len());
+            if index % 256 == 0 {
+                control.progress(
+                    walked.entries + measured_len + index,
+                    walked.entries + 2 * measured_len,
+                );
             }
-            let content = m.text.as_deref().unwrap_or_default();
-            let cut_content = request
+            let content = m.text.take().unwrap_or_default();
+            let (content, content_tokens, truncated) = match request
                 .max_file_tokens
-                .and_then(|max| cut(tokenizer, content, m.measure.tokens, max));
-            let truncated = cut_content.is_some();
-            let path = &m.candidate.relative;
-            // A lower bound of the piece's count: when even the content alone does
-            // not fit, skip building and counting the piece.
-            let content_tokens = if truncated {
-                request.max_file_tokens.unwrap_or(0).min(m.measure.tokens)
-            } else {
-                m.measure.tokens
+                .and_then(|max| cut(tokenizer, &content, m.measure.tokens, max))
+            {
+                Some(cut) => {
+                    let tokens = tokenizer.count(&cut) as u64;
+                    (cut, tokens, true)
+                }
+                None => (content, m.measure.tokens, false),
             };
-            if used + content_tokens > budget {
+            let path = &m.candidate.relative;
+            let estimate = if all_fit {
+                0
+            } else {
+                content_tokens + tokenizer.count(&piece(request.format, path, "")) as u64
+            };
+            if estimate_used + estimate > budget {
                 omitted.push(OmittedFile {
                     path: path.clone(),
                     root: root_label(&m.candidate),
-                    tokens: content_tokens,
+                    tokens: estimate,
                     reason: "over_budget",
                 });
                 continue;
             }
-            let text = piece(request.format, path, cut_content.as_deref().unwrap_or(content));
-            let tokens = tokenizer.count(&text) as u64;
-            if used + tokens > budget {
-                omitted.push(OmittedFile {
+            estimate_used += estimate;
+            let start = text.len();
+            text.push_str(&piece(request.format, path, &content));
+            chosen.push(Chosen {
+                start,
+                file: IncludedFile {
                     path: path.clone(),
                     root: root_label(&m.candidate),
-                    tokens,
-                    reason: "over_budget",
-                });
-                continue;
-            }
-            used += tokens;
-            pieces.push((
-                text,
-                IncludedFile {
-                    path: path.clone(),
-                    root: root_label(&m.candidate),
-                    tokens,
+                    tokens: estimate,
                     truncated,
                 },
-            ));
+            });
         }
-        // The proof: count the final text; drop the last piece while it is over.
-        let (text, tokens) = loop {
-            let text: String = pieces.iter().map(|(t, _)| t.as_str()).collect();
-            let tokens = tokenizer.count(&text) as u64;
+        // The proof: the count of the final text. Estimates can be off by a token
+        // or two where pieces meet; while the text is over, drop the last piece.
+        let tokens = loop {
+            let (tokens, per_piece) = count_pieces(tokenizer, &text, &chosen);
             if tokens <= budget {
-                break (text, tokens);
+                for (chosen, tokens) in chosen.iter_mut().zip(per_piece) {
+                    chosen.file.tokens = tokens;
+                }
+                break tokens;
             }
-            match pieces.pop() {
-                Some((_, file)) => omitted.push(OmittedFile {
-                    path: file.path,
-                    root: file.root,
-                    tokens: file.tokens,
-                    reason: "over_budget",
-                }),
-                None => break (String::new(), 0),
-            }
+            let Some(dropped) = chosen.pop() else {
+                text.clear();
+                break 0;
+            };
+            text.truncate(dropped.start);
+            omitted.push(OmittedFile {
+                path: dropped.file.path,
+                root: dropped.file.root,
+                tokens: dropped.file.tokens,
+                reason: "over_budget",
+            });
         };
         let (skipped, skipped_counts) = cap_skipped(skipped);
         Ok(LoadedFiles {
             model: FilesModel::of(model),
-            roots: roots.list().iter().map(|r| r.path.display().to_string()).collect(),
+            roots: roots
+                .list()
+                .iter()
+                .map(|r| r.path.display().to_string())
+                .collect(),
             budget,
             budget_source,
             tokens,
             format: request.format,
             order: request.order,
             window: WindowShare::of(model, tokens),
-            included: pieces.into_iter().map(|(_, f)| f).collect(),
+            included: chosen.into_iter().map(|c| c.file).collect(),
             omitted,
             skipped,
             skipped_counts,
             excluded: walked.excluded,
             text,
         })
+    }
+
+    /// Count the files [`Reading::Keep`] left uncounted, on all cores.
+    fn count_missing(
+        &self,
+        measured: &mut [Measured],
+        tokenizer: Tokenizer,
+        control: &dyn ScanControl,
+    ) -> Result<(), FilesError> {
+        let pending: Vec<&mut Measured> = measured.iter_mut().filter(|m| !m.counted).collect();
+        if pending.is_empty() {
+            return Ok(());
+        }
+        tokenizer.preload();
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let queue = std::sync::Mutex::new(pending);
+        let cancelled = AtomicBool::new(false);
+        let cache = &self.cache;
+        let worker = || loop {
+            if control.is_cancelled() {
+                cancelled.store(true, Ordering::Relaxed);
+                return;
+            }
+            let Some(m) = queue.lock().ok().and_then(|mut q| q.pop()) else {
+                return;
+            };
+            m.measure.tokens = tokenizer.count(m.text.as_deref().unwrap_or_default()) as u64;
+            m.counted = true;
+            cache.put(&m.canonical, tokenizer, m.stamp, m.measure);
+        };
+        std::thread::scope(|scope| {
+            for _ in 1..threads {
+                scope.spawn(worker);
+            }
+            worker();
+        });
+        if cancelled.load(Ordering::Relaxed) {
+            return Err(FilesError::Cancelled);
+        }
+        Ok(())
     }
 
     fn walk(
@@ -616,7 +721,9 @@ impl FileStore {
         for path in paths {
             match resolve(roots, path)? {
                 // `.` (or empty) means every root.
-                Target::Existing { relative, .. } if relative.is_empty() && roots.list().len() > 1 => {
+                Target::Existing { relative, .. }
+                    if relative.is_empty() && roots.list().len() > 1 =>
+                {
                     for (index, root) in roots.list().iter().enumerate() {
                         targets.push(Target::Existing {
                             root: index,
@@ -649,10 +756,11 @@ impl FileStore {
         roots: &Roots,
         candidates: Vec<Candidate>,
         tokenizer: Tokenizer,
-        keep_text: bool,
+        reading: Reading,
         walked_entries: usize,
         control: &dyn ScanControl,
     ) -> Result<(Vec<Measured>, Vec<Skipped>), FilesError> {
+        let keep_text = reading != Reading::Count;
         let total = candidates.len();
         let next = AtomicUsize::new(0);
         let done = AtomicUsize::new(0);
@@ -668,7 +776,7 @@ impl FileStore {
         let limits = &self.limits;
         let cache = &self.cache;
         let worker = || {
-            let mut local: Vec<(usize, Result<Measured, Skipped>, Option<PathBuf>)> = Vec::new();
+            let mut local: Vec<(usize, Result<Measured, Skipped>)> = Vec::new();
             loop {
                 if stopping.load(Ordering::Relaxed) {
                     break;
@@ -687,11 +795,19 @@ impl FileStore {
                 let root = &roots.list()[candidate.root].path;
                 let outcome = (|| {
                     let opened = open_in_root(root, &candidate.path, limits.max_file_bytes)?;
-                    let canonical = opened.canonical.clone();
-                    let stamp = opened.stamp;
+                    let (canonical, stamp) = (opened.canonical.clone(), opened.stamp);
                     let cached = cache.get(&canonical, tokenizer, &stamp);
+                    let done = |measure, text, counted, cached| Measured {
+                        candidate: candidate.clone(),
+                        measure,
+                        counted,
+                        text,
+                        cached,
+                        canonical: canonical.clone(),
+                        stamp,
+                    };
                     if let (Some(measure), false) = (cached, keep_text) {
-                        return Ok((measure, None, true, canonical));
+                        return Ok(done(measure, None, true, true));
                     }
                     let read = bytes_read.fetch_add(stamp.size, Ordering::Relaxed) + stamp.size;
                     if read > limits.max_total_bytes {
@@ -701,32 +817,23 @@ impl FileStore {
                     // Loading still reads the text, but an unchanged file is not
                     // tokenized again.
                     if let Some(measure) = cached {
-                        return Ok((measure, Some(text), true, canonical));
+                        return Ok(done(measure, Some(text), true, true));
                     }
-                    let measure = FileMeasure {
-                        tokens: tokenizer.count(&text) as u64,
+                    let mut measure = FileMeasure {
+                        tokens: 0,
                         lines: count_lines(&text),
                         bytes: text.len() as u64,
                     };
+                    if reading == Reading::Keep {
+                        return Ok(done(measure, Some(text), false, false));
+                    }
+                    measure.tokens = tokenizer.count(&text) as u64;
                     cache.put(&canonical, tokenizer, stamp, measure);
-                    Ok((measure, keep_text.then_some(text), false, canonical))
+                    Ok(done(measure, keep_text.then_some(text), true, false))
                 })();
                 let result = match outcome {
-                    Ok((measure, text, cached, canonical)) => (
-                        index,
-                        Ok(Measured {
-                            candidate: candidate.clone(),
-                            measure,
-                            text,
-                            cached,
-                        }),
-                        Some(canonical),
-                    ),
-                    Err(Some(reason)) => (
-                        index,
-                        Err(Skipped::new(&candidate.relative, reason)),
-                        None,
-                    ),
+                    Ok(measured) => (index, Ok(measured)),
+                    Err(Some(reason)) => (index, Err(Skipped::new(&candidate.relative, reason))),
                     Err(None) => {
                         stopping.store(true, Ordering::Relaxed);
                         if let Ok(mut stop) = stop.lock() {
@@ -755,28 +862,124 @@ impl FileStore {
         if let Some(error) = stop.into_inner().ok().flatten() {
             return Err(error);
         }
-        results.sort_by_key(|(index, _, _)| *index);
+        results.sort_by_key(|(index, _)| *index);
         let mut measured = Vec::new();
         let mut skipped = Vec::new();
         let mut seen: HashMap<PathBuf, String> = HashMap::new();
-        for (_, result, canonical) in results {
-            match (result, canonical) {
-                (Ok(m), Some(canonical)) => match seen.get(&canonical) {
+        for (_, result) in results {
+            match result {
+                Ok(m) => match seen.get(&m.canonical) {
                     Some(first) => skipped.push(Skipped::new(
                         &m.candidate.relative,
                         SkipReason::Duplicate(first.clone()),
                     )),
                     None => {
-                        seen.insert(canonical, m.candidate.relative.clone());
+                        seen.insert(m.canonical.clone(), m.candidate.relative.clone());
                         measured.push(m);
                     }
                 },
-                (Ok(m), None) => measured.push(m),
-                (Err(s), _) => skipped.push(s),
+                Err(s) => skipped.push(s),
             }
         }
         Ok((measured, skipped))
     }
+}
+
+/// The most tokens a text of `bytes` bytes can count for `tokenizer`.
+fn max_tokens_of_bytes(tokenizer: Tokenizer, bytes: u64) -> u64 {
+    match tokenizer {
+        Tokenizer::ClaudeEstimate => (bytes * crate::ClaudeEstimate::NON_ASCII_TENTHS).div_ceil(10),
+        Tokenizer::Cl100kBase | Tokenizer::O200kBase => bytes,
+    }
+}
+
+/// A file chosen for the packed text: where its piece starts, and its row.
+struct Chosen {
+    start: usize,
+    file: IncludedFile,
+}
+
+/// The exact count of the packed `text`, and each piece's share: every token is
+/// attributed to the piece it starts in, so the shares add up to the count (for
+/// the Claude estimate each share is rounded up on its own).
+///
+/// A large text is tokenized in chunks on all cores, cut only where both
+/// encodings always end a pre-tokenizer piece (see [`chunk_starts`]), so the
+/// chunks' tokens are exactly the whole text's.
+fn count_pieces(tokenizer: Tokenizer, text: &str, chosen: &[Chosen]) -> (u64, Vec<u64>) {
+    let starts: Vec<usize> = chosen.iter().map(|c| c.start).collect();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let chunks = chunk_starts(text, threads);
+    let attribute = |from: usize, to: usize| -> Vec<u64> {
+        let mut tenths = vec![0u64; starts.len()];
+        // The piece holding `from`: the last piece starting at or before it.
+        let mut piece = starts.partition_point(|&s| s <= from).saturating_sub(1);
+        tokenizer.for_each_token(&text[from..to], |start, weight| {
+            let start = from + start;
+            while piece + 1 < starts.len() && starts[piece + 1] <= start {
+                piece += 1;
+            }
+            if let Some(slot) = tenths.get_mut(piece) {
+                *slot += weight;
+            }
+        });
+        tenths
+    };
+    let ends: Vec<usize> = chunks.iter().skip(1).copied().chain([text.len()]).collect();
+    let parts: Vec<Vec<u64>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = chunks
+            .iter()
+            .zip(&ends)
+            .skip(1)
+            .map(|(&from, &to)| scope.spawn(move || attribute(from, to)))
+            .collect();
+        let mut parts = vec![attribute(0, ends[0])];
+        // A panicking worker is a bug; recount its chunk here rather than lose it.
+        for ((handle, &from), &to) in handles
+            .into_iter()
+            .zip(chunks.iter().skip(1))
+            .zip(ends.iter().skip(1))
+        {
+            parts.push(handle.join().unwrap_or_else(|_| attribute(from, to)));
+        }
+        parts
+    });
+    let mut tenths = vec![0u64; starts.len()];
+    for part in parts {
+        for (sum, t) in tenths.iter_mut().zip(part) {
+            *sum += t;
+        }
+    }
+    let total = crate::ClaudeEstimate::tokens_from_tenths(tenths.iter().sum()) as u64;
+    let shares = tenths
+        .into_iter()
+        .map(|t| crate::ClaudeEstimate::tokens_from_tenths(t) as u64)
+        .collect();
+    (total, shares)
+}
+
+/// Where to cut `text` into up to `parts` chunks of about equal size: just after a
+/// `\n` followed by an ASCII letter, where the pre-tokenizers of cl100k_base and
+/// o200k_base always end a piece (the argument is in `crate::parallel`), so BPE
+/// never merges across a cut. Texts under [`crate::PARALLEL_MIN_BYTES`] are one
+/// chunk. Always starts with 0.
+fn chunk_starts(text: &str, parts: usize) -> Vec<usize> {
+    let mut starts = vec![0];
+    if text.len() < crate::PARALLEL_MIN_BYTES || parts < 2 {
+        return starts;
+    }
+    let bytes = text.as_bytes();
+    for i in 1..parts {
+        let from = (bytes.len() * i / parts).max(starts.last().copied().unwrap_or(0) + 1);
+        if let Some(cut) = bytes.get(from..).and_then(|rest| {
+            rest.windows(2)
+                .position(|w| w[0] == b'\n' && w[1].is_ascii_alphabetic())
+        }) {
+            starts.push(from + cut + 1);
+        }
+    }
+    starts.dedup();
+    starts
 }
 
 /// Lines as an editor shows them: a final line without a newline still counts.

@@ -36,8 +36,8 @@ pub fn open_in_root(root: &Path, path: &Path, max_bytes: u64) -> Result<OpenFile
         return Err(SkipReason::OutsideRoot);
     }
     // Look before opening: opening a device can have effects of its own.
-    let looked = std::fs::symlink_metadata(&canonical)
-        .map_err(|e| SkipReason::Unreadable(e.to_string()))?;
+    let looked =
+        std::fs::symlink_metadata(&canonical).map_err(|e| SkipReason::Unreadable(e.to_string()))?;
     if !looked.file_type().is_file() {
         return Err(SkipReason::NotRegular);
     }

@@ -182,7 +182,10 @@ mod tests {
     fn markdown_fences_outgrow_backticks_inside() {
         let content = "text\n````\nnested\n````\n";
         let piece = piece(PackFormat::Markdown, "docs/a.md", content);
-        assert!(piece.starts_with("## docs/a.md\n\n`````markdown\n"), "{piece}");
+        assert!(
+            piece.starts_with("## docs/a.md\n\n`````markdown\n"),
+            "{piece}"
+        );
         assert!(piece.ends_with("\n`````\n\n"));
         let plain = piece_for_rust();
         assert!(plain.contains("```rust\nfn main() {}\n```"), "{plain}");
@@ -211,7 +214,10 @@ mod tests {
         let tokens = tokenizer.count(&content) as u64;
         for max in [0, 5, 20, 21, 100, tokens - 1] {
             let cut = cut(tokenizer, &content, tokens, max).expect("over the limit");
-            assert!(tokenizer.count(&cut) as u64 <= max.max(cut_floor(tokens)), "{max}");
+            assert!(
+                tokenizer.count(&cut) as u64 <= max.max(cut_floor(tokens)),
+                "{max}"
+            );
             assert!(cut.contains("truncated by load-files"));
             let kept = cut.split("\n[... truncated").next().unwrap_or_default();
             assert!(content.starts_with(kept));

@@ -41,7 +41,12 @@ pub const SECRET_EXTENSIONS: &[&str] = &[
 ];
 
 /// Templates that look like env files but are meant to be shared.
-pub const NOT_SECRET: &[&str] = &[".env.example", ".env.sample", ".env.template", ".envrc.example"];
+pub const NOT_SECRET: &[&str] = &[
+    ".env.example",
+    ".env.sample",
+    ".env.template",
+    ".envrc.example",
+];
 
 /// Whether a file called `name` looks like it holds credentials.
 pub fn looks_secret(name: &str) -> bool {

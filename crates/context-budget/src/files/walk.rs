@@ -143,7 +143,16 @@ pub fn collect(
             } => {
                 if canonical.is_dir() {
                     let dir = roots.list()[*root].path.join(relative);
-                    walk_dir(roots, *root, &dir, None, filters, options, &budget, &mut walked)?;
+                    walk_dir(
+                        roots,
+                        *root,
+                        &dir,
+                        None,
+                        filters,
+                        options,
+                        &budget,
+                        &mut walked,
+                    )?;
                 } else {
                     walked.candidates.push(Candidate {
                         root: *root,
@@ -179,9 +188,9 @@ pub fn collect(
                                 &mut walked,
                             )?;
                         }
-                        Ok(real) if !real.starts_with(root_path) => {
-                            walked.skipped.push(Skipped::new(base, SkipReason::OutsideRoot))
-                        }
+                        Ok(real) if !real.starts_with(root_path) => walked
+                            .skipped
+                            .push(Skipped::new(base, SkipReason::OutsideRoot)),
                         _ => {}
                     }
                 }
@@ -301,9 +310,10 @@ fn walk_dir(
                     let path = error_path(&error)
                         .map(|p| relative_to(&p, root_path))
                         .unwrap_or_default();
-                    batch
-                        .local_skipped
-                        .push(Skipped::new(&path, SkipReason::Unreadable(error.to_string())));
+                    batch.local_skipped.push(Skipped::new(
+                        &path,
+                        SkipReason::Unreadable(error.to_string()),
+                    ));
                     return WalkState::Continue;
                 }
             };
@@ -425,12 +435,7 @@ impl Drop for Batch<'_> {
 
 /// Entries of visited folders that the walker did not yield: hidden ones, and
 /// ones an ignore rule matched.
-fn count_excluded(
-    root: &Path,
-    yielded: &Yielded,
-    options: WalkOptions,
-    excluded: &mut Excluded,
-) {
+fn count_excluded(root: &Path, yielded: &Yielded, options: WalkOptions, excluded: &mut Excluded) {
     let mut examples = Vec::new();
     for (dir, names) in yielded {
         let Ok(entries) = std::fs::read_dir(dir) else {
