@@ -82,8 +82,7 @@ impl Bench {
     }
 }
 
-pub fn run(args: &[String]) -> anyhow::Result<()> {
-    let quick = args.iter().any(|a| a == "--quick");
+pub fn run(quick: bool) -> anyhow::Result<()> {
     let profile = build(!quick)?;
     let out_dir = workspace_root().join("target/bench");
     std::fs::create_dir_all(&out_dir)?;

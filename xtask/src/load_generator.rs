@@ -21,9 +21,22 @@ pub struct LoadFigures {
     pub error_samples: Vec<String>,
 }
 
-/// Run `mcp_load ARGS`; a run with failed calls still returns its figures (callers
-/// decide), but a run that printed no summary is an error.
-pub fn run(binary: &Path, args: &[String]) -> anyhow::Result<LoadFigures> {
+/// Run `mcp_load ARGS` for `who` (named in errors); a run that printed no summary,
+/// made no call, or had any failed or wrong reply is an error.
+pub fn run(binary: &Path, who: &str, args: &[String]) -> anyhow::Result<LoadFigures> {
+    let figures = run_unchecked(binary, args)?;
+    if figures.errors > 0.0 || figures.calls == 0.0 {
+        bail!(
+            "{who}: {} errors in {} calls:\n{}",
+            figures.errors,
+            figures.calls,
+            figures.error_samples.join("\n")
+        );
+    }
+    Ok(figures)
+}
+
+fn run_unchecked(binary: &Path, args: &[String]) -> anyhow::Result<LoadFigures> {
     let output = Command::new(binary)
         .args(args)
         .output()

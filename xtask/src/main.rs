@@ -1,5 +1,6 @@
-//! Development automation: `cargo xtask ci` (what CI runs) and `cargo xtask bench`.
-//! Plain Rust instead of shell scripts, so it runs wherever cargo does.
+//! Development automation: `cargo xtask ci` (what CI runs), `bench`, `load` and the
+//! interoperability suites; `cargo xtask --help` lists them. Plain Rust instead of
+//! shell scripts, so it runs wherever cargo does.
 
 mod bench;
 mod clients;
@@ -20,46 +21,65 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, bail};
+use clap::{Parser, Subcommand};
 
-const USAGE: &str = "usage: cargo xtask <command>
+/// Development automation for this workspace.
+#[derive(Debug, Parser)]
+#[command(
+    name = "xtask",
+    bin_name = "cargo xtask",
+    arg_required_else_help = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    task: Task,
+}
 
-commands:
-  ci      fmt --check, clippy -D warnings, every test (unit, differential, e2e),
-          and a quick bench run that only checks the harness works
-  bench   counting throughput vs tiktoken-rs, encoder load, stdio cold start;
-          writes BENCHMARKS.md (`--quick`: dev build, small corpora, no file)
-  spec-corpus DIR [--specs N]
-          write the deterministic benchmark spec repository (default 2,000 specs)
-  conformance  the MCP conformance suite (npx, Node >= 22, fetched if older)
-               against a fresh `context-loader http`; baseline in
-               xtask/conformance-expected-failures.yml
-  proxy   the e2e client suite through nginx (deploy/nginx) over two stateless
-          replicas; installs nginx with apt-get when missing
-  clients the Python mcp 2.3 SDK client and MCP Inspector 2.12 CLI over stdio
-          and HTTP, results asserted
-  fuzz    mcp-fuzzer 0.7.0, tools and protocol modes over stdio and HTTP:
-          0 crashes, 0 hangs (read from its run summary)
-
-  load    bounded load test: concurrent MCP clients against the stateless HTTP
-          server on loopback for 60 s (`--seconds N`, `--clients N`; `--smoke`:
-          dev build, a few seconds); fails on any error or memory growth";
+#[derive(Debug, Subcommand)]
+enum Task {
+    /// What CI runs: fmt --check, clippy -D warnings, every test (unit, differential,
+    /// e2e), nginx, conformance, clients, fuzz, and smoke runs of bench and load.
+    Ci,
+    /// Counting throughput vs tiktoken-rs, encoder load, stdio cold start; writes
+    /// BENCHMARKS.md.
+    Bench {
+        /// Dev build and tiny corpora, no BENCHMARKS.md: only checks the harness works.
+        #[arg(long)]
+        quick: bool,
+    },
+    /// Bounded load test: concurrent MCP clients against the stateless HTTP server on
+    /// loopback; fails on any error or memory growth.
+    Load(load::LoadArgs),
+    /// Write the deterministic benchmark spec repository under DIR (replacing it).
+    SpecCorpus {
+        dir: PathBuf,
+        /// How many specs to write.
+        #[arg(long, default_value_t = 2000)]
+        specs: usize,
+    },
+    /// The MCP conformance suite (npx, Node >= 22, fetched if older) against a fresh
+    /// `context-loader http`; baseline in xtask/conformance-expected-failures.yml.
+    Conformance,
+    /// The e2e client suite through nginx (deploy/nginx) over two stateless replicas;
+    /// installs nginx with apt-get when missing.
+    Proxy,
+    /// The Python mcp SDK client and the MCP Inspector CLI over stdio and HTTP, results
+    /// asserted.
+    Clients,
+    /// mcp-fuzzer, tools and protocol modes over stdio and HTTP: 0 crashes, 0 hangs.
+    Fuzz,
+}
 
 fn main() -> anyhow::Result<()> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.first().map(String::as_str) {
-        Some("ci") => ci(),
-        Some("bench") => bench::run(&args[1..]),
-        Some("spec-corpus") => spec_corpus::run(&args[1..]),
-        Some("conformance") => conformance::run(&workspace_root()),
-        Some("fuzz") => fuzz::run(&workspace_root()),
-        Some("clients") => clients::run(&workspace_root()),
-        Some("proxy") => nginx::run(),
-        Some("load") => load::run(&args[1..]),
-        Some("-h" | "--help" | "help") | None => {
-            println!("{USAGE}");
-            Ok(())
-        }
-        Some(other) => bail!("unknown command `{other}`\n\n{USAGE}"),
+    match Cli::parse().task {
+        Task::Ci => ci(),
+        Task::Bench { quick } => bench::run(quick),
+        Task::Load(args) => load::run(&args),
+        Task::SpecCorpus { dir, specs } => spec_corpus::run(&dir, specs),
+        Task::Conformance => conformance::run(&workspace_root()),
+        Task::Proxy => nginx::run(),
+        Task::Clients => clients::run(&workspace_root()),
+        Task::Fuzz => fuzz::run(&workspace_root()),
     }
 }
 
@@ -95,8 +115,8 @@ fn ci() -> anyhow::Result<()> {
     })?;
     // Keep the benchmark harness working (figures are printed, never asserted: a timed
     // check on a shared 2-core machine is noise).
-    bench::run(&["--quick".to_string()])?;
-    load::run(&["--smoke".to_string()])?;
+    bench::run(true)?;
+    load::run(&load::LoadArgs::smoke())?;
     eprintln!("xtask ci: all green in {:.0?}", started.elapsed());
     Ok(())
 }

@@ -228,19 +228,12 @@ fn document(rng: &mut Rng, title: &str, target: usize, frontmatter: bool) -> Str
     doc
 }
 
-pub fn run(args: &[String]) -> anyhow::Result<()> {
-    let dir = args
-        .iter()
-        .find(|a| !a.starts_with("--"))
-        .context("usage: cargo xtask spec-corpus DIR [--specs N]")?;
-    let specs = args
-        .iter()
-        .position(|a| a == "--specs")
-        .and_then(|i| args.get(i + 1))
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(2000);
-    let (files, bytes) = generate(Path::new(dir), specs)?;
-    eprintln!("wrote {specs} specs, {files} files, {bytes} bytes under {dir}");
+pub fn run(dir: &Path, specs: usize) -> anyhow::Result<()> {
+    let (files, bytes) = generate(dir, specs)?;
+    eprintln!(
+        "wrote {specs} specs, {files} files, {bytes} bytes under {}",
+        dir.display()
+    );
     Ok(())
 }
 

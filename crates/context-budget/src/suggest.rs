@@ -1,4 +1,4 @@
-//! "Did you mean …?" for names a user mistyped: models now, spec names later.
+//! "Did you mean …?" for names a user mistyped: model names and spec names.
 
 /// Up to `limit` candidates closest to `query`, best first.
 ///

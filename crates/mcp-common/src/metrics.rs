@@ -6,9 +6,9 @@
 //! rather than by parsing request bodies in middleware.
 
 use std::borrow::Cow;
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicI64, Ordering};
-use std::time::Instant;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue};
 use prometheus_client::metrics::counter::Counter;
@@ -55,8 +55,29 @@ pub struct Metrics {
     tool_duration: Family<ToolLabels, Histogram>,
     http_responses: Family<StatusLabels, Counter>,
     in_flight_gauge: Gauge,
-    // The gauge is for scraping; this is what shutdown reads (exact, lock-free).
-    in_flight: AtomicI64,
+    // The gauge is for scraping; this is what shutdown waits on.
+    in_flight: InFlightCalls,
+}
+
+/// How many tool calls are running, shared by the router that counts them and
+/// whoever waits for them to finish (HTTP shutdown), without either reading a global.
+#[derive(Debug, Clone, Default)]
+pub struct InFlightCalls(Arc<AtomicUsize>);
+
+impl InFlightCalls {
+    pub fn count(&self) -> usize {
+        self.0.load(Ordering::SeqCst)
+    }
+
+    /// Wait until no call runs or `grace` has passed; returns how many still run.
+    pub async fn drained(&self, grace: Duration) -> usize {
+        let deadline = tokio::time::Instant::now() + grace;
+        // Polling: calls end rarely during shutdown, and 20 ms is below notice.
+        while self.count() > 0 && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        self.count()
+    }
 }
 
 /// The metrics of this process (created on first use).
@@ -101,7 +122,7 @@ impl Metrics {
             tool_duration,
             http_responses,
             in_flight_gauge,
-            in_flight: AtomicI64::new(0),
+            in_flight: InFlightCalls::default(),
         }
     }
 
@@ -121,9 +142,9 @@ impl Metrics {
             .inc();
     }
 
-    /// Tool calls running now (shutdown waits for this to reach 0).
-    pub fn tool_calls_in_flight(&self) -> i64 {
-        self.in_flight.load(Ordering::SeqCst)
+    /// The tool calls [`MeteredToolRouter`] is running now (HTTP shutdown waits for them).
+    pub fn in_flight_calls(&self) -> InFlightCalls {
+        self.in_flight.clone()
     }
 
     fn record_tool_call(&self, tool: &str, outcome: Outcome, seconds: f64) {
@@ -146,7 +167,7 @@ struct InFlight<'m>(&'m Metrics);
 
 impl<'m> InFlight<'m> {
     fn enter(metrics: &'m Metrics) -> Self {
-        metrics.in_flight.fetch_add(1, Ordering::SeqCst);
+        metrics.in_flight.0.fetch_add(1, Ordering::SeqCst);
         metrics.in_flight_gauge.inc();
         InFlight(metrics)
     }
@@ -154,7 +175,7 @@ impl<'m> InFlight<'m> {
 
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
-        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+        self.0.in_flight.0.fetch_sub(1, Ordering::SeqCst);
         self.0.in_flight_gauge.dec();
     }
 }
@@ -250,9 +271,27 @@ mod tests {
         {
             let _a = InFlight::enter(&metrics);
             let _b = InFlight::enter(&metrics);
-            assert_eq!(metrics.tool_calls_in_flight(), 2);
+            assert_eq!(metrics.in_flight_calls().count(), 2);
         }
-        assert_eq!(metrics.tool_calls_in_flight(), 0);
+        assert_eq!(metrics.in_flight_calls().count(), 0);
         assert!(metrics.encode().contains("mcp_tool_calls_in_flight 0"));
+    }
+
+    #[tokio::test]
+    async fn drained_waits_for_calls_up_to_the_grace_period() {
+        let metrics = Metrics::new();
+        let calls = metrics.in_flight_calls();
+        assert_eq!(calls.drained(Duration::from_secs(5)).await, 0, "idle");
+        let call = InFlight::enter(&metrics);
+        let short = Duration::from_millis(50);
+        assert_eq!(
+            calls.drained(short).await,
+            1,
+            "grace over, call still running"
+        );
+        let waiting = tokio::spawn(async move { calls.drained(Duration::from_secs(60)).await });
+        tokio::time::sleep(short).await;
+        drop(call);
+        assert_eq!(waiting.await.expect("joined"), 0, "the call finished");
     }
 }

@@ -281,73 +281,13 @@ fn tool_input(arguments: &str) -> Value {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
-    use axum::Json;
-    use axum::extract::State;
-    use axum::http::{HeaderMap, StatusCode};
-    use axum::routing::post;
+    use test_support::anthropic::{FakeAnthropic, Reply};
 
     use super::*;
 
-    /// How the fake API answers.
-    #[derive(Clone, Copy)]
-    enum Reply {
-        /// `input_tokens` = number of bytes of the body's `messages` JSON (deterministic).
-        Count,
-        Status(u16),
-        SlowCount(Duration),
-    }
-
-    #[derive(Clone)]
-    struct Fake {
-        reply: Reply,
-        requests: Arc<AtomicUsize>,
-        seen: Arc<Mutex<Vec<(HeaderMap, Value)>>>,
-    }
-
-    async fn handle(
-        State(fake): State<Fake>,
-        headers: HeaderMap,
-        Json(body): Json<Value>,
-    ) -> (StatusCode, Json<Value>) {
-        fake.requests.fetch_add(1, Ordering::SeqCst);
-        fake.seen
-            .lock()
-            .expect("lock")
-            .push((headers, body.clone()));
-        let tokens = json!({ "input_tokens": body["messages"].to_string().len() });
-        match fake.reply {
-            Reply::Count => (StatusCode::OK, Json(tokens)),
-            Reply::SlowCount(delay) => {
-                tokio::time::sleep(delay).await;
-                (StatusCode::OK, Json(tokens))
-            }
-            Reply::Status(code) => (
-                StatusCode::from_u16(code).expect("status"),
-                Json(json!({"type": "error", "error": {"type": "x", "message": "nope"}})),
-            ),
-        }
-    }
-
-    /// A real HTTP server on a free loopback port implementing count_tokens.
-    async fn fake_api(reply: Reply) -> (String, Fake) {
-        let fake = Fake {
-            reply,
-            requests: Arc::default(),
-            seen: Arc::default(),
-        };
-        let app = axum::Router::new()
-            .route("/v1/messages/count_tokens", post(handle))
-            .with_state(fake.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
-        let url = format!("http://{}", listener.local_addr().expect("addr"));
-        tokio::spawn(async move { axum::serve(listener, app).await });
-        (url, fake)
-    }
+    /// `input_tokens` = bytes of the body's `messages` JSON: deterministic and
+    /// different for every request body.
+    const MESSAGES_BYTES: Reply = Reply::Count(|body| body["messages"].to_string().len() as u64);
 
     fn counter(base_url: String, timeout: Duration) -> AnthropicCounter {
         AnthropicCounter::new(AnthropicConfig {
@@ -412,11 +352,13 @@ mod tests {
 
     #[tokio::test]
     async fn success_sends_the_documented_request_and_reads_input_tokens() {
-        let (url, fake) = fake_api(Reply::Count).await;
+        let fake = FakeAnthropic::start(MESSAGES_BYTES).await;
         let body = messages_request("claude-sonnet-4-5", &conversation());
-        let tokens = counter(url, Duration::from_secs(10)).count(&body).await;
+        let tokens = counter(fake.url().into(), Duration::from_secs(10))
+            .count(&body)
+            .await;
         assert_eq!(tokens, Ok(body["messages"].to_string().len() as u64));
-        let seen = fake.seen.lock().expect("lock");
+        let seen = fake.requests();
         let (headers, received) = &seen[0];
         assert_eq!(headers["x-api-key"], "test-key");
         assert_eq!(headers["anthropic-version"], "2023-06-01");
@@ -426,21 +368,17 @@ mod tests {
 
     #[tokio::test]
     async fn identical_requests_are_answered_from_the_cache() {
-        let (url, fake) = fake_api(Reply::Count).await;
-        let counter = counter(url, Duration::from_secs(10));
+        let fake = FakeAnthropic::start(MESSAGES_BYTES).await;
+        let counter = counter(fake.url().into(), Duration::from_secs(10));
         let first = text_request("claude-haiku-4-5", "hello there");
         let a = counter.count(&first).await;
         let b = counter.count(&first).await;
         assert_eq!(a, b);
-        assert_eq!(
-            fake.requests.load(Ordering::SeqCst),
-            1,
-            "second answer came from the cache"
-        );
+        assert_eq!(fake.request_count(), 1, "second answer came from the cache");
         // Same text for another model is another entry.
         let other = text_request("claude-opus-4-5", "hello there");
         assert!(counter.count(&other).await.is_ok());
-        assert_eq!(fake.requests.load(Ordering::SeqCst), 2);
+        assert_eq!(fake.request_count(), 2);
     }
 
     #[tokio::test]
@@ -450,19 +388,15 @@ mod tests {
             (500, CountFailure::ServerError(500)),
             (529, CountFailure::ServerError(529)),
         ] {
-            let (url, fake) = fake_api(Reply::Status(status)).await;
-            let counter = counter(url, Duration::from_secs(10));
+            let fake = FakeAnthropic::start(Reply::Status(status)).await;
+            let counter = counter(fake.url().into(), Duration::from_secs(10));
             let body = text_request("claude-sonnet-4-5", "x");
             assert_eq!(counter.count(&body).await, Err(expected.clone()));
             assert_eq!(counter.count(&body).await, Err(expected));
-            assert_eq!(
-                fake.requests.load(Ordering::SeqCst),
-                2,
-                "failures are retried, not cached"
-            );
+            assert_eq!(fake.request_count(), 2, "failures are retried, not cached");
         }
-        let (url, _) = fake_api(Reply::Status(401)).await;
-        let rejected = counter(url, Duration::from_secs(10))
+        let fake = FakeAnthropic::start(Reply::Status(401)).await;
+        let rejected = counter(fake.url().into(), Duration::from_secs(10))
             .count(&text_request("claude", "x"))
             .await;
         assert!(
@@ -473,9 +407,9 @@ mod tests {
 
     #[tokio::test]
     async fn a_slow_reply_times_out() {
-        let (url, _) = fake_api(Reply::SlowCount(Duration::from_secs(5))).await;
+        let fake = FakeAnthropic::start(Reply::Slow(Duration::from_secs(5))).await;
         let timeout = Duration::from_millis(200);
-        let result = counter(url, timeout)
+        let result = counter(fake.url().into(), timeout)
             .count(&text_request("claude", "x"))
             .await;
         assert_eq!(result, Err(CountFailure::Timeout(timeout)));

@@ -6,19 +6,18 @@
 //! Everything listens on loopback ports picked at run time; nginx runs in the
 //! foreground with its prefix, pid file and logs under target/.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::{PATIENCE, call, spawn_http, structured};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use serde_json::json;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use test_support::client::http_transport;
+use test_support::{Binary, PATIENCE, call, http1, structured};
 use tokio::process::{Child, Command};
+
+const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
 
 const REFERENCE_CONFIG: &str = include_str!("../../../deploy/nginx/context-loader.conf");
 
@@ -114,7 +113,9 @@ async fn start_nginx(replicas: &[String]) -> (Nginx, u16) {
     // Ready when it answers the health probe through to a replica.
     let started = Instant::now();
     loop {
-        if let Ok((200, _)) = get(&format!("127.0.0.1:{port}"), "/healthz").await {
+        let addr = format!("127.0.0.1:{port}");
+        let probe = http1::try_request(&addr, &addr, "GET", "/healthz", &[], b"").await;
+        if probe.is_ok_and(|reply| reply.status == 200) {
             break;
         }
         let log = std::fs::read_to_string(nginx.prefix.join("error.log")).unwrap_or_default();
@@ -124,34 +125,12 @@ async fn start_nginx(replicas: &[String]) -> (Nginx, u16) {
     (nginx, port)
 }
 
-/// A plain HTTP GET: (status, body).
-async fn get(addr: &str, path: &str) -> std::io::Result<(u16, String)> {
-    let mut stream = TcpStream::connect(addr).await?;
-    stream
-        .write_all(
-            format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-                .as_bytes(),
-        )
-        .await?;
-    let mut raw = String::new();
-    stream.read_to_string(&mut raw).await?;
-    let status = raw
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    let body = raw
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_string())
-        .unwrap_or_default();
-    Ok((status, body))
-}
-
 /// Tool calls a replica has served, from its own /metrics.
 async fn calls_served(replica: &str) -> u64 {
-    let (status, metrics) = get(replica, "/metrics").await.expect("replica metrics");
-    assert_eq!(status, 200);
-    metrics
+    let reply = http1::request(replica, "GET", "/metrics", &[], b"").await;
+    assert_eq!(reply.status, 200);
+    reply
+        .body
         .lines()
         .filter(|l| l.starts_with("mcp_tool_calls_total{"))
         .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
@@ -161,8 +140,8 @@ async fn calls_served(replica: &str) -> u64 {
 #[tokio::test]
 #[ignore = "needs nginx; run by `cargo xtask ci` (installs it)"]
 async fn client_suite_through_nginx_across_two_stateless_replicas() {
-    let (_a, url_a) = spawn_http(&[], &["http", "--bind", "127.0.0.1:0", "--stateless"]).await;
-    let (_b, url_b) = spawn_http(&[], &["http", "--bind", "127.0.0.1:0", "--stateless"]).await;
+    let (_a, url_a) = BIN.spawn_http(&[], &["--stateless"]).await;
+    let (_b, url_b) = BIN.spawn_http(&[], &["--stateless"]).await;
     let replicas: Vec<String> = [&url_a, &url_b]
         .iter()
         .map(|u| {
@@ -174,7 +153,7 @@ async fn client_suite_through_nginx_across_two_stateless_replicas() {
     let (_nginx, port) = start_nginx(&replicas).await;
     let url = format!("http://127.0.0.1:{port}/mcp");
 
-    let client = tokio::time::timeout(PATIENCE, ().serve(common::http_transport(url)))
+    let client = tokio::time::timeout(PATIENCE, ().serve(http_transport(url)))
         .await
         .expect("initialize through nginx timed out")
         .expect("initialize through nginx");

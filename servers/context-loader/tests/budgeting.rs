@@ -2,19 +2,13 @@
 //! binary over stdio, HTTP and stateless HTTP, a fake Anthropic API on loopback, and
 //! the CLI.
 
-mod common;
-
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::Json;
-use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
-use axum::routing::post;
-use common::{
-    ALL, Transport, call, connect, connect_with_env, run_cli, run_cli_with_env, structured,
-};
 use serde_json::{Value, json};
+use test_support::anthropic::{FakeAnthropic, Reply};
+use test_support::{ALL, Binary, Transport, call, structured};
+
+const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
 
 /// A history of `turns` user/assistant exchanges in English and Korean, every third
 /// one with a tool call and its result, after a system message.
@@ -78,7 +72,7 @@ async fn fit_messages_trims_whole_groups_over_every_transport() {
     let input = history(40);
     let mut results = Vec::new();
     for transport in ALL {
-        let conn = connect(transport, &[]).await;
+        let conn = BIN.connect(transport, &[]).await;
         // gpt-4: floor(8192 * 0.9) = 7372 usable; reserving 7072 leaves a 300-token budget.
         let result = call(
             &conn.client,
@@ -125,7 +119,7 @@ async fn fit_messages_counts_the_cookbook_example_like_the_api() {
         named("example_assistant", "Let's talk later when we're less busy about how to do better."),
         {"role": "user", "content": "This late pivot means we don't have time to boil the ocean for the client deliverable."}
     ]);
-    let conn = connect(Transport::Stdio, &[]).await;
+    let conn = BIN.connect(Transport::Stdio, &[]).await;
     for (model, tokens) in [("gpt-4-0613", 129), ("gpt-4o", 124)] {
         let result = call(
             &conn.client,
@@ -141,7 +135,7 @@ async fn fit_messages_counts_the_cookbook_example_like_the_api() {
 
 #[tokio::test]
 async fn fit_messages_errors_are_structured() {
-    let conn = connect(Transport::HttpStateless, &[]).await;
+    let conn = BIN.connect(Transport::HttpStateless, &[]).await;
     let huge_system = "budget ".repeat(9000);
     for (args, code, detail) in [
         (
@@ -216,7 +210,7 @@ async fn assemble_context_truncates_at_budgets_over_every_transport() {
         ]
     });
     for transport in ALL {
-        let conn = connect(transport, &[]).await;
+        let conn = BIN.connect(transport, &[]).await;
         let result = call(&conn.client, "assemble-context", args.clone()).await;
         assert_ne!(result.is_error, Some(true), "{transport:?}: {result:?}");
         let out = structured(&result);
@@ -257,21 +251,8 @@ async fn assemble_context_truncates_at_budgets_over_every_transport() {
 
 // ---- exact Claude counts against a fake Anthropic API on loopback ----
 
-#[derive(Clone, Copy)]
-enum Reply {
-    /// input_tokens = 1000 per turn of the request (to force re-selection), or the
-    /// text length for a one-message count.
-    Count,
-    Status(u16),
-    Slow(Duration),
-}
-
-#[derive(Clone)]
-struct FakeApi {
-    reply: Reply,
-    seen: Arc<Mutex<Vec<(HeaderMap, Value)>>>,
-}
-
+/// input_tokens = 1000 per turn of the request (to force re-selection), or the text
+/// length for a one-message count.
 fn fake_tokens(body: &Value) -> u64 {
     let turns = body["messages"].as_array().map_or(0, Vec::len) as u64;
     if turns == 1 && body["system"].is_null() {
@@ -283,65 +264,13 @@ fn fake_tokens(body: &Value) -> u64 {
     }
 }
 
-async fn answer(
-    State(fake): State<FakeApi>,
-    headers: HeaderMap,
-    Json(body): Json<Value>,
-) -> (StatusCode, Json<Value>) {
-    fake.seen
-        .lock()
-        .expect("lock")
-        .push((headers, body.clone()));
-    match fake.reply {
-        Reply::Count => (
-            StatusCode::OK,
-            Json(json!({"input_tokens": fake_tokens(&body)})),
-        ),
-        Reply::Slow(delay) => {
-            tokio::time::sleep(delay).await;
-            (StatusCode::OK, Json(json!({"input_tokens": 1})))
-        }
-        Reply::Status(code) => (
-            StatusCode::from_u16(code).expect("status"),
-            Json(json!({"type": "error"})),
-        ),
-    }
-}
-
-async fn fake_api(reply: Reply) -> (String, FakeApi) {
-    let fake = FakeApi {
-        reply,
-        seen: Arc::default(),
-    };
-    let app = axum::Router::new()
-        .route("/v1/messages/count_tokens", post(answer))
-        .with_state(fake.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let url = format!("http://{}", listener.local_addr().expect("addr"));
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    (url, fake)
-}
-
-fn api_env(url: &str) -> [(&'static str, String); 3] {
-    [
-        ("ANTHROPIC_API_KEY", "sk-test".to_string()),
-        ("ANTHROPIC_BASE_URL", url.to_string()),
-        ("CONTEXT_LOADER_EXACT_CLAUDE", "true".to_string()),
-    ]
-}
-
-fn env_refs<'a>(env: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
-    env.iter().map(|(k, v)| (*k, v.as_str())).collect()
-}
-
 #[tokio::test]
 async fn claude_counts_come_from_the_api_when_enabled_over_every_transport() {
     for transport in ALL {
-        let (url, fake) = fake_api(Reply::Count).await;
-        let env = api_env(&url);
-        let conn = connect_with_env(transport, &[], &env_refs(&env)).await;
+        let fake = FakeAnthropic::start(Reply::Count(fake_tokens)).await;
+        let conn = BIN
+            .connect_with_env(transport, &[], &fake.server_env())
+            .await;
 
         let text = "안녕하세요, Claude";
         let count = call(
@@ -390,7 +319,7 @@ async fn claude_counts_come_from_the_api_when_enabled_over_every_transport() {
         assert_eq!(out["budget"], 4000);
         assert_well_formed(&input, &out);
 
-        let seen = fake.seen.lock().expect("lock").clone();
+        let seen = fake.requests();
         assert!(
             seen.len() >= 3,
             "one count-tokens request, then at least two fit rounds (the first set was over): {}",
@@ -444,14 +373,14 @@ async fn api_failures_fall_back_to_the_estimate_with_a_warning() {
             "no answer within 300 ms",
         ),
     ] {
-        let (url, fake) = fake_api(reply).await;
-        let env = api_env(&url);
-        let conn = connect_with_env(
-            Transport::Stdio,
-            &["--anthropic-timeout-ms", "300"],
-            &env_refs(&env),
-        )
-        .await;
+        let fake = FakeAnthropic::start(reply).await;
+        let conn = BIN
+            .connect_with_env(
+                Transport::Stdio,
+                &["--anthropic-timeout-ms", "300"],
+                &fake.server_env(),
+            )
+            .await;
         let count = call(
             &conn.client,
             "count-tokens",
@@ -490,19 +419,16 @@ async fn api_failures_fall_back_to_the_estimate_with_a_warning() {
             "{out}"
         );
         assert_eq!(out["dropped_count"], 0);
-        assert_eq!(
-            fake.seen.lock().expect("lock").len(),
-            2,
-            "one attempt per call"
-        );
+        assert_eq!(fake.request_count(), 2, "one attempt per call");
     }
 }
 
 #[tokio::test]
 async fn openai_counts_never_call_the_api() {
-    let (url, fake) = fake_api(Reply::Count).await;
-    let env = api_env(&url);
-    let conn = connect_with_env(Transport::Stdio, &[], &env_refs(&env)).await;
+    let fake = FakeAnthropic::start(Reply::Count(fake_tokens)).await;
+    let conn = BIN
+        .connect_with_env(Transport::Stdio, &[], &fake.server_env())
+        .await;
     let out = call(
         &conn.client,
         "fit-messages",
@@ -516,7 +442,7 @@ async fn openai_counts_never_call_the_api() {
         json!({"text": "x", "model": "gpt-4o"}),
     )
     .await;
-    assert!(fake.seen.lock().expect("lock").is_empty());
+    assert_eq!(fake.request_count(), 0);
 }
 
 // ---- CLI ----
@@ -524,7 +450,7 @@ async fn openai_counts_never_call_the_api() {
 #[tokio::test]
 async fn cli_fit_messages_and_assemble_match_the_tools() {
     let input = Value::Array(history(40)).to_string();
-    let (code, stdout, _) = run_cli(
+    let (code, stdout, _) = BIN.run_cli(
         &[
             "fit-messages",
             "--model",
@@ -537,7 +463,7 @@ async fn cli_fit_messages_and_assemble_match_the_tools() {
     );
     assert_eq!(code, 0);
     let cli: Value = serde_json::from_str(&stdout).expect("json");
-    let conn = connect(Transport::Stdio, &[]).await;
+    let conn = BIN.connect(Transport::Stdio, &[]).await;
     let tool = call(
         &conn.client,
         "fit-messages",
@@ -546,7 +472,7 @@ async fn cli_fit_messages_and_assemble_match_the_tools() {
     .await;
     assert_eq!(&cli, structured(&tool));
 
-    let (code, stdout, _) = run_cli(
+    let (code, stdout, _) = BIN.run_cli(
         &[
             "fit-messages",
             "--model",
@@ -567,7 +493,7 @@ async fn cli_fit_messages_and_assemble_match_the_tools() {
     );
 
     let sections = json!([{"name": "system", "content": "Be brief."}, {"name": "working_memory", "content": "word ".repeat(500)}]).to_string();
-    let (code, stdout, stderr) = run_cli(&["assemble", "--budget", "200"], Some(&sections));
+    let (code, stdout, stderr) = BIN.run_cli(&["assemble", "--budget", "200"], Some(&sections));
     assert_eq!(code, 0);
     assert!(stdout.starts_with("Be brief.\n\nword word"));
     assert!(stdout.trim_end().ends_with("[…truncated]"));
@@ -575,7 +501,7 @@ async fn cli_fit_messages_and_assemble_match_the_tools() {
         stderr.contains("working_memory") && stderr.contains("yes"),
         "{stderr}"
     );
-    let (code, stdout, _) = run_cli(
+    let (code, stdout, _) = BIN.run_cli(
         &["assemble", "--budget", "200", "--json", "-"],
         Some(&sections),
     );
@@ -589,7 +515,7 @@ async fn cli_fit_messages_and_assemble_match_the_tools() {
 
 #[test]
 fn cli_errors_and_models_file() {
-    let (code, stdout, _) = run_cli(
+    let (code, stdout, _) = BIN.run_cli(
         &["fit-messages", "--json"],
         Some("[{\"role\": \"user\"}, oops]"),
     );
@@ -603,7 +529,7 @@ fn cli_errors_and_models_file() {
         "{error}"
     );
 
-    let (code, _, stderr) = run_cli(&["assemble"], Some("[]"));
+    let (code, _, stderr) = BIN.run_cli(&["assemble"], Some("[]"));
     assert_eq!(code, 1);
     assert!(stderr.contains("budget"), "{stderr}");
 
@@ -618,7 +544,7 @@ fn cli_errors_and_models_file() {
     )
     .expect("write");
     let good_arg = good.display().to_string();
-    let (code, stdout, _) = run_cli(
+    let (code, stdout, _) = BIN.run_cli(
         &[
             "--models-file",
             &good_arg,
@@ -637,7 +563,7 @@ fn cli_errors_and_models_file() {
         count["estimated_input_cost_usd"], 0.002,
         "2 tokens at $1000/1M"
     );
-    let (code, stdout, _) = run_cli(
+    let (code, stdout, _) = BIN.run_cli(
         &["--models-file", &good_arg, "models", "acme", "--json"],
         None,
     );
@@ -646,7 +572,7 @@ fn cli_errors_and_models_file() {
 
     let bad = dir.join("bad.json");
     std::fs::write(&bad, "{\"models\": [\n  {\"name\": \"x\", \"family\": \"f\", \"tokenizer\": \"cl100k_base\",\n   \"context_window\": -5}]}").expect("write");
-    let (code, _, stderr) = run_cli_with_env(
+    let (code, _, stderr) = BIN.run_cli_with_env(
         &["models"],
         None,
         &[("CONTEXT_LOADER_MODELS_FILE", &bad.display().to_string())],
@@ -658,7 +584,7 @@ fn cli_errors_and_models_file() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 
-    let (code, _, stderr) = run_cli_with_env(
+    let (code, _, stderr) = BIN.run_cli_with_env(
         &["--exact-claude", "count", "x"],
         None,
         &[("ANTHROPIC_API_KEY", "")],

@@ -2,22 +2,17 @@
 //! stdio and over streamable HTTP (stateful and stateless), plus raw JSON-RPC probes
 //! and the CLI. Nothing of ours is mocked.
 
-mod common;
-
-use std::process::Stdio;
-
-use common::{
-    ALL, BIN, PATIENCE, Transport, call, connect, run_cli, spawn_http, structured, text_json,
-};
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::Command;
+use test_support::client::initialize_request;
+use test_support::{ALL, Binary, Transport, call, http1, structured, text_json};
+
+const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
 
 #[tokio::test]
 async fn initialize_reports_server_and_tool_capability() {
     for transport in ALL {
-        let conn = connect(transport, &[]).await;
+        let conn = BIN.connect(transport, &[]).await;
         let info = conn.client.peer_info().expect("initialize result");
         let server = info.server_info.as_ref().expect("serverInfo");
         assert_eq!(server.name, "context-loader", "{transport:?}");
@@ -38,7 +33,7 @@ async fn initialize_reports_server_and_tool_capability() {
 #[tokio::test]
 async fn tools_list_has_valid_schemas_and_read_only_annotations() {
     for transport in ALL {
-        let conn = connect(transport, &[]).await;
+        let conn = BIN.connect(transport, &[]).await;
         let mut tools = conn.client.list_all_tools().await.expect("tools/list");
         tools.sort_by(|a, b| a.name.cmp(&b.name));
         let names: Vec<_> = tools.iter().map(|t| t.name.to_string()).collect();
@@ -96,7 +91,7 @@ async fn tools_list_has_valid_schemas_and_read_only_annotations() {
 #[tokio::test]
 async fn count_tokens_counts_exactly_for_openai_and_flags_claude_estimates() {
     for transport in ALL {
-        let conn = connect(transport, &[]).await;
+        let conn = BIN.connect(transport, &[]).await;
         let c = &conn.client;
 
         let default = call(c, "count-tokens", json!({"text": "hello world"})).await;
@@ -162,7 +157,7 @@ async fn count_tokens_counts_exactly_for_openai_and_flags_claude_estimates() {
 #[tokio::test]
 async fn empty_text_is_zero_tokens() {
     for transport in ALL {
-        let conn = connect(transport, &[]).await;
+        let conn = BIN.connect(transport, &[]).await;
         for model in ["gpt-4", "gpt-4o", "claude"] {
             let result = call(
                 &conn.client,
@@ -183,7 +178,7 @@ async fn empty_text_is_zero_tokens() {
 #[tokio::test]
 async fn unsupported_model_is_a_structured_tool_error() {
     for transport in ALL {
-        let conn = connect(transport, &[]).await;
+        let conn = BIN.connect(transport, &[]).await;
         let result = call(
             &conn.client,
             "count-tokens",
@@ -234,7 +229,7 @@ async fn unsupported_model_is_a_structured_tool_error() {
 #[tokio::test]
 async fn bad_arguments_are_invalid_input_results() {
     for transport in ALL {
-        let conn = connect(transport, &[]).await;
+        let conn = BIN.connect(transport, &[]).await;
         let missing = call(&conn.client, "count-tokens", json!({"model": "gpt-4"})).await;
         assert_eq!(missing.is_error, Some(true));
         assert_eq!(structured(&missing)["error_code"], "INVALID_INPUT");
@@ -260,7 +255,7 @@ async fn bad_arguments_are_invalid_input_results() {
 #[tokio::test]
 async fn oversize_text_is_refused_with_input_too_large() {
     for transport in ALL {
-        let conn = connect(transport, &["--max-input-bytes", "1000"]).await;
+        let conn = BIN.connect(transport, &["--max-input-bytes", "1000"]).await;
         let fits = call(
             &conn.client,
             "count-tokens",
@@ -287,7 +282,7 @@ async fn oversize_text_is_refused_with_input_too_large() {
 #[tokio::test]
 async fn unknown_tool_is_a_json_rpc_error() {
     for transport in ALL {
-        let conn = connect(transport, &[]).await;
+        let conn = BIN.connect(transport, &[]).await;
         let outcome = conn
             .client
             .call_tool(CallToolRequestParams::new("no-such-tool"))
@@ -301,7 +296,7 @@ async fn unknown_tool_is_a_json_rpc_error() {
 #[tokio::test]
 async fn list_models_filters_by_family() {
     for transport in ALL {
-        let conn = connect(transport, &[]).await;
+        let conn = BIN.connect(transport, &[]).await;
         let result = call(&conn.client, "list-models", json!({"filter": "claude-4.5"})).await;
         let listing = structured(&result);
         let names: Vec<&str> = listing["models"]
@@ -341,7 +336,7 @@ async fn transports_return_identical_results() {
     ];
     let mut outputs: Vec<Vec<Value>> = Vec::new();
     for transport in ALL {
-        let conn = connect(transport, &[]).await;
+        let conn = BIN.connect(transport, &[]).await;
         let mut results = Vec::new();
         for (tool, args) in &calls {
             let result = call(&conn.client, tool, args.clone()).await;
@@ -358,36 +353,18 @@ async fn transports_return_identical_results() {
 /// still initialize afterwards.
 #[tokio::test]
 async fn stdio_answers_probes_before_initialize() {
-    let mut server = Command::new(BIN)
-        .arg("stdio")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawn");
-    let mut stdin = server.stdin.take().expect("stdin");
-    let mut stdout = BufReader::new(server.stdout.take().expect("stdout")).lines();
-    let mut exchange = async |message: Value| -> Value {
-        stdin
-            .write_all(format!("{message}\n").as_bytes())
-            .await
-            .expect("write");
-        let line = tokio::time::timeout(PATIENCE, stdout.next_line())
-            .await
-            .expect("reply in time");
-        serde_json::from_str(&line.expect("read").expect("a reply line")).expect("reply is JSON")
-    };
-    let discover =
-        exchange(json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {}}))
-            .await;
+    let mut server = BIN.raw_stdio();
+    let discover = server
+        .exchange(&json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {}}))
+        .await;
     assert_eq!(discover["id"], 1);
     assert!(discover["error"]["code"].is_i64(), "{discover}");
-    let unknown =
-        exchange(json!({"jsonrpc": "2.0", "id": 2, "method": "made/up", "params": {}})).await;
+    let unknown = server
+        .exchange(&json!({"jsonrpc": "2.0", "id": 2, "method": "made/up", "params": {}}))
+        .await;
     assert_eq!(unknown["id"], 2);
     assert!(unknown["error"]["code"].is_i64(), "{unknown}");
-    let init = exchange(json!({"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": {
+    let init = server.exchange(&json!({"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "0"}}}))
     .await;
     assert_eq!(
@@ -399,7 +376,7 @@ async fn stdio_answers_probes_before_initialize() {
 /// `context-loader count --json` prints exactly the structuredContent of the tool.
 #[tokio::test]
 async fn cli_count_matches_the_tool() {
-    let conn = connect(Transport::Stdio, &[]).await;
+    let conn = BIN.connect(Transport::Stdio, &[]).await;
     let text = "Counting the same text three ways.\n";
     let tool = call(
         &conn.client,
@@ -408,14 +385,14 @@ async fn cli_count_matches_the_tool() {
     )
     .await;
 
-    let (code, out, _) = run_cli(&["count", "--model", "o3", "--json", text], None);
+    let (code, out, _) = BIN.run_cli(&["count", "--model", "o3", "--json", text], None);
     assert_eq!(code, 0);
     assert_eq!(
         &serde_json::from_str::<Value>(&out).expect("json"),
         structured(&tool)
     );
 
-    let (code, out, _) = run_cli(&["count", "--model", "o3", "--json"], Some(text));
+    let (code, out, _) = BIN.run_cli(&["count", "--model", "o3", "--json"], Some(text));
     assert_eq!(code, 0);
     assert_eq!(
         &serde_json::from_str::<Value>(&out).expect("json"),
@@ -425,7 +402,7 @@ async fn cli_count_matches_the_tool() {
 
     let file = std::env::temp_dir().join(format!("context-loader-e2e-{}.txt", std::process::id()));
     std::fs::write(&file, text).expect("write temp file");
-    let (code, out, _) = run_cli(
+    let (code, out, _) = BIN.run_cli(
         &[
             "count",
             "-m",
@@ -444,7 +421,7 @@ async fn cli_count_matches_the_tool() {
         "file"
     );
 
-    let (code, out, _) = run_cli(&["count", "hello world"], None);
+    let (code, out, _) = BIN.run_cli(&["count", "hello world"], None);
     assert_eq!(code, 0);
     assert!(
         out.starts_with("2 tokens (gpt-4, cl100k_base, exact)"),
@@ -454,19 +431,19 @@ async fn cli_count_matches_the_tool() {
 
 #[test]
 fn cli_errors_exit_non_zero_with_the_structured_error() {
-    let (code, out, _) = run_cli(&["count", "--model", "nope", "--json", "hi"], None);
+    let (code, out, _) = BIN.run_cli(&["count", "--model", "nope", "--json", "hi"], None);
     assert_eq!(code, 1);
     let error: Value = serde_json::from_str(&out).expect("error json");
     assert_eq!(error["error_code"], "UNSUPPORTED_MODEL");
 
-    let (code, _, err) = run_cli(&["count", "--model", "nope", "hi"], None);
+    let (code, _, err) = BIN.run_cli(&["count", "--model", "nope", "hi"], None);
     assert_eq!(code, 1);
     assert!(
         err.contains("UNSUPPORTED_MODEL") && err.contains("suggestion:"),
         "{err}"
     );
 
-    let (code, out, _) = run_cli(
+    let (code, out, _) = BIN.run_cli(
         &["--max-input-bytes", "4", "count", "--json"],
         Some("hello"),
     );
@@ -476,7 +453,7 @@ fn cli_errors_exit_non_zero_with_the_structured_error() {
         "INPUT_TOO_LARGE"
     );
 
-    let (code, out, _) = run_cli(
+    let (code, out, _) = BIN.run_cli(
         &["count", "--json", "--file", "/nonexistent/file.txt"],
         None,
     );
@@ -486,7 +463,7 @@ fn cli_errors_exit_non_zero_with_the_structured_error() {
         "INVALID_INPUT"
     );
 
-    let (code, out, _) = run_cli(&["models", "gpt-4.1", "--json"], None);
+    let (code, out, _) = BIN.run_cli(&["models", "gpt-4.1", "--json"], None);
     assert_eq!(code, 0);
     assert_eq!(
         serde_json::from_str::<Value>(&out).expect("json")["count"],
@@ -496,28 +473,9 @@ fn cli_errors_exit_non_zero_with_the_structured_error() {
 
 #[tokio::test]
 async fn http_refuses_foreign_host_headers() {
-    let (_server, url) = spawn_http(&[], &["http", "--bind", "127.0.0.1:0"]).await;
-    let port = url
-        .trim_start_matches("http://127.0.0.1:")
-        .split('/')
-        .next()
-        .expect("port")
-        .to_string();
-    let mut stream = tokio::net::TcpStream::connect(format!("127.0.0.1:{port}"))
-        .await
-        .expect("connect");
-    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"0"}}}"#;
-    let request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: evil.example\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    stream.write_all(request.as_bytes()).await.expect("send");
-    let mut response = String::new();
-    tokio::io::AsyncReadExt::read_to_string(&mut stream, &mut response)
-        .await
-        .expect("read");
-    assert!(
-        response.starts_with("HTTP/1.1 403"),
-        "DNS-rebinding protection: {response}"
-    );
+    let (_server, url) = BIN.spawn_http(&[], &[]).await;
+    let addr = http1::authority(&url);
+    let body = serde_json::to_vec(&initialize_request("x")).expect("json");
+    let reply = http1::request_with_host(&addr, "evil.example", "POST", "/mcp", &[], &body).await;
+    assert_eq!(reply.status, 403, "DNS-rebinding protection: {reply:?}");
 }

@@ -2,20 +2,19 @@
 //! and stateless HTTP (same answers on each), progress notifications to a client that
 //! asks for them, structured errors, and the CLI printing what the tool returns.
 
-mod common;
-
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use common::{ALL, BIN, PATIENCE, Transport, call, connect, run_cli, spawn_http, structured};
 use rmcp::model::{
     CallToolRequestParams, NumberOrString, ProgressNotificationParam, ProgressToken,
     RequestMetaObject,
 };
 use rmcp::service::NotificationContext;
-use rmcp::transport::TokioChildProcess;
-use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use rmcp::{ClientHandler, RoleClient};
 use serde_json::{Value, json};
+use test_support::{ALL, Binary, PATIENCE, Transport, call, structured};
+
+const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
 
 /// A specs root for one test, removed on drop.
 struct Specs(PathBuf);
@@ -73,7 +72,7 @@ async fn one_spec_with_breakdown_over_every_transport() {
     let dir = specs.arg();
     let mut answers = Vec::new();
     for transport in ALL {
-        let conn = connect(transport, &["--specs-dir", &dir]).await;
+        let conn = BIN.connect(transport, &["--specs-dir", &dir]).await;
         let result = call(
             &conn.client,
             "spec-tokens",
@@ -115,7 +114,9 @@ async fn one_spec_with_breakdown_over_every_transport() {
 #[tokio::test]
 async fn listing_and_budget_plan() {
     let specs = Specs::new("listing");
-    let conn = connect(Transport::HttpStateless, &["--specs-dir", &specs.arg()]).await;
+    let conn = BIN
+        .connect(Transport::HttpStateless, &["--specs-dir", &specs.arg()])
+        .await;
     let listing = call(
         &conn.client,
         "spec-tokens",
@@ -170,7 +171,7 @@ async fn listing_and_budget_plan() {
 async fn spec_errors_are_structured_and_the_server_stays_up() {
     let specs = Specs::new("errors");
     for transport in ALL {
-        let conn = connect(transport, &["--specs-dir", &specs.arg()]).await;
+        let conn = BIN.connect(transport, &["--specs-dir", &specs.arg()]).await;
         let c = &conn.client;
         let code = |v: &Value| v["error_code"].as_str().unwrap_or_default().to_string();
 
@@ -225,7 +226,9 @@ async fn spec_errors_are_structured_and_the_server_stays_up() {
 
 #[tokio::test]
 async fn a_missing_specs_dir_is_a_clear_error() {
-    let conn = connect(Transport::Stdio, &["--specs-dir", "/nonexistent/specs"]).await;
+    let conn = BIN
+        .connect(Transport::Stdio, &["--specs-dir", "/nonexistent/specs"])
+        .await;
     let result = call(&conn.client, "spec-tokens", json!({})).await;
     let error = structured(&result);
     assert_eq!(error["error_code"], "SPECS_DIR_NOT_FOUND");
@@ -259,31 +262,15 @@ async fn progress_notifications_reach_a_client_that_asks() {
     let specs = Specs::new("progress");
     for transport in [Transport::Stdio, Transport::Http] {
         let recorder = ProgressRecorder::default();
-        let (client, _server) = match transport {
-            Transport::Stdio => {
-                let mut command = tokio::process::Command::new(BIN);
-                command
-                    .args(["--specs-dir", &specs.arg(), "stdio"])
-                    .stderr(std::process::Stdio::null());
-                let transport = TokioChildProcess::new(command).expect("spawn");
-                (
-                    recorder.clone().serve(transport).await.expect("initialize"),
-                    None,
-                )
-            }
-            _ => {
-                let (server, url) = spawn_http(
-                    &["--specs-dir", &specs.arg()],
-                    &["http", "--bind", "127.0.0.1:0"],
-                )
-                .await;
-                let transport = common::http_transport(url);
-                (
-                    recorder.clone().serve(transport).await.expect("initialize"),
-                    Some(server),
-                )
-            }
-        };
+        let specs_dir = specs.arg();
+        let conn = BIN
+            .connect_as(
+                recorder.clone(),
+                transport,
+                &["--specs-dir", &specs_dir],
+                &[],
+            )
+            .await;
         let mut meta = RequestMetaObject::default();
         meta.set_progress_token(ProgressToken(NumberOrString::String("scan-1".into())));
         let mut request = CallToolRequestParams::new("spec-tokens").with_arguments(
@@ -293,7 +280,7 @@ async fn progress_notifications_reach_a_client_that_asks() {
                 .expect("object"),
         );
         request.meta = Some(meta);
-        let result = tokio::time::timeout(PATIENCE, client.call_tool(request))
+        let result = tokio::time::timeout(PATIENCE, conn.client.call_tool(request))
             .await
             .expect("in time")
             .expect("result");
@@ -338,33 +325,26 @@ async fn progress_notifications_reach_a_client_that_asks() {
 fn cli_spec_tokens_prints_the_tool_output() {
     let specs = Specs::new("cli");
     let dir = specs.arg();
-    let (code, out, _) = run_cli(
-        &[
-            "--specs-dir",
-            &dir,
-            "spec-tokens",
-            "59",
-            "--include-sub-specs",
-            "--detailed",
-            "--json",
-        ],
-        None,
-    );
+    // `context-loader --specs-dir <fixture> <args>`: (exit code, stdout).
+    let cli = |args: &[&str]| {
+        let mut all = vec!["--specs-dir", dir.as_str()];
+        all.extend_from_slice(args);
+        let (code, out, _) = BIN.run_cli(&all, None);
+        (code, out)
+    };
+    let (code, out) = cli(&[
+        "spec-tokens",
+        "59",
+        "--include-sub-specs",
+        "--detailed",
+        "--json",
+    ]);
     assert_eq!(code, 0);
     let json: Value = serde_json::from_str(&out).expect("json");
     assert_eq!(json["spec"], "059-token-engine");
     assert_eq!(json["files"].as_array().map(Vec::len), Some(2));
 
-    let (code, out, _) = run_cli(
-        &[
-            "--specs-dir",
-            &dir,
-            "spec-tokens",
-            "59",
-            "--include-sub-specs",
-        ],
-        None,
-    );
+    let (code, out) = cli(&["spec-tokens", "59", "--include-sub-specs"]);
     assert_eq!(code, 0);
     assert!(
         out.starts_with("059-token-engine — Token engine [planned]"),
@@ -372,43 +352,17 @@ fn cli_spec_tokens_prints_the_tool_output() {
     );
     assert!(out.contains("059-token-engine/DESIGN.md"), "{out}");
 
-    let (code, out, _) = run_cli(
-        &[
-            "--specs-dir",
-            &dir,
-            "spec-tokens",
-            "--sort",
-            "name",
-            "--limit",
-            "3",
-        ],
-        None,
-    );
+    let (code, out) = cli(&["spec-tokens", "--sort", "name", "--limit", "3"]);
     assert_eq!(code, 0);
     assert!(out.contains("059-token-engine"), "{out}");
     assert!(out.contains("showing 3"), "{out}");
 
-    let (code, out, _) = run_cli(
-        &[
-            "--specs-dir",
-            &dir,
-            "spec-budget",
-            "59",
-            "1593",
-            "--budget",
-            "100",
-            "--json",
-        ],
-        None,
-    );
+    let (code, out) = cli(&["spec-budget", "59", "1593", "--budget", "100", "--json"]);
     assert_eq!(code, 0);
     let plan: Value = serde_json::from_str(&out).expect("json");
     assert_eq!(plan["all_fit"], false);
 
-    let (code, out, _) = run_cli(
-        &["--specs-dir", &dir, "spec-tokens", "4242", "--json"],
-        None,
-    );
+    let (code, out) = cli(&["spec-tokens", "4242", "--json"]);
     assert_eq!(code, 1);
     assert_eq!(
         serde_json::from_str::<Value>(&out).expect("json")["error_code"],
@@ -420,7 +374,8 @@ fn cli_spec_tokens_prints_the_tool_output() {
 fn the_repository_ships_its_own_specs() {
     // The default `--specs-dir specs` works from the repository root out of the box.
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let output = std::process::Command::new(BIN)
+    let output = BIN
+        .command()
         .current_dir(&root)
         .args(["spec-tokens", "--json", "--sort", "name"])
         .output()

@@ -3,148 +3,24 @@
 //! written by hand on a TCP socket (loopback only) so headers, bodies and
 //! disconnects are exactly what each test says.
 
-mod common;
-
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::{PATIENCE, call, run_cli, spawn_http, structured};
 use rmcp::ServiceExt;
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use test_support::client::{http_transport, http_transport_with_token, initialize_request};
+use test_support::http1::{
+    Reply, authority, head, parse_reply, post_mcp, request, request_with_host,
+};
+use test_support::{Binary, PATIENCE, call, structured};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 
-/// A parsed HTTP/1.1 response.
-#[derive(Debug)]
-struct Reply {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: String,
-}
-
-impl Reply {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.body)
-            .unwrap_or_else(|e| panic!("body is not JSON ({e}): {}", self.body))
-    }
-}
-
-/// `127.0.0.1:port` of a server URL.
-fn authority(url: &str) -> String {
-    let rest = url.trim_start_matches("http://");
-    rest[..rest.find('/').unwrap_or(rest.len())].to_string()
-}
-
-/// The request head (without the final blank line) for `method path` with a body.
-fn head(method: &str, path: &str, host: &str, extra: &[(&str, &str)], len: usize) -> String {
-    let mut head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nConnection: close\r\n\
-         Content-Length: {len}\r\n"
-    );
-    for (name, value) in extra {
-        head.push_str(&format!("{name}: {value}\r\n"));
-    }
-    head
-}
-
-/// Send one request on a fresh connection and read the whole response.
-async fn request(
-    addr: &str,
-    method: &str,
-    path: &str,
-    extra: &[(&str, &str)],
-    body: &[u8],
-) -> Reply {
-    request_with_host(addr, addr, method, path, extra, body).await
-}
-
-async fn request_with_host(
-    addr: &str,
-    host: &str,
-    method: &str,
-    path: &str,
-    extra: &[(&str, &str)],
-    body: &[u8],
-) -> Reply {
-    tokio::time::timeout(PATIENCE, async {
-        let mut stream = TcpStream::connect(addr).await.expect("connect");
-        let mut bytes = head(method, path, host, extra, body.len()).into_bytes();
-        bytes.extend_from_slice(b"\r\n");
-        bytes.extend_from_slice(body);
-        // A server may answer (413) before reading all of a large body.
-        let _ = stream.write_all(&bytes).await;
-        let mut raw = Vec::new();
-        let _ = stream.read_to_end(&mut raw).await;
-        parse_reply(&raw)
-    })
-    .await
-    .expect("HTTP request timed out")
-}
-
-fn parse_reply(raw: &[u8]) -> Reply {
-    let text = String::from_utf8_lossy(raw);
-    let (head, body) = text
-        .split_once("\r\n\r\n")
-        .unwrap_or_else(|| panic!("no HTTP response head in {text:?}"));
-    let mut lines = head.lines();
-    let status = lines
-        .next()
-        .and_then(|l| l.split(' ').nth(1))
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("bad status line in {head:?}"));
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(n, v)| (n.trim().to_string(), v.trim().to_string()))
-        .collect();
-    let chunked = headers.iter().any(|(n, v)| {
-        n.eq_ignore_ascii_case("transfer-encoding") && v.eq_ignore_ascii_case("chunked")
-    });
-    let body = if chunked {
-        dechunk(body)
-    } else {
-        body.to_string()
-    };
-    Reply {
-        status,
-        headers,
-        body,
-    }
-}
-
-fn dechunk(mut body: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, rest)) = body.split_once("\r\n") {
-        let size = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
-        if size == 0 || rest.len() < size {
-            break;
-        }
-        out.push_str(&rest[..size]);
-        body = rest[size..].trim_start_matches("\r\n");
-    }
-    out
-}
+const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
 
 fn count_call(id: u64, text: &str) -> Vec<u8> {
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
            "params": {"name": "count-tokens", "arguments": {"text": text, "model": "gpt-4o"}}})
-    .to_string()
-    .into_bytes()
-}
-
-fn initialize_body() -> Vec<u8> {
-    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "faults", "version": "1"}}})
     .to_string()
     .into_bytes()
 }
@@ -211,27 +87,15 @@ fn big_text(bytes: usize) -> String {
 
 #[tokio::test]
 async fn oversize_body_is_413_and_the_server_stays_up() {
-    let (_server, url) = spawn_http(
-        &[],
-        &[
-            "http",
-            "--bind",
-            "127.0.0.1:0",
-            "--stateless",
-            "--max-body-bytes",
-            "4096",
-        ],
-    )
-    .await;
+    let (_server, url) = BIN
+        .spawn_http(&[], &["--stateless", "--max-body-bytes", "4096"])
+        .await;
     let addr = authority(&url);
     let oversize = count_call(1, &"a".repeat(20_000));
-    let reply = request(&addr, "POST", "/mcp", &[], &oversize).await;
+    let reply = post_mcp(&addr, &[], &oversize).await;
     assert_eq!(reply.status, 413, "{reply:?}");
     let fits = count_call(2, "hello world");
-    assert_eq!(
-        token_count(&request(&addr, "POST", "/mcp", &[], &fits).await),
-        2
-    );
+    assert_eq!(token_count(&post_mcp(&addr, &[], &fits).await), 2);
     let metrics = metrics_text(&addr, None).await;
     assert!(
         metrics.contains(r#"http_responses_total{status="413"} 1"#),
@@ -241,93 +105,51 @@ async fn oversize_body_is_413_and_the_server_stays_up() {
 
 #[tokio::test]
 async fn wrong_host_is_403() {
-    let (_server, url) = spawn_http(&[], &["http", "--bind", "127.0.0.1:0", "--stateless"]).await;
+    let (_server, url) = BIN.spawn_http(&[], &["--stateless"]).await;
     let addr = authority(&url);
     let body = count_call(1, "hi");
     let rebinding = request_with_host(&addr, "attacker.example", "POST", "/mcp", &[], &body).await;
     assert_eq!(rebinding.status, 403, "{rebinding:?}");
-    assert_eq!(
-        token_count(&request(&addr, "POST", "/mcp", &[], &body).await),
-        1
-    );
+    assert_eq!(token_count(&post_mcp(&addr, &[], &body).await), 1);
 
     // A configured public name is accepted, loopback names then are not.
-    let (_server, url) = spawn_http(
-        &[],
-        &[
-            "http",
-            "--bind",
-            "127.0.0.1:0",
-            "--stateless",
-            "--allowed-host",
-            "mcp.example.com",
-        ],
-    )
-    .await;
+    let (_server, url) = BIN
+        .spawn_http(&[], &["--stateless", "--allowed-host", "mcp.example.com"])
+        .await;
     let addr = authority(&url);
     let public = request_with_host(&addr, "mcp.example.com", "POST", "/mcp", &[], &body).await;
     assert_eq!(token_count(&public), 1);
-    assert_eq!(request(&addr, "POST", "/mcp", &[], &body).await.status, 403);
+    assert_eq!(post_mcp(&addr, &[], &body).await.status, 403);
 }
 
 #[tokio::test]
 async fn bad_origin_is_403_and_allowed_origins_pass() {
     let body = count_call(1, "hi");
-    let (_server, url) = spawn_http(&[], &["http", "--bind", "127.0.0.1:0", "--stateless"]).await;
+    let (_server, url) = BIN.spawn_http(&[], &["--stateless"]).await;
     let addr = authority(&url);
-    let evil = request(
-        &addr,
-        "POST",
-        "/mcp",
-        &[("Origin", "https://evil.example")],
-        &body,
-    )
-    .await;
+    let evil = post_mcp(&addr, &[("Origin", "https://evil.example")], &body).await;
     assert_eq!(evil.status, 403, "{evil:?}");
-    let local_page = request(
-        &addr,
-        "POST",
-        "/mcp",
-        &[("Origin", "http://localhost:6274")],
-        &body,
-    )
-    .await;
+    let local_page = post_mcp(&addr, &[("Origin", "http://localhost:6274")], &body).await;
     assert_eq!(
         token_count(&local_page),
         1,
         "loopback pages pass by default"
     );
 
-    let (_server, url) = spawn_http(
-        &[],
-        &[
-            "http",
-            "--bind",
-            "127.0.0.1:0",
-            "--stateless",
-            "--allowed-origin",
-            "https://app.example.com:443",
-        ],
-    )
-    .await;
+    let (_server, url) = BIN
+        .spawn_http(
+            &[],
+            &[
+                "--stateless",
+                "--allowed-origin",
+                "https://app.example.com:443",
+            ],
+        )
+        .await;
     let addr = authority(&url);
-    let app = request(
-        &addr,
-        "POST",
-        "/mcp",
-        &[("Origin", "https://app.example.com")],
-        &body,
-    )
-    .await;
+    let app = post_mcp(&addr, &[("Origin", "https://app.example.com")], &body).await;
     assert_eq!(token_count(&app), 1);
-    let other = request(
-        &addr,
-        "POST",
-        "/mcp",
-        &[("Origin", "http://localhost:6274")],
-        &body,
-    )
-    .await;
+    let other = post_mcp(&addr, &[("Origin", "http://localhost:6274")], &body).await;
     assert_eq!(other.status, 403, "only the configured origins once set");
 }
 
@@ -342,28 +164,17 @@ async fn missing_or_wrong_token_is_401_and_probes_stay_open() {
     )
     .expect("write tokens");
     let token_file = token_file.to_string_lossy().into_owned();
-    let (_server, url) = spawn_http(
-        &[],
-        &[
-            "http",
-            "--bind",
-            "127.0.0.1:0",
-            "--stateless",
-            "--auth-token-file",
-            &token_file,
-        ],
-    )
-    .await;
+    let (_server, url) = BIN
+        .spawn_http(&[], &["--stateless", "--auth-token-file", &token_file])
+        .await;
     let addr = authority(&url);
     let body = count_call(1, "hi there");
 
-    let missing = request(&addr, "POST", "/mcp", &[], &body).await;
+    let missing = post_mcp(&addr, &[], &body).await;
     assert_eq!(missing.status, 401, "{missing:?}");
     assert_eq!(missing.header("www-authenticate"), Some("Bearer"));
-    let wrong = request(
+    let wrong = post_mcp(
         &addr,
-        "POST",
-        "/mcp",
         &[("Authorization", "Bearer first-token-0123456788")],
         &body,
     )
@@ -375,19 +186,10 @@ async fn missing_or_wrong_token_is_401_and_probes_stay_open() {
             .unwrap_or_default()
             .starts_with("Bearer")
     );
-    let basic = request(
-        &addr,
-        "POST",
-        "/mcp",
-        &[("Authorization", "Basic Zmlyc3Q=")],
-        &body,
-    )
-    .await;
+    let basic = post_mcp(&addr, &[("Authorization", "Basic Zmlyc3Q=")], &body).await;
     assert_eq!(basic.status, 401);
-    let right = request(
+    let right = post_mcp(
         &addr,
-        "POST",
-        "/mcp",
         &[("Authorization", "Bearer second-token-abcdef")],
         &body,
     )
@@ -424,11 +226,7 @@ async fn missing_or_wrong_token_is_401_and_probes_stay_open() {
     );
 
     // A real MCP client with the token: initialize, list, call.
-    common::install_tls_provider();
-    let transport = StreamableHttpClientTransport::from_config(
-        StreamableHttpClientTransportConfig::with_uri(url.clone())
-            .auth_header("first-token-0123456789"),
-    );
+    let transport = http_transport_with_token(url.clone(), "first-token-0123456789");
     let client = tokio::time::timeout(PATIENCE, ().serve(transport))
         .await
         .expect("initialize timed out")
@@ -445,23 +243,11 @@ async fn missing_or_wrong_token_is_401_and_probes_stay_open() {
 
 #[tokio::test]
 async fn unknown_or_expired_session_id_is_404() {
-    let (_server, url) = spawn_http(
-        &[],
-        &[
-            "http",
-            "--bind",
-            "127.0.0.1:0",
-            "--session-idle-timeout",
-            "1",
-        ],
-    )
-    .await;
+    let (_server, url) = BIN.spawn_http(&[], &["--session-idle-timeout", "1"]).await;
     let addr = authority(&url);
     let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string();
-    let bogus = request(
+    let bogus = post_mcp(
         &addr,
-        "POST",
-        "/mcp",
         &[
             ("Mcp-Session-Id", "no-such-session"),
             ("MCP-Protocol-Version", "2025-06-18"),
@@ -475,7 +261,8 @@ async fn unknown_or_expired_session_id_is_404() {
     );
 
     // A real session works, then expires after the idle timeout and is 404 too.
-    let init = request(&addr, "POST", "/mcp", &[], &initialize_body()).await;
+    let initialize = initialize_request("faults").to_string();
+    let init = post_mcp(&addr, &[], initialize.as_bytes()).await;
     assert_eq!(init.status, 200, "{init:?}");
     let session = init
         .header("mcp-session-id")
@@ -486,31 +273,25 @@ async fn unknown_or_expired_session_id_is_404() {
         ("MCP-Protocol-Version", "2025-06-18"),
     ];
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
-    let accepted = request(&addr, "POST", "/mcp", &headers, initialized.as_bytes()).await;
+    let accepted = post_mcp(&addr, &headers, initialized.as_bytes()).await;
     assert_eq!(accepted.status, 202, "{accepted:?}");
-    let listed = request(&addr, "POST", "/mcp", &headers, list.as_bytes()).await;
+    let listed = post_mcp(&addr, &headers, list.as_bytes()).await;
     assert_eq!(listed.status, 200, "{listed:?}");
     assert!(listed.body.contains("count-tokens"), "{listed:?}");
     // Idle (no requests: each one would renew the session) past the 1 s timeout.
     tokio::time::sleep(Duration::from_secs(3)).await;
-    let expired = request(&addr, "POST", "/mcp", &headers, list.as_bytes()).await;
+    let expired = post_mcp(&addr, &headers, list.as_bytes()).await;
     assert_eq!(expired.status, 404, "{expired:?}");
 }
 
 #[tokio::test]
 async fn client_disconnects_mid_request_leave_the_server_healthy() {
-    let (mut server, url) = spawn_http(
-        &["--max-input-bytes", "20000000"],
-        &[
-            "http",
-            "--bind",
-            "127.0.0.1:0",
-            "--stateless",
-            "--max-body-bytes",
-            "40000000",
-        ],
-    )
-    .await;
+    let (mut server, url) = BIN
+        .spawn_http(
+            &["--max-input-bytes", "20000000"],
+            &["--stateless", "--max-body-bytes", "40000000"],
+        )
+        .await;
     let addr = authority(&url);
     let text = big_text(3_000_000);
     let body = count_call(1, &text);
@@ -542,7 +323,7 @@ async fn client_disconnects_mid_request_leave_the_server_healthy() {
         server.try_wait().expect("status").is_none(),
         "server exited"
     );
-    let (code, stdout, _) = run_cli(
+    let (code, stdout, _) = BIN.run_cli(
         &[
             "--max-input-bytes",
             "20000000",
@@ -555,21 +336,15 @@ async fn client_disconnects_mid_request_leave_the_server_healthy() {
     );
     assert_eq!(code, 0);
     let expected: Value = serde_json::from_str(&stdout).expect("cli json");
-    let reply = request(&addr, "POST", "/mcp", &[], &body).await;
+    let reply = post_mcp(&addr, &[], &body).await;
     assert_eq!(Some(token_count(&reply)), expected["token_count"].as_u64());
 }
 
 /// Start a server whose stderr we keep, to read its shutdown log.
 async fn spawn_logged_http(args: &[&str]) -> (Child, String, tokio::task::JoinHandle<Vec<String>>) {
-    let mut http = vec![
-        "http",
-        "--bind",
-        "127.0.0.1:0",
-        "--max-body-bytes",
-        "40000000",
-    ];
+    let mut http = vec!["--max-body-bytes", "40000000"];
     http.extend_from_slice(args);
-    common::spawn_http_logged(
+    BIN.spawn_http_logged(
         &["--max-input-bytes", "20000000", "--log-format", "json"],
         &http,
         &[],
@@ -633,7 +408,7 @@ async fn sigterm_lets_in_flight_stateless_calls_finish_then_exits_0() {
     let calls: Vec<_> = (0..CALLS)
         .map(|_| {
             let (addr, body) = (addr.clone(), body.clone());
-            tokio::spawn(async move { request(&addr, "POST", "/mcp", &[], &body).await })
+            tokio::spawn(async move { post_mcp(&addr, &[], &body).await })
         })
         .collect();
     wait_for_in_flight(&addr, CALLS as i64).await;
@@ -673,7 +448,7 @@ async fn sigterm_lets_in_flight_session_calls_finish_then_exits_0() {
     const CALLS: usize = 2;
     let (server, url, log) = spawn_logged_http(&[]).await;
     let addr = authority(&url);
-    let client = tokio::time::timeout(PATIENCE, ().serve(common::http_transport(url.clone())))
+    let client = tokio::time::timeout(PATIENCE, ().serve(http_transport(url.clone())))
         .await
         .expect("initialize timed out")
         .expect("initialize");
@@ -704,68 +479,6 @@ async fn sigterm_lets_in_flight_session_calls_finish_then_exits_0() {
     assert_exits_zero_after_draining(server, log, CALLS).await;
 }
 
-/// Raw stdio: write lines, read reply lines.
-struct RawStdio {
-    child: Child,
-    stdin: tokio::process::ChildStdin,
-    stdout: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
-}
-
-impl RawStdio {
-    async fn start() -> Self {
-        let mut child = Command::new(common::BIN)
-            .arg("stdio")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("spawn stdio");
-        let stdin = child.stdin.take().expect("stdin");
-        let stdout = BufReader::new(child.stdout.take().expect("stdout")).lines();
-        let mut raw = RawStdio {
-            child,
-            stdin,
-            stdout,
-        };
-        raw.send(&initialize_body()).await;
-        let init = raw.next().await;
-        assert_eq!(init["id"], 1, "{init}");
-        raw.send(
-            json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
-                .to_string()
-                .as_bytes(),
-        )
-        .await;
-        raw
-    }
-    async fn send(&mut self, line: &[u8]) {
-        self.stdin.write_all(line).await.expect("write");
-        self.stdin.write_all(b"\n").await.expect("newline");
-        self.stdin.flush().await.expect("flush");
-    }
-    async fn next(&mut self) -> Value {
-        let line = tokio::time::timeout(PATIENCE, self.stdout.next_line())
-            .await
-            .expect("no reply in time")
-            .expect("read")
-            .expect("server closed stdout");
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("reply is not JSON ({e}): {line}"))
-    }
-    /// The server is alive and in order: a ping is answered.
-    async fn assert_alive(&mut self, id: u64) {
-        self.send(
-            json!({"jsonrpc": "2.0", "id": id, "method": "ping"})
-                .to_string()
-                .as_bytes(),
-        )
-        .await;
-        let pong = self.next().await;
-        assert_eq!(pong["id"], id, "{pong}");
-        assert!(pong.get("result").is_some(), "{pong}");
-    }
-}
-
 fn assert_error(reply: &Value, code: i64) {
     assert_eq!(reply["jsonrpc"], "2.0", "{reply}");
     assert_eq!(reply["error"]["code"], code, "{reply}");
@@ -777,7 +490,8 @@ fn assert_error(reply: &Value, code: i64) {
 
 #[tokio::test]
 async fn bad_stdio_lines_get_json_rpc_errors_and_the_session_goes_on() {
-    let mut raw = RawStdio::start().await;
+    let mut raw = BIN.raw_stdio();
+    raw.initialize("faults").await;
 
     raw.send(b"{\"jsonrpc\": \"2.0\", \"id\": 5, \"method\": ")
         .await;
@@ -828,20 +542,18 @@ async fn bad_stdio_lines_get_json_rpc_errors_and_the_session_goes_on() {
 
 #[tokio::test]
 async fn stalled_request_times_out_with_408_and_holds_its_concurrency_slot_until_then() {
-    let (_server, url) = spawn_http(
-        &[],
-        &[
-            "http",
-            "--bind",
-            "127.0.0.1:0",
-            "--stateless",
-            "--max-concurrent-requests",
-            "1",
-            "--request-timeout",
-            "2",
-        ],
-    )
-    .await;
+    let (_server, url) = BIN
+        .spawn_http(
+            &[],
+            &[
+                "--stateless",
+                "--max-concurrent-requests",
+                "1",
+                "--request-timeout",
+                "2",
+            ],
+        )
+        .await;
     let addr = authority(&url);
     let body = count_call(1, "hello world");
 
@@ -863,7 +575,7 @@ async fn stalled_request_times_out_with_408_and_holds_its_concurrency_slot_until
     let waiting = {
         let (addr, body) = (addr.clone(), body.clone());
         tokio::spawn(async move {
-            let reply = request(&addr, "POST", "/mcp", &[], &body).await;
+            let reply = post_mcp(&addr, &[], &body).await;
             (reply, started.elapsed())
         })
     };
@@ -878,7 +590,7 @@ async fn stalled_request_times_out_with_408_and_holds_its_concurrency_slot_until
     // A is cut off at its deadline with 408 ...
     let mut raw = Vec::new();
     let _ = tokio::time::timeout(PATIENCE, stalled.read_to_end(&mut raw)).await;
-    let timed_out = parse_reply(&raw);
+    let timed_out = parse_reply(&raw).expect("a reply");
     assert_eq!(timed_out.status, 408, "{timed_out:?}");
     // ... which frees the slot for B.
     let (served, at) = waiting.await.expect("B");

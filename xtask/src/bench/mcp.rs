@@ -6,8 +6,6 @@
 
 use std::process::Command;
 
-use anyhow::bail;
-
 use super::{Bench, median, ratio, table};
 use crate::load_generator::{self, LoadFigures};
 use crate::spawned::HttpServer;
@@ -125,16 +123,7 @@ pub fn http_stateless(bench: &mut Bench) -> anyhow::Result<String> {
 
 /// Run the load generator; any failed or wrong reply fails the benchmark.
 fn checked(bench: &Bench, who: &str, args: &[String]) -> anyhow::Result<LoadFigures> {
-    let figures = load_generator::run(&bench.artifact("examples/mcp_load"), args)?;
-    if figures.errors > 0.0 || figures.calls == 0.0 {
-        bail!(
-            "{who}: {} errors in {} calls:\n{}",
-            figures.errors,
-            figures.calls,
-            figures.error_samples.join("\n")
-        );
-    }
-    Ok(figures)
+    load_generator::run(&bench.artifact("examples/mcp_load"), who, args)
 }
 
 /// calls/s, p50 and p99: medians over rounds, ours vs peer.

@@ -80,6 +80,30 @@ pub struct TextMeasure {
     pub heading: Option<String>,
 }
 
+impl TextMeasure {
+    /// Title and status of a spec's main file, noting frontmatter problems.
+    pub fn title_and_status(
+        &self,
+        path: &str,
+        notes: &mut Vec<String>,
+    ) -> (Option<String>, Option<String>) {
+        match &self.frontmatter {
+            FrontmatterState::Valid(fm) => (
+                fm.title.clone().or_else(|| self.heading.clone()),
+                fm.status.clone(),
+            ),
+            FrontmatterState::Absent => {
+                notes.push(format!("{path}: no frontmatter"));
+                (self.heading.clone(), None)
+            }
+            FrontmatterState::Invalid(message) => {
+                notes.push(format!("{path}: {message}"));
+                (self.heading.clone(), None)
+            }
+        }
+    }
+}
+
 /// Why a file was not measured.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FileIssue {

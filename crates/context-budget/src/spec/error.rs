@@ -1,0 +1,29 @@
+//! Why a spec request failed: one typed error the server maps to tool errors.
+
+/// Why a spec request failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SpecError {
+    #[error("specs root `{path}` cannot be used: {reason}")]
+    RootNotFound { path: String, reason: String },
+    #[error("`{query}` is not a usable spec path: {reason}")]
+    InvalidQuery { query: String, reason: String },
+    #[error("`{query}` points outside the specs root")]
+    OutsideRoot { query: String },
+    #[error("no spec matches `{query}`")]
+    NotFound { query: String, closest: Vec<String> },
+    #[error("`{query}` matches more than one spec: {}", candidates.join(", "))]
+    Ambiguous {
+        query: String,
+        candidates: Vec<String>,
+    },
+    #[error("spec `{spec}` has no file `{file}`")]
+    FileNotFound {
+        spec: String,
+        file: String,
+        available: Vec<String>,
+    },
+    #[error("`{path}` cannot be measured: {reason}")]
+    FileUnreadable { path: String, reason: String },
+    #[error("the scan was cancelled")]
+    Cancelled,
+}

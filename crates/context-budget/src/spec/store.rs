@@ -1,0 +1,267 @@
+//! [`SpecStore`]: a specs root and the measurements cached for it. Each public call
+//! reads the root afresh (it may change between calls), measures what it needs in
+//! parallel through the cache, and hands the measurements to the shaping steps.
+
+use std::path::{Path, PathBuf};
+
+use super::budget;
+use super::error::SpecError;
+use super::layout::{SpecFile, SpecFolder, discover, load_all_files, load_files};
+use super::listing;
+use super::measure::Breakdown;
+use super::output::{ModelUsed, SpecBudget, SpecListing, SpecReport, SpecRow, SpecTokens};
+use super::query::{SortOrder, SpecQuery};
+use super::report::{FileTokens, Performance, budget_fit, recommendation};
+use super::resolve::{find_file, resolve};
+use super::scan::{MeasureCache, Measured, ScanControl, measure_all};
+use crate::ResolvedModel;
+use crate::counter::usd;
+
+/// A specs root and the measurements cached for it.
+#[derive(Debug)]
+pub struct SpecStore {
+    root: PathBuf,
+    cache: MeasureCache,
+}
+
+impl SpecStore {
+    /// The root is checked on each call, so it may be created after start-up.
+    pub fn new(root: impl Into<PathBuf>) -> SpecStore {
+        SpecStore {
+            root: root.into(),
+            cache: MeasureCache::default(),
+        }
+    }
+
+    /// Files measured and remembered.
+    pub fn cached_files(&self) -> usize {
+        self.cache.len()
+    }
+
+    /// `spec-tokens`: one spec (or file) when `query.spec_path` is set, else a listing.
+    pub fn spec_tokens(
+        &self,
+        query: &SpecQuery,
+        model: &ResolvedModel<'_>,
+        control: &dyn ScanControl,
+    ) -> Result<SpecTokens, SpecError> {
+        let (root, mut specs, notes) = self.open()?;
+        match query.spec_path.as_deref() {
+            Some(path) => {
+                let target = resolve(&specs, &root, path)?;
+                let spec = &mut specs[target.spec];
+                load_files(&root, spec);
+                let file = target.file.map(|name| find_file(spec, &name)).transpose()?;
+                self.report(spec, file, query, model, control)
+                    .map(|r| SpecTokens::Spec(Box::new(r)))
+            }
+            None => {
+                load_all_files(&root, &mut specs);
+                self.listing(&specs, notes, query, model, control)
+                    .map(|l| SpecTokens::Listing(Box::new(l)))
+            }
+        }
+    }
+
+    /// `spec-budget`: each spec's cost with and without sub-specs against `budget`,
+    /// and the largest README-first plan that fits.
+    pub fn spec_budget(
+        &self,
+        queries: &[String],
+        budget: u64,
+        model: &ResolvedModel<'_>,
+        control: &dyn ScanControl,
+    ) -> Result<SpecBudget, SpecError> {
+        let (root, mut specs, _) = self.open()?;
+        let mut notes = Vec::new();
+        let chosen = choose(&root, &mut specs, queries, &mut notes)?;
+        let chosen: Vec<&SpecFolder> = chosen.iter().map(|&i| &specs[i]).collect();
+        let files: Vec<&SpecFile> = chosen.iter().flat_map(|s| &s.files).collect();
+        let measured = measure_all(&files, model.tokenizer(), &self.cache, control)
+            .ok_or(SpecError::Cancelled)?;
+        let mut measured = measured.into_iter();
+        let costs = chosen
+            .iter()
+            .map(|spec| budget::spec_cost(spec, &mut measured, &mut notes))
+            .collect();
+        Ok(budget::answer(costs, budget, model, notes))
+    }
+
+    /// The canonical root and what is under it.
+    fn open(&self) -> Result<(PathBuf, Vec<SpecFolder>, Vec<String>), SpecError> {
+        let shown = self.root.display().to_string();
+        let root = std::fs::canonicalize(&self.root).map_err(|e| SpecError::RootNotFound {
+            path: shown.clone(),
+            reason: e.to_string(),
+        })?;
+        if !root.is_dir() {
+            return Err(SpecError::RootNotFound {
+                path: shown,
+                reason: "not a directory".into(),
+            });
+        }
+        let (specs, notes) = discover(&root).map_err(|e| SpecError::RootNotFound {
+            path: shown,
+            reason: e.to_string(),
+        })?;
+        Ok((root, specs, notes))
+    }
+
+    fn report(
+        &self,
+        spec: &SpecFolder,
+        file: Option<&SpecFile>,
+        query: &SpecQuery,
+        model: &ResolvedModel<'_>,
+        control: &dyn ScanControl,
+    ) -> Result<SpecReport, SpecError> {
+        let (scope, files): (&'static str, Vec<&SpecFile>) = match file {
+            Some(file) => ("file", vec![file]),
+            None if query.include_sub_specs => {
+                ("readme_and_sub_specs", spec.files.iter().collect())
+            }
+            // Sub-specs are measured anyway (cheap, cached) to say what was left out.
+            None => ("readme", spec.files.iter().collect()),
+        };
+        let measured = measure_all(&files, model.tokenizer(), &self.cache, control)
+            .ok_or(SpecError::Cancelled)?;
+        let mut notes: Vec<String> = spec.skipped.clone();
+        let (mut included, mut excluded) = (Vec::new(), Vec::new());
+        let mut breakdown = Breakdown::default();
+        let (mut title, mut status) = (None, None);
+        for (file, m) in files.iter().zip(&measured) {
+            let path = format!("{}/{}", spec.id, file.name);
+            let text = match m.as_ref() {
+                Ok(text) => text,
+                Err(issue) if scope == "file" && !issue.is_skip() => {
+                    return Err(SpecError::FileUnreadable {
+                        path,
+                        reason: issue.to_string(),
+                    });
+                }
+                Err(issue) => {
+                    notes.push(format!("{path}: {issue}"));
+                    continue;
+                }
+            };
+            let row = FileTokens {
+                path: path.clone(),
+                tokens: text.tokens,
+                lines: text.lines,
+            };
+            if scope == "readme" && !file.is_readme() {
+                excluded.push(row);
+                continue;
+            }
+            if file.is_readme() || scope == "file" {
+                (title, status) = text.title_and_status(&path, &mut notes);
+            }
+            breakdown.add(&text.breakdown);
+            included.push(row);
+        }
+        if spec.readme().is_none() && scope != "file" {
+            notes.push(format!("{}: no README.md", spec.id));
+        }
+        let total: u64 = included.iter().map(|f| f.tokens).sum();
+        let model_spec = model.spec();
+        Ok(SpecReport {
+            spec: spec.id.clone(),
+            title,
+            status,
+            model: ModelUsed::of(model),
+            scope,
+            total,
+            budget: query.budget.map(|b| budget_fit(&included, b)),
+            files: included,
+            excluded_sub_specs: excluded,
+            recommendation: recommendation(total),
+            breakdown: query.detailed.then_some(breakdown),
+            performance: query.detailed.then(|| Performance::of(total)),
+            context_window: model_spec.map(|m| m.context_window),
+            estimated_input_cost_usd: model_spec.map(|m| usd(total as usize, m.input_usd_per_mtok)),
+            notes,
+        })
+    }
+
+    fn listing(
+        &self,
+        specs: &[SpecFolder],
+        notes: Vec<String>,
+        query: &SpecQuery,
+        model: &ResolvedModel<'_>,
+        control: &dyn ScanControl,
+    ) -> Result<SpecListing, SpecError> {
+        let counted = |file: &SpecFile| query.include_sub_specs || file.is_readme();
+        let files: Vec<&SpecFile> = specs
+            .iter()
+            .flat_map(|s| s.files.iter().filter(|f| counted(f)))
+            .collect();
+        let measured = measure_all(&files, model.tokenizer(), &self.cache, control)
+            .ok_or(SpecError::Cancelled)?;
+        let mut measured = measured.iter();
+        let mut rows: Vec<SpecRow> = specs
+            .iter()
+            .map(|spec| {
+                let mine: Vec<(&SpecFile, &Measured)> = spec
+                    .files
+                    .iter()
+                    .filter(|f| counted(f))
+                    .filter_map(|f| measured.next().map(|m| (f, m)))
+                    .collect();
+                listing::row(spec, &mine, query.detailed)
+            })
+            .collect();
+        let scanned = rows.len();
+        rows.retain(|r| {
+            query.min_tokens.is_none_or(|min| r.total >= min)
+                && query.max_tokens.is_none_or(|max| r.total <= max)
+        });
+        match query.sort {
+            SortOrder::Tokens => {
+                rows.sort_by(|a, b| b.total.cmp(&a.total).then_with(|| a.spec.cmp(&b.spec)))
+            }
+            SortOrder::Name => rows.sort_by(|a, b| a.spec.cmp(&b.spec)),
+        }
+        let summary = listing::summarize(&rows, query.detailed);
+        let truncated = query.limit.is_some_and(|limit| rows.len() > limit);
+        if let Some(limit) = query.limit {
+            rows.truncate(limit);
+        }
+        Ok(SpecListing {
+            specs_dir: self.root.display().to_string(),
+            model: ModelUsed::of(model),
+            include_sub_specs: query.include_sub_specs,
+            sort: query.sort,
+            summary,
+            scanned,
+            shown: rows.len(),
+            truncated,
+            specs: rows,
+            notes,
+        })
+    }
+}
+
+/// The specs `queries` name, in order and each once (a repeat is noted), with their
+/// files loaded.
+fn choose(
+    root: &Path,
+    specs: &mut [SpecFolder],
+    queries: &[String],
+    notes: &mut Vec<String>,
+) -> Result<Vec<usize>, SpecError> {
+    let mut chosen: Vec<usize> = Vec::new();
+    for query in queries {
+        let index = resolve(specs, root, query)?.spec;
+        if chosen.contains(&index) {
+            notes.push(format!(
+                "`{query}` names {} again; counted once",
+                specs[index].id
+            ));
+        } else {
+            load_files(root, &mut specs[index]);
+            chosen.push(index);
+        }
+    }
+    Ok(chosen)
+}

@@ -1,0 +1,28 @@
+//! Test support shared by every test in the workspace, so that each test file holds
+//! only what it asserts:
+//!
+//! - [`Binary`]: the built server, started over stdio, HTTP (stateful or stateless)
+//!   or as a CLI, with extra flags, environment and a readable log;
+//! - [`client`]: rmcp's MCP client over each [`Transport`], tool calls and their
+//!   results;
+//! - [`RawStdio`] and [`http1`]: hand-written JSON-RPC lines and HTTP/1.1 requests,
+//!   for tests about exactly what goes over the wire;
+//! - [`anthropic`]: a fake Anthropic count_tokens API on loopback.
+//!
+//! Integration tests name their binary once:
+//! `const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));`
+//! (Cargo gives that path only to the binary's own package's tests).
+
+pub mod anthropic;
+mod binary;
+pub mod client;
+pub mod http1;
+
+use std::time::Duration;
+
+pub use binary::{ALL, Binary, Connection, RawStdio, Transport};
+pub use client::{Client, call, structured, text_json};
+
+/// How long a test waits for a server before failing: a guard against hangs, not a
+/// performance claim.
+pub const PATIENCE: Duration = Duration::from_secs(30);
