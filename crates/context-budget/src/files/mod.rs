@@ -1039,3 +1039,77 @@ fn folder_rollup(rows: &[FileRow]) -> Vec<FolderRow> {
     folders.sort_by(|a, b| b.tokens.cmp(&a.tokens).then_with(|| a.path.cmp(&b.path)));
     folders
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pieces of real code, enough of them that the text is counted in chunks.
+    fn packed(format: PackFormat) -> (String, Vec<Chosen>) {
+        let sources = [
+            include_str!("mod.rs"),
+            include_str!("walk.rs"),
+            include_str!("pack.rs"),
+            "대한민국의 수도는 서울이다. 🦊 emoji and `code`",
+        ];
+        let (mut text, mut chosen) = (String::new(), Vec::new());
+        for round in 0..12 {
+            for (i, source) in sources.iter().enumerate() {
+                chosen.push(Chosen {
+                    start: text.len(),
+                    file: IncludedFile {
+                        path: format!("f{round}-{i}.rs"),
+                        root: None,
+                        tokens: 0,
+                        truncated: false,
+                    },
+                });
+                text.push_str(&piece(format, &format!("f{round}-{i}.rs"), source));
+            }
+        }
+        (text, chosen)
+    }
+
+    #[test]
+    fn chunked_counts_equal_the_whole_and_shares_add_up() {
+        for format in [PackFormat::Xml, PackFormat::Markdown, PackFormat::Plain] {
+            let (text, chosen) = packed(format);
+            assert!(text.len() > 2 * crate::PARALLEL_MIN_BYTES);
+            assert!(chunk_starts(&text, 4).len() > 1, "the text is cut");
+            for tokenizer in [Tokenizer::Cl100kBase, Tokenizer::O200kBase] {
+                let (total, shares) = count_pieces(tokenizer, &text, &chosen);
+                assert_eq!(total, tokenizer.count(&text) as u64, "{tokenizer:?}");
+                assert_eq!(shares.iter().sum::<u64>(), total);
+            }
+            let (total, shares) = count_pieces(Tokenizer::ClaudeEstimate, &text, &chosen);
+            assert_eq!(total, Tokenizer::ClaudeEstimate.count(&text) as u64);
+            // Each share is rounded up on its own.
+            assert!(shares.iter().sum::<u64>() >= total);
+        }
+    }
+
+    #[test]
+    fn chunks_start_after_a_newline_and_before_a_letter() {
+        let (text, _) = packed(PackFormat::Xml);
+        let starts = chunk_starts(&text, 8);
+        assert_eq!(starts[0], 0);
+        for &start in &starts[1..] {
+            assert_eq!(text.as_bytes()[start - 1], b'\n');
+            assert!(text.as_bytes()[start].is_ascii_alphabetic());
+        }
+        assert!(starts.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(chunk_starts("short\ntext", 8), [0]);
+    }
+
+    #[test]
+    fn the_byte_bound_holds() {
+        for text in ["", "a", "한국어", "🦊🦊", "    \n\n\t", "<|endoftext|>"] {
+            for tokenizer in [Tokenizer::Cl100kBase, Tokenizer::O200kBase, Tokenizer::ClaudeEstimate] {
+                assert!(
+                    tokenizer.count(text) as u64 <= max_tokens_of_bytes(tokenizer, text.len() as u64),
+                    "{tokenizer:?} {text:?}"
+                );
+            }
+        }
+    }
+}
