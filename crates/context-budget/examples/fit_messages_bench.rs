@@ -1,5 +1,7 @@
 //! fit_messages on a 10,000-message history against naive trimmers that re-count,
 //! measured in the same process; prints a markdown table (medians of rounds, ratios).
+//! `fit_messages` is the function the server's fit-messages tool runs (input check,
+//! model resolution, counting, selection, the output with the kept messages).
 //!
 //! Usage: fit_messages_bench [--quick] [--rounds N]
 //!
@@ -11,11 +13,12 @@
 //!   counts), too slow for 10,000 messages, so measured on a 2,000-message prefix
 //!   (500 with --quick), with our time on the same prefix.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use context_budget::{
-    FitOptions, FunctionCall, Message, Role, Tokenizer, ToolCall, conversation_tokens,
-    fit_messages, input_budget,
+    Catalog, DEFAULT_MAX_INPUT_BYTES, FitOptions, FunctionCall, Message, Role, TokenCounter,
+    Tokenizer, ToolCall, conversation_tokens, fit_messages, input_budget,
 };
 
 const ENGLISH: [&str; 6] = [
@@ -116,6 +119,20 @@ fn naive_drop_oldest(messages: &[Message], tokenizer: Tokenizer, budget: u64) ->
     messages.len() - start
 }
 
+/// The built-in catalog plus one model with `window` tokens (as a --models-file adds it).
+fn with_model(name: &str, tokenizer: Tokenizer, window: u64) -> TokenCounter {
+    let json = format!(
+        r#"{{"as_of": "2026-01-01", "models": [{{"name": "{name}", "family": "bench",
+        "tokenizer": "{}", "context_window": {window}, "max_output_tokens": 1,
+        "input_usd_per_mtok": 1.0, "output_usd_per_mtok": 1.0}}]}}"#,
+        tokenizer.name()
+    );
+    let catalog = Catalog::builtin()
+        .with_overrides(&json, "bench")
+        .unwrap_or_else(|e| panic!("bench model: {e}"));
+    TokenCounter::new(Arc::new(catalog), DEFAULT_MAX_INPUT_BYTES)
+}
+
 fn median_secs(rounds: usize, mut work: impl FnMut() -> usize) -> (f64, usize) {
     let mut times = Vec::with_capacity(rounds);
     let mut kept = 0;
@@ -150,9 +167,10 @@ fn main() {
     let budget = input_budget(window, &options).unwrap_or(0);
     tokenizer.preload();
     let total = conversation_tokens(&messages, tokenizer);
+    let counter = TokenCounter::default();
     let fit = |msgs: &[Message]| {
-        fit_messages(msgs, tokenizer, window, &options)
-            .map(|(selection, _)| selection.kept_indices.len())
+        fit_messages(&counter, msgs, Some("gpt-4o"), &options, None)
+            .map(|fitted| fitted.kept_indices.len())
             .unwrap_or(0)
     };
 
@@ -163,10 +181,17 @@ fn main() {
     let prefix = &messages[..small];
     let prefix_window = (conversation_tokens(prefix, tokenizer) as f64 / 3.0 / 0.9) as u64;
     let prefix_budget = input_budget(prefix_window, &options).unwrap_or(0);
+    let prefix_counter = with_model("bench-prefix", tokenizer, prefix_window);
     let fit_prefix = || {
-        fit_messages(prefix, tokenizer, prefix_window, &options)
-            .map(|(s, _)| s.kept_indices.len())
-            .unwrap_or(0)
+        fit_messages(
+            &prefix_counter,
+            prefix,
+            Some("bench-prefix"),
+            &options,
+            None,
+        )
+        .map(|fitted| fitted.kept_indices.len())
+        .unwrap_or(0)
     };
     let (ours_small, ours_small_kept) = median_secs(rounds, fit_prefix);
     let (drop_oldest, drop_kept) = median_secs(rounds.min(3), || {

@@ -9,7 +9,10 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::Tokenizer;
+use crate::counter::{CountError, TokenCounter, usd};
+use crate::fit::{FitError, FitOptions, input_budget};
+use crate::limits::sections_bytes;
+use crate::{ResolvedModel, Tokenizer};
 
 /// Appended where a section was cut.
 pub const TRUNCATION_MARK: &str = "\n[…truncated]";
@@ -92,14 +95,24 @@ pub enum AssembleError {
     ZeroBudget,
     #[error("section #{index} has an empty name")]
     EmptyName { index: usize },
+    #[error("give an overall `budget` or a `model` (its window sets the budget)")]
+    NoBudget,
+    #[error("`{name}` is an encoding without a context window")]
+    NoContextWindow { name: String },
+    /// The budget derived from the model's window is not positive.
+    #[error(transparent)]
+    Budget(#[from] FitError),
+    /// The model is unknown or the input over the limit.
+    #[error(transparent)]
+    Count(#[from] CountError),
 }
 
-/// The part of [`AssembledContext`] that does not depend on the model's catalog entry.
+/// The text and its sections, before the model's catalog entry prices it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Assembly {
-    pub text: String,
-    pub total_tokens: u64,
-    pub sections: Vec<SectionReport>,
+struct Assembly {
+    text: String,
+    total_tokens: u64,
+    sections: Vec<SectionReport>,
 }
 
 fn defaults_for(name: &str) -> Option<(i64, f64)> {
@@ -109,8 +122,59 @@ fn defaults_for(name: &str) -> Option<(i64, f64)> {
         .map(|&(_, priority, share)| (priority, share))
 }
 
-/// Assemble `sections` within `budget` tokens of `tokenizer`.
+/// The whole `assemble-context`: check the input size, resolve `model` (default
+/// [`crate::DEFAULT_MODEL`]), take `budget` or 90 % of the model's window, and
+/// assemble `sections` within it.
 pub fn assemble_context(
+    counter: &TokenCounter,
+    sections: &[Section],
+    model: Option<&str>,
+    budget: Option<u64>,
+) -> Result<AssembledContext, AssembleError> {
+    counter.check_input(sections_bytes(sections))?;
+    if budget.is_none() && model.is_none() {
+        return Err(AssembleError::NoBudget);
+    }
+    let resolved = counter.resolve(model)?;
+    let budget = match (budget, resolved.entry()) {
+        (Some(budget), _) => budget,
+        (None, Some(entry)) => input_budget(entry.context_window, &FitOptions::default())?,
+        (None, None) => {
+            return Err(AssembleError::NoContextWindow {
+                name: resolved.name().to_string(),
+            });
+        }
+    };
+    let assembly = assemble_within(sections, resolved.tokenizer(), budget)?;
+    Ok(priced(assembly, &resolved, budget))
+}
+
+/// The output for `assembly`, with the figures that depend on the model.
+fn priced(assembly: Assembly, model: &ResolvedModel<'_>, budget: u64) -> AssembledContext {
+    let tokenizer = model.tokenizer();
+    AssembledContext {
+        utilization: ratio(assembly.total_tokens, budget),
+        truncated_sections: assembly.sections.iter().filter(|s| s.truncated).count(),
+        estimated_input_cost_usd: model
+            .entry()
+            .map(|e| usd(assembly.total_tokens as usize, e.input_usd_per_mtok)),
+        text: assembly.text,
+        total_tokens: assembly.total_tokens,
+        budget,
+        model: model.name().to_string(),
+        encoding: tokenizer.name(),
+        exact: tokenizer.is_exact(),
+        sections: assembly.sections,
+    }
+}
+
+/// Assemble `sections` within `budget` tokens of `tokenizer`.
+///
+/// The final text is counted as a whole and re-cut while it is over: joining sections
+/// can merge a token or two across a boundary. A provider's exact count of the final
+/// text fits the same shape — [`crate::exact::refine`] with this function as the
+/// candidate and `ExactCounter::count_text` as the exact total.
+fn assemble_within(
     sections: &[Section],
     tokenizer: Tokenizer,
     budget: u64,
@@ -121,8 +185,7 @@ pub fn assemble_context(
     if let Some(index) = sections.iter().position(|s| s.name.trim().is_empty()) {
         return Err(AssembleError::EmptyName { index });
     }
-    // Joining sections can merge a token or two across a boundary; if the final
-    // count ever exceeds the budget, assemble again with the overshoot taken off.
+    // If the final count exceeds the budget, assemble again with the overshoot taken off.
     let mut allowance = budget;
     loop {
         let assembly = assemble_once(sections, tokenizer, allowance);
@@ -246,7 +309,7 @@ mod tests {
             section("semantic_search", "second", None, None),
             section("system", "You are terse.", None, None),
         ];
-        let out = assemble_context(&sections, Tokenizer::Cl100kBase, 1000).expect("assembles");
+        let out = assemble_within(&sections, Tokenizer::Cl100kBase, 1000).expect("assembles");
         assert_eq!(out.text, "You are terse.\n\nsecond\n\nthird");
         let names: Vec<&str> = out.sections.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["system", "semantic_search", "notes"]);
@@ -271,7 +334,7 @@ mod tests {
             Tokenizer::ClaudeEstimate,
         ] {
             let sections = [section("memory", &long, Some(50), None)];
-            let out = assemble_context(&sections, tokenizer, 1000).expect("assembles");
+            let out = assemble_within(&sections, tokenizer, 1000).expect("assembles");
             let report = &out.sections[0];
             assert!(report.truncated);
             assert!(
@@ -294,7 +357,7 @@ mod tests {
             section("b", &words, None, Some(1)),
             section("c", "tail", None, Some(2)),
         ];
-        let out = assemble_context(&sections, Tokenizer::Cl100kBase, 150).expect("assembles");
+        let out = assemble_within(&sections, Tokenizer::Cl100kBase, 150).expect("assembles");
         assert!(!out.sections[0].truncated);
         assert_eq!(out.sections[0].tokens, 100);
         assert!(out.sections[1].truncated);
@@ -309,7 +372,7 @@ mod tests {
     #[test]
     fn a_budget_too_small_for_the_mark_drops_the_section() {
         let sections = [section("x", &"long text ".repeat(50), Some(2), None)];
-        let out = assemble_context(&sections, Tokenizer::Cl100kBase, 100).expect("assembles");
+        let out = assemble_within(&sections, Tokenizer::Cl100kBase, 100).expect("assembles");
         assert_eq!(out.text, "");
         assert_eq!(out.sections[0].tokens, 0);
         assert!(out.sections[0].truncated);
@@ -318,13 +381,42 @@ mod tests {
     #[test]
     fn invalid_requests_are_typed_errors() {
         assert_eq!(
-            assemble_context(&[], Tokenizer::Cl100kBase, 0),
+            assemble_within(&[], Tokenizer::Cl100kBase, 0),
             Err(AssembleError::ZeroBudget)
         );
         assert_eq!(
-            assemble_context(&[section(" ", "x", None, None)], Tokenizer::Cl100kBase, 10),
+            assemble_within(&[section(" ", "x", None, None)], Tokenizer::Cl100kBase, 10),
             Err(AssembleError::EmptyName { index: 0 })
         );
+    }
+
+    #[test]
+    fn the_whole_tool_prices_the_assembly_and_takes_the_budget_from_the_window() {
+        let counter = TokenCounter::default();
+        let sections = [section("system", "You are terse.", None, None)];
+        let out = assemble_context(&counter, &sections, Some("gpt-4o"), None).expect("assembles");
+        assert_eq!(out.budget, 115_200, "90 % of 128000");
+        assert_eq!(
+            (out.model.as_str(), out.encoding, out.exact),
+            ("gpt-4o", "o200k_base", true)
+        );
+        assert_eq!(out.total_tokens, 4);
+        assert_eq!(out.utilization, ratio(4, 115_200));
+        assert_eq!(out.estimated_input_cost_usd, Some(usd(4, 2.5)));
+        assert_eq!(out.truncated_sections, 0);
+        assert_eq!(
+            assemble_context(&counter, &sections, None, None),
+            Err(AssembleError::NoBudget)
+        );
+        assert_eq!(
+            assemble_context(&counter, &sections, Some("o200k_base"), None),
+            Err(AssembleError::NoContextWindow {
+                name: "o200k_base".into()
+            })
+        );
+        let bare = assemble_context(&counter, &sections, Some("o200k_base"), Some(10))
+            .expect("budget given");
+        assert_eq!(bare.estimated_input_cost_usd, None);
     }
 
     #[test]

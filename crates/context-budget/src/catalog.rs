@@ -13,7 +13,7 @@ use crate::Tokenizer;
 /// One model as the catalog describes it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ModelSpec {
+pub struct ModelEntry {
     /// Canonical id, e.g. `gpt-4o` or `claude-sonnet-4-5`.
     pub name: String,
     /// Group used for filtering, e.g. `gpt-4o`, `o-series`, `claude-4.5`.
@@ -29,7 +29,7 @@ pub struct ModelSpec {
     pub aliases: Vec<String>,
 }
 
-/// One row of a catalog listing: the spec plus what a caller needs to know about
+/// One row of a catalog listing: the catalog entry plus what a caller needs to know about
 /// its counts.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ModelInfo {
@@ -65,7 +65,7 @@ pub struct ModelListing {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum ResolvedModel<'a> {
     /// A catalog entry (by exact name, alias, or dated/suffixed id).
-    Model(&'a ModelSpec),
+    Model(&'a ModelEntry),
     /// A bare encoding name such as `cl100k_base`: exact counts, no window or prices.
     Encoding(Tokenizer),
 }
@@ -73,7 +73,7 @@ pub enum ResolvedModel<'a> {
 impl ResolvedModel<'_> {
     pub fn tokenizer(&self) -> Tokenizer {
         match self {
-            ResolvedModel::Model(spec) => spec.tokenizer,
+            ResolvedModel::Model(entry) => entry.tokenizer,
             ResolvedModel::Encoding(tokenizer) => *tokenizer,
         }
     }
@@ -81,14 +81,15 @@ impl ResolvedModel<'_> {
     /// The name actually used: the catalog's canonical name or the encoding name.
     pub fn name(&self) -> &str {
         match self {
-            ResolvedModel::Model(spec) => &spec.name,
+            ResolvedModel::Model(entry) => &entry.name,
             ResolvedModel::Encoding(tokenizer) => tokenizer.name(),
         }
     }
 
-    pub fn spec(&self) -> Option<&ModelSpec> {
+    /// The catalog entry (window, prices); `None` for a bare encoding name.
+    pub fn entry(&self) -> Option<&ModelEntry> {
         match self {
-            ResolvedModel::Model(spec) => Some(spec),
+            ResolvedModel::Model(entry) => Some(entry),
             ResolvedModel::Encoding(_) => None,
         }
     }
@@ -124,7 +125,7 @@ pub struct Catalog {
     pub as_of: String,
     /// Where the figures come from.
     pub source: String,
-    pub models: Vec<ModelSpec>,
+    pub models: Vec<ModelEntry>,
 }
 
 static BUILTIN: LazyLock<Catalog> = LazyLock::new(|| {
@@ -184,7 +185,7 @@ impl Catalog {
         struct ModelsFile {
             as_of: Option<String>,
             source: Option<String>,
-            models: Vec<ModelSpec>,
+            models: Vec<ModelEntry>,
         }
         let malformed = |field: String, error: serde_json::Error| {
             // serde_json's message ends with " at line L column C"; we report those apart.
@@ -310,7 +311,7 @@ impl Catalog {
     pub fn filter<'a>(
         &'a self,
         filter: Option<&'a str>,
-    ) -> impl Iterator<Item = &'a ModelSpec> + 'a {
+    ) -> impl Iterator<Item = &'a ModelEntry> + 'a {
         let filter = filter.map(str::to_ascii_lowercase);
         self.models.iter().filter(move |m| match &filter {
             None => true,
@@ -405,7 +406,7 @@ mod tests {
         let catalog = Catalog::builtin();
         let cl100k = catalog.resolve("cl100k_base").expect("encoding resolves");
         assert_eq!(cl100k.tokenizer(), Tokenizer::Cl100kBase);
-        assert!(cl100k.spec().is_none());
+        assert!(cl100k.entry().is_none());
         assert_eq!(
             catalog.resolve("o200k_base").map(|r| r.tokenizer()),
             Some(Tokenizer::O200kBase)
@@ -492,7 +493,7 @@ mod tests {
         assert_eq!(merged.models.len(), builtin.models.len() + 1);
         let gpt4o = merged
             .resolve("gpt-4o-2024-08-06")
-            .and_then(|r| r.spec().cloned());
+            .and_then(|r| r.entry().cloned());
         assert_eq!(gpt4o.map(|s| s.input_usd_per_mtok), Some(1.25));
         assert_eq!(
             merged

@@ -4,11 +4,9 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::{Catalog, DEFAULT_MODEL, ResolvedModel, Tokenizer, closest_names};
-
-/// Default largest text accepted in one call: 8 MiB, about 2M tokens — well past any
-/// context window, and under a second to count.
-pub const DEFAULT_MAX_INPUT_BYTES: usize = 8 * 1024 * 1024;
+use crate::exact::{ExactCounter, exact_for};
+use crate::limits::{DEFAULT_MAX_INPUT_BYTES, check_input_bytes};
+use crate::{Catalog, DEFAULT_MODEL, ModelEntry, ResolvedModel, closest_names};
 
 /// The answer to "how many tokens is this text for model X?".
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
@@ -93,30 +91,76 @@ impl TokenCounter {
         })
     }
 
-    /// Count `text` for `model` (default [`DEFAULT_MODEL`]).
+    /// `bytes` of input against this counter's limit (see [`crate::limits`]).
+    pub fn check_input(&self, bytes: usize) -> Result<(), CountError> {
+        check_input_bytes(bytes, self.max_input_bytes)
+    }
+
+    /// Count `text` for `model` (default [`DEFAULT_MODEL`]) with the local tokenizer.
     pub fn count(&self, text: &str, model: Option<&str>) -> Result<TokenCount, CountError> {
+        self.count_with(text, model, None)
+    }
+
+    /// Count `text` for `model`; when `exact` counts that model, the provider's
+    /// count of the text as one user message, else (or when it fails, with a
+    /// `warning`) the local count. May block on `exact`.
+    pub fn count_with(
+        &self,
+        text: &str,
+        model: Option<&str>,
+        exact: Option<&dyn ExactCounter>,
+    ) -> Result<TokenCount, CountError> {
         let resolved = self.resolve(model)?;
         // Checked before any work: a 1 GB paste must fail fast, not stall the server.
-        if text.len() > self.max_input_bytes {
-            return Err(CountError::InputTooLarge {
-                bytes: text.len(),
-                limit: self.max_input_bytes,
-            });
+        self.check_input(text.len())?;
+        let requested = model.unwrap_or(DEFAULT_MODEL);
+        let mut warning = None;
+        if let Some((exact, id)) = exact_for(exact, requested, &resolved)
+            && let Some(entry) = resolved.entry()
+            && !text.is_empty()
+        {
+            match exact.count_text(&id, text) {
+                Ok(tokens) => return Ok(TokenCount::exact(entry, tokens as usize, exact)),
+                Err(failure) => warning = Some(failure.warning),
+            }
         }
-        let tokenizer: Tokenizer = resolved.tokenizer();
-        let token_count = tokenizer.count(text);
-        let spec = resolved.spec();
-        Ok(TokenCount {
+        let mut count = TokenCount::local(&resolved, resolved.tokenizer().count(text));
+        count.warning = warning;
+        Ok(count)
+    }
+}
+
+impl TokenCount {
+    /// `token_count` tokens of `model`'s local tokenizer.
+    pub fn local(model: &ResolvedModel<'_>, token_count: usize) -> TokenCount {
+        let tokenizer = model.tokenizer();
+        let entry = model.entry();
+        TokenCount {
             token_count,
-            model: resolved.name().to_string(),
+            model: model.name().to_string(),
             encoding: tokenizer.name(),
             exact: tokenizer.is_exact(),
             method: tokenizer.method(),
-            context_window: spec.map(|s| s.context_window),
-            max_output_tokens: spec.map(|s| s.max_output_tokens),
-            estimated_input_cost_usd: spec.map(|s| usd(token_count, s.input_usd_per_mtok)),
+            context_window: entry.map(|e| e.context_window),
+            max_output_tokens: entry.map(|e| e.max_output_tokens),
+            estimated_input_cost_usd: entry.map(|e| usd(token_count, e.input_usd_per_mtok)),
             warning: None,
-        })
+        }
+    }
+
+    /// `token_count` tokens as `counter` (a provider API) counted them for `entry`.
+    pub fn exact(entry: &ModelEntry, token_count: usize, counter: &dyn ExactCounter) -> TokenCount {
+        TokenCount {
+            token_count,
+            model: entry.name.clone(),
+            encoding: counter.encoding(),
+            exact: true,
+            method: counter.method(),
+            context_window: Some(entry.context_window),
+            max_output_tokens: Some(entry.max_output_tokens),
+            estimated_input_cost_usd: Some(usd(token_count, entry.input_usd_per_mtok)),
+            warning: None,
+        }
     }
 }
 
@@ -182,6 +226,69 @@ mod tests {
         assert_eq!(did_you_mean.first().map(String::as_str), Some("gpt-4o"));
         assert!(available.iter().any(|n| n == "claude-sonnet-4-5"));
         assert!(available.iter().any(|n| n == "cl100k_base"));
+    }
+
+    /// Counts every text as 7 tokens, for Claude models only.
+    struct Seven;
+
+    impl ExactCounter for Seven {
+        fn provider_model(&self, requested: &str, entry: &ModelEntry) -> Option<String> {
+            (entry.tokenizer == crate::Tokenizer::ClaudeEstimate)
+                .then(|| format!("api:{requested}"))
+        }
+        fn count_messages(
+            &self,
+            _: &str,
+            _: &[crate::Message],
+        ) -> Result<u64, crate::ExactCountFailure> {
+            unreachable!("count-tokens counts text")
+        }
+        fn count_text(&self, model: &str, _: &str) -> Result<u64, crate::ExactCountFailure> {
+            assert_eq!(
+                model, "api:claude-sonnet-4-5-20250929",
+                "the caller's dated id"
+            );
+            Ok(7)
+        }
+        fn encoding(&self) -> &'static str {
+            "provider_count"
+        }
+        fn method(&self) -> &'static str {
+            "exact: provider"
+        }
+    }
+
+    #[test]
+    fn an_exact_counter_replaces_the_estimate_for_the_models_it_counts() {
+        let counter = TokenCounter::default();
+        let count = counter
+            .count_with(
+                "hello there",
+                Some("claude-sonnet-4-5-20250929"),
+                Some(&Seven),
+            )
+            .expect("counts");
+        assert_eq!(
+            (count.token_count, count.exact, count.encoding, count.method),
+            (7, true, "provider_count", "exact: provider")
+        );
+        assert_eq!(count.model, "claude-sonnet-4-5");
+        assert_eq!(count.estimated_input_cost_usd, Some(usd(7, 3.0)));
+        assert_eq!(count.context_window, Some(200_000));
+        // Models it does not count, and empty texts, keep the local count.
+        let local = counter
+            .count_with("hello there", Some("gpt-4o"), Some(&Seven))
+            .expect("counts");
+        assert_eq!(
+            local,
+            counter
+                .count("hello there", Some("gpt-4o"))
+                .expect("counts")
+        );
+        let empty = counter
+            .count_with("", Some("claude-sonnet-4-5-20250929"), Some(&Seven))
+            .expect("counts");
+        assert_eq!((empty.token_count, empty.exact), (0, false));
     }
 
     #[test]

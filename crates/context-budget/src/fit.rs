@@ -6,12 +6,19 @@
 //! original order and never breaks an assistant tool call from its results: APIs
 //! reject a `tool` message whose call is missing (the orphan-tool-result bug of
 //! common trimmers).
+//!
+//! [`fit_messages`] is the whole tool: when an [`ExactCounter`] counts the model
+//! (Claude with Anthropic's API), the locally chosen set is confirmed by the provider
+//! and chosen again, smaller, while its exact total is over ([`crate::exact::refine`]).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::Tokenizer;
-use crate::messages::{ChatOverhead, Message, Role, message_tokens};
+use crate::counter::{CountError, TokenCounter, usd};
+use crate::exact::{ExactCounter, MAX_EXACT_ROUNDS, Refined, exact_for, refine};
+use crate::limits::messages_bytes;
+use crate::messages::{ChatOverhead, Message, Role, message_tokens, overhead_method};
+use crate::{DEFAULT_MODEL, ModelEntry, Tokenizer};
 
 /// Default share of the window left unused, for counting error and provider drift.
 pub const DEFAULT_MARGIN: f64 = 0.10;
@@ -64,6 +71,13 @@ pub enum FitError {
     },
     #[error("the system message alone is {system_tokens} tokens, over the budget of {budget}")]
     ContextOverflow { system_tokens: u64, budget: u64 },
+    #[error("`{name}` is an encoding, not a model: it has no context window")]
+    NoContextWindow { name: String },
+    #[error("no selection confirmed within {budget} tokens after {rounds} exact counts")]
+    NotConfirmed { budget: u64, rounds: usize },
+    /// The model is unknown or the input over the limit.
+    #[error(transparent)]
+    Count(#[from] CountError),
 }
 
 /// Input tokens allowed: `floor(window × (1 − margin)) − reserve_output_tokens`.
@@ -220,17 +234,121 @@ pub fn count_messages(messages: &[Message], tokenizer: Tokenizer) -> Vec<u64> {
         .collect()
 }
 
-/// Count and select in one call: the whole local `fit-messages`.
+/// The whole `fit-messages`: check the input size, resolve `model` (default
+/// [`DEFAULT_MODEL`]), count every message once, select within the budget — and when
+/// `exact` counts that model, confirm the selection with the provider and select
+/// again while its total is over (see [`refine`]). May block on `exact`.
 pub fn fit_messages(
+    counter: &TokenCounter,
     messages: &[Message],
-    tokenizer: Tokenizer,
-    context_window: u64,
+    model: Option<&str>,
     options: &FitOptions,
-) -> Result<(Selection, u64), FitError> {
-    let budget = input_budget(context_window, options)?;
+    exact: Option<&dyn ExactCounter>,
+) -> Result<FittedMessages, FitError> {
+    counter.check_input(messages_bytes(messages))?;
+    let resolved = counter.resolve(model)?;
+    let Some(entry) = resolved.entry() else {
+        return Err(FitError::NoContextWindow {
+            name: resolved.name().to_string(),
+        });
+    };
+    let budget = input_budget(entry.context_window, options)?;
+    let tokenizer = entry.tokenizer;
     let counts = count_messages(messages, tokenizer);
     let priming = ChatOverhead::for_tokenizer(tokenizer).reply_priming;
-    select(messages, &counts, priming, budget, options).map(|s| (s, budget))
+    let select_within =
+        |local_budget: u64| select(messages, &counts, priming, local_budget, options);
+    let fitted = Fitted {
+        entry,
+        budget,
+        messages,
+    };
+
+    let requested = model.unwrap_or(DEFAULT_MODEL);
+    let Some((exact, id)) = exact_for(exact, requested, &resolved) else {
+        let selection = select_within(budget)?;
+        return Ok(fitted.local(selection, None));
+    };
+    let refined = refine(
+        budget,
+        select_within,
+        |selection| selection.total_tokens,
+        |selection| exact.count_messages(&id, &kept(messages, &selection.kept_indices)),
+    )?;
+    match refined {
+        Refined::Exact { value, total } => Ok(fitted.exact(value, total, exact)),
+        Refined::Estimated { value, warning } => Ok(fitted.local(value, Some(warning))),
+        Refined::NotConfirmed => Err(FitError::NotConfirmed {
+            budget,
+            rounds: MAX_EXACT_ROUNDS,
+        }),
+    }
+}
+
+fn kept(messages: &[Message], indices: &[usize]) -> Vec<Message> {
+    indices.iter().map(|&i| messages[i].clone()).collect()
+}
+
+/// What every [`FittedMessages`] of one call shares.
+struct Fitted<'a> {
+    entry: &'a ModelEntry,
+    budget: u64,
+    messages: &'a [Message],
+}
+
+impl Fitted<'_> {
+    /// A selection counted by the local tokenizer and chat rule.
+    fn local(&self, selection: Selection, warning: Option<String>) -> FittedMessages {
+        let tokenizer = self.entry.tokenizer;
+        self.output(
+            selection.kept_indices,
+            selection.total_tokens,
+            (
+                tokenizer.name(),
+                tokenizer.is_exact(),
+                overhead_method(tokenizer),
+            ),
+            warning,
+        )
+    }
+
+    /// A selection whose total the provider counted.
+    fn exact(
+        &self,
+        selection: Selection,
+        total: u64,
+        counter: &dyn ExactCounter,
+    ) -> FittedMessages {
+        self.output(
+            selection.kept_indices,
+            total,
+            (counter.encoding(), true, counter.method()),
+            None,
+        )
+    }
+
+    fn output(
+        &self,
+        kept_indices: Vec<usize>,
+        total_tokens: u64,
+        (encoding, exact, method): (&'static str, bool, &'static str),
+        warning: Option<String>,
+    ) -> FittedMessages {
+        FittedMessages {
+            messages: kept(self.messages, &kept_indices),
+            dropped_count: self.messages.len() - kept_indices.len(),
+            kept_indices,
+            total_tokens,
+            budget: self.budget,
+            context_window: self.entry.context_window,
+            model: self.entry.name.clone(),
+            encoding,
+            exact,
+            method: method.to_string(),
+            estimated_input_cost_usd: usd(total_tokens as usize, self.entry.input_usd_per_mtok),
+            warning,
+        }
+    }
 }
 
 /// The output of `fit-messages`.
@@ -294,6 +412,20 @@ mod tests {
             tool_call_id: Some(id.to_string()),
             ..text(Role::Tool, "ok")
         }
+    }
+
+    /// A counter whose catalog has one model, `small`, with a `window`-token window.
+    fn window_of(window: u64, tokenizer: Tokenizer) -> TokenCounter {
+        let json = format!(
+            r#"{{"as_of": "2026-01-01", "models": [{{"name": "small", "family": "test",
+            "tokenizer": "{}", "context_window": {window}, "max_output_tokens": 100,
+            "input_usd_per_mtok": 1.0, "output_usd_per_mtok": 1.0}}]}}"#,
+            tokenizer.name()
+        );
+        let catalog = crate::Catalog::builtin()
+            .with_overrides(&json, "test")
+            .expect("valid catalog");
+        TokenCounter::new(std::sync::Arc::new(catalog), crate::DEFAULT_MAX_INPUT_BYTES)
     }
 
     /// Select with a fixed count per message, to reason about budgets by hand.
@@ -467,26 +599,174 @@ mod tests {
             ..FitOptions::default()
         };
         for tokenizer in [Tokenizer::Cl100kBase, Tokenizer::ClaudeEstimate] {
-            let (selection, budget) =
-                fit_messages(&messages, tokenizer, 2000, &options).expect("fits");
+            let fitted = fit_messages(
+                &window_of(2000, tokenizer),
+                &messages,
+                Some("small"),
+                &options,
+                None,
+            )
+            .expect("fits");
+            let budget = fitted.budget;
             assert_eq!(budget, 1700);
-            let kept: Vec<Message> = selection
-                .kept_indices
-                .iter()
-                .map(|&i| messages[i].clone())
-                .collect();
             assert_eq!(
-                selection.total_tokens,
-                crate::messages::conversation_tokens(&kept, tokenizer),
+                fitted.total_tokens,
+                crate::messages::conversation_tokens(&fitted.messages, tokenizer),
                 "{tokenizer:?}"
             );
-            assert!(selection.total_tokens <= budget);
-            assert_eq!(selection.kept_indices.last(), Some(&199));
+            assert!(fitted.total_tokens <= budget);
+            assert_eq!(fitted.kept_indices.last(), Some(&199));
+            assert_eq!(fitted.dropped_count, 200 - fitted.kept_indices.len());
+            assert_eq!(fitted.exact, tokenizer.is_exact());
             // Greedy: the next older message would not have fitted.
-            let first = selection.kept_indices[0];
+            let first = fitted.kept_indices[0];
             let next = message_tokens(&messages[first - 1], tokenizer);
-            assert!(selection.total_tokens + next > budget, "{tokenizer:?}");
+            assert!(fitted.total_tokens + next > budget, "{tokenizer:?}");
         }
+    }
+
+    /// A provider charging `charge(number of messages)`, or failing on `None`.
+    struct Provider {
+        charge: fn(u64) -> Option<u64>,
+        asked: std::sync::Mutex<Vec<usize>>,
+    }
+
+    impl ExactCounter for Provider {
+        fn provider_model(&self, requested: &str, entry: &ModelEntry) -> Option<String> {
+            (entry.tokenizer == Tokenizer::ClaudeEstimate).then(|| requested.to_string())
+        }
+        fn count_messages(
+            &self,
+            _model: &str,
+            messages: &[Message],
+        ) -> Result<u64, crate::ExactCountFailure> {
+            self.asked.lock().expect("lock").push(messages.len());
+            (self.charge)(messages.len() as u64)
+                .ok_or_else(|| crate::ExactCountFailure::new("provider offline"))
+        }
+        fn count_text(&self, _model: &str, _text: &str) -> Result<u64, crate::ExactCountFailure> {
+            unreachable!("fit counts messages")
+        }
+        fn encoding(&self) -> &'static str {
+            "provider_count"
+        }
+        fn method(&self) -> &'static str {
+            "exact: provider"
+        }
+    }
+
+    fn provider(charge: fn(u64) -> Option<u64>) -> Provider {
+        Provider {
+            charge,
+            asked: Default::default(),
+        }
+    }
+
+    #[test]
+    fn an_exact_counter_over_budget_makes_the_selection_shrink_until_it_fits() {
+        let messages: Vec<Message> = (0..12)
+            .map(|i| text(Role::User, &format!("turn {i}")))
+            .collect();
+        // 200000 × 0.9 − 176000 = 4000; the provider charges 1000 per message.
+        let options = FitOptions {
+            reserve_output_tokens: 176_000,
+            ..FitOptions::default()
+        };
+        let exact = provider(|n| Some(1000 * n));
+        let counter = TokenCounter::default();
+        let fitted = fit_messages(
+            &counter,
+            &messages,
+            Some("claude-sonnet-4-5"),
+            &options,
+            Some(&exact),
+        )
+        .expect("fits");
+        assert_eq!(fitted.budget, 4000);
+        assert!(fitted.exact);
+        assert_eq!(fitted.encoding, "provider_count");
+        assert_eq!(fitted.method, "exact: provider");
+        assert_eq!(fitted.total_tokens, 1000 * fitted.kept_indices.len() as u64);
+        assert!(fitted.total_tokens <= 4000 && !fitted.kept_indices.is_empty());
+        assert_eq!(fitted.kept_indices.last(), Some(&11));
+        let asked = exact.asked.lock().expect("lock").clone();
+        assert_eq!(
+            asked.first(),
+            Some(&12),
+            "the local selection is asked first"
+        );
+        assert!(
+            asked.len() >= 2 && asked.len() <= MAX_EXACT_ROUNDS,
+            "{asked:?}"
+        );
+
+        // Local models never ask; a failing provider leaves the estimate and says why.
+        let openai = fit_messages(
+            &counter,
+            &messages,
+            Some("gpt-4o"),
+            &FitOptions::default(),
+            Some(&exact),
+        )
+        .expect("fits");
+        assert!(openai.exact && openai.warning.is_none());
+        assert_eq!(exact.asked.lock().expect("lock").len(), asked.len());
+        let offline = provider(|_| None);
+        let estimated = fit_messages(
+            &counter,
+            &messages,
+            Some("claude"),
+            &FitOptions::default(),
+            Some(&offline),
+        )
+        .expect("fits");
+        assert!(!estimated.exact);
+        assert_eq!(estimated.encoding, "claude_estimate");
+        assert_eq!(estimated.warning.as_deref(), Some("provider offline"));
+        assert_eq!(estimated.kept_indices.len(), 12);
+    }
+
+    #[test]
+    fn a_provider_that_never_confirms_and_an_encoding_are_typed_errors() {
+        let messages: Vec<Message> = (0..50)
+            .map(|i| text(Role::User, &format!("turn {i}")))
+            .collect();
+        let options = FitOptions {
+            reserve_output_tokens: 179_000,
+            ..FitOptions::default()
+        };
+        // Always one token over, however few messages are sent.
+        let greedy = provider(|_| Some(1001));
+        assert_eq!(
+            fit_messages(
+                &TokenCounter::default(),
+                &messages,
+                Some("claude"),
+                &options,
+                Some(&greedy)
+            ),
+            Err(FitError::NotConfirmed {
+                budget: 1000,
+                rounds: MAX_EXACT_ROUNDS
+            })
+        );
+        assert_eq!(
+            fit_messages(
+                &TokenCounter::default(),
+                &messages,
+                Some("cl100k_base"),
+                &options,
+                None
+            ),
+            Err(FitError::NoContextWindow {
+                name: "cl100k_base".into()
+            })
+        );
+        let tiny = TokenCounter::new(std::sync::Arc::new(crate::Catalog::builtin().clone()), 1);
+        assert!(matches!(
+            fit_messages(&tiny, &messages, None, &options, None),
+            Err(FitError::Count(CountError::InputTooLarge { limit: 1, .. }))
+        ));
     }
 
     #[test]

@@ -6,34 +6,41 @@
 //! measured by part ([`spec::SpecStore`]).
 //!
 //! Pure, synchronous library: no MCP, no async. The only I/O is reading files
-//! under a specs root the caller names. Errors are typed ([`CountError`], [`CatalogError`]) so adapters can map them
-//! onto their own error codes.
+//! under a specs root the caller names; counts a provider's API makes (exact Claude
+//! counts) come in through a trait a server implements ([`ExactCounter`]). Errors are
+//! typed ([`CountError`], [`FitError`], [`AssembleError`], [`CatalogError`], ...) so
+//! adapters can map them onto their own error codes.
 
 mod assemble;
 mod catalog;
 mod counter;
+pub mod exact;
 mod fit;
+pub mod limits;
 mod messages;
 mod parallel;
 pub mod spec;
 mod suggest;
 mod tokenizer;
+pub mod wire;
 
 pub use assemble::{
-    AssembleError, AssembledContext, Assembly, DEFAULT_PRIORITY, DEFAULT_SECTIONS,
-    SECTION_SEPARATOR, Section, SectionReport, TRUNCATION_MARK, assemble_context, ratio,
+    AssembleError, AssembledContext, DEFAULT_PRIORITY, DEFAULT_SECTIONS, SECTION_SEPARATOR,
+    Section, SectionReport, TRUNCATION_MARK, assemble_context, ratio,
 };
+pub use exact::{ExactCountFailure, ExactCounter};
 pub use fit::{
     DEFAULT_MARGIN, FitError, FitOptions, FittedMessages, Selection, Strategy, count_messages,
     fit_messages, input_budget, select,
 };
+pub use limits::DEFAULT_MAX_INPUT_BYTES;
 pub use messages::{
     ChatOverhead, ContentBlock, FunctionCall, Message, MessageContent, Role, ToolCall,
     conversation_tokens, message_tokens, overhead_method,
 };
 
-pub use catalog::{Catalog, CatalogError, ModelInfo, ModelListing, ModelSpec, ResolvedModel};
-pub use counter::{CountError, DEFAULT_MAX_INPUT_BYTES, TokenCount, TokenCounter, usd};
+pub use catalog::{Catalog, CatalogError, ModelEntry, ModelInfo, ModelListing, ResolvedModel};
+pub use counter::{CountError, TokenCount, TokenCounter, usd};
 pub use parallel::PARALLEL_MIN_BYTES;
 pub use suggest::closest_names;
 pub use tokenizer::{ClaudeEstimate, Tokenizer};

@@ -6,12 +6,16 @@
 //! keyed by model + SHA-256 of the body) and every failure — timeout, 429, 5xx,
 //! network — becomes a [`CountFailure`] that callers turn into the local estimate
 //! plus a warning, never into a failed tool call.
+//!
+//! The engine asks for exact counts through its synchronous [`ExactCounter`]; this
+//! client implements it by blocking the calling thread on the request, which the
+//! service only ever does on tokio's blocking pool.
 
 use std::num::NonZeroUsize;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use context_budget::{Message, Role};
+use context_budget::{ExactCountFailure, ExactCounter, Message, ModelEntry, Role, Tokenizer};
 use lru::LruCache;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
@@ -176,6 +180,52 @@ impl AnthropicCounter {
         self.cache
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+impl From<CountFailure> for ExactCountFailure {
+    fn from(failure: CountFailure) -> Self {
+        ExactCountFailure::new(failure.warning())
+    }
+}
+
+/// Claude models, counted by the API. Each call blocks its thread until the answer
+/// (bounded by the client's timeout): call it on the blocking pool of the runtime
+/// the client runs on, never on an async worker (`Handle::block_on` panics there).
+impl ExactCounter for AnthropicCounter {
+    fn provider_model(&self, requested: &str, entry: &ModelEntry) -> Option<String> {
+        (entry.tokenizer == Tokenizer::ClaudeEstimate).then(|| api_model_id(requested, &entry.name))
+    }
+
+    fn count_messages(&self, model: &str, messages: &[Message]) -> Result<u64, ExactCountFailure> {
+        self.count_blocking(&messages_request(model, messages))
+    }
+
+    fn count_text(&self, model: &str, text: &str) -> Result<u64, ExactCountFailure> {
+        self.count_blocking(&text_request(model, text))
+    }
+
+    fn encoding(&self) -> &'static str {
+        EXACT_ENCODING
+    }
+
+    fn method(&self) -> &'static str {
+        EXACT_METHOD
+    }
+}
+
+impl AnthropicCounter {
+    /// [`AnthropicCounter::count`] from a thread that may block.
+    fn count_blocking(&self, body: &Value) -> Result<u64, ExactCountFailure> {
+        let runtime = tokio::runtime::Handle::try_current().map_err(|e| {
+            ExactCountFailure::new(format!(
+                "exact Claude count unavailable: no async runtime to send the request on ({e}); \
+                 using the local estimate"
+            ))
+        })?;
+        runtime
+            .block_on(self.count(body))
+            .map_err(ExactCountFailure::from)
     }
 }
 

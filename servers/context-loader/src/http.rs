@@ -7,7 +7,7 @@ use mcp_common::metrics;
 use mcp_common::transport::{EnvPrefix, Readiness, serve_http};
 
 use crate::registry::ContextLoader;
-use crate::tools::AppState;
+use crate::service::Service;
 
 /// `--bind` is also `CONTEXT_LOADER_BIND`, `--max-body-bytes` `CONTEXT_LOADER_MAX_BODY_BYTES`, ...
 pub struct Env;
@@ -18,7 +18,7 @@ impl EnvPrefix for Env {
 
 pub type HttpArgs = mcp_common::transport::HttpArgs<Env>;
 
-pub async fn run(state: AppState, args: HttpArgs) -> anyhow::Result<()> {
+pub async fn run(service: Service, args: HttpArgs) -> anyhow::Result<()> {
     // Ready once both vocabularies are loaded (the same OnceLocks the start-up
     // preload fills, so this only waits for it).
     let readiness = Readiness::default();
@@ -32,7 +32,7 @@ pub async fn run(state: AppState, args: HttpArgs) -> anyhow::Result<()> {
     // The registry's metered router counts into the process's metrics: wait for those.
     let in_flight = metrics::global().in_flight_calls();
     serve_http(
-        move || ContextLoader::new(state.clone()),
+        move || ContextLoader::new(service.clone()),
         options,
         in_flight,
     )

@@ -1,34 +1,32 @@
 //! The one tool registry. Both transports serve this handler and nothing else, so a
-//! tool added here is on stdio and HTTP at once.
+//! tool added here is on stdio and HTTP at once. Each entry is the tool's metadata
+//! and one line handing the arguments to its adapter in `tools/`.
 
 use context_budget::spec::{SpecBudget, SpecTokens};
 use context_budget::{AssembledContext, FittedMessages, ModelListing, TokenCount};
 use mcp_common::metrics::MeteredToolRouter;
-use mcp_common::{Structured, ToolError, input_schema, output_schema, parse_params, run_blocking};
+use mcp_common::{Structured, ToolError, input_schema, output_schema};
 use rmcp::RoleServer;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{Implementation, JsonObject, ServerCapabilities, ServerConfig};
 use rmcp::service::RequestContext;
 use rmcp::{ServerHandler, tool, tool_handler, tool_router};
 
-use crate::scan::RequestScan;
+use crate::service::Service;
 use crate::tools::{
-    AppState, assemble_context, count_tokens, fit_messages, list_models, spec_budget, spec_tokens,
+    assemble_context, count_tokens, fit_messages, list_models, spec_budget, spec_tokens,
 };
-
-/// Texts above this size are counted on the blocking pool rather than inline.
-const INLINE_COUNT_BYTES: usize = 64 * 1024;
 
 #[derive(Clone)]
 pub struct ContextLoader {
-    state: AppState,
+    service: Service,
     tool_router: MeteredToolRouter<Self>,
 }
 
 impl ContextLoader {
-    pub fn new(state: AppState) -> Self {
+    pub fn new(service: Service) -> Self {
         ContextLoader {
-            state,
+            service,
             tool_router: MeteredToolRouter::new(Self::tool_router()),
         }
     }
@@ -46,19 +44,9 @@ impl ContextLoader {
     async fn count_tokens(
         &self,
         Parameters(args): Parameters<JsonObject>,
+        context: RequestContext<RoleServer>,
     ) -> Result<Structured<TokenCount>, ToolError> {
-        let params: count_tokens::CountTokensParams = parse_params(count_tokens::NAME, Some(args))?;
-        let state = self.state.clone();
-        let (count, params) = if params.text.len() <= INLINE_COUNT_BYTES {
-            (count_tokens::run(&state, &params)?, params)
-        } else {
-            let worker_state = state.clone();
-            run_blocking(move || count_tokens::run(&worker_state, &params).map(|c| (c, params)))
-                .await?
-        };
-        Ok(Structured(
-            count_tokens::run_exact(&state, &params, count).await,
-        ))
+        count_tokens::call(&self.service, args, &context).await
     }
 
     #[tool(
@@ -72,8 +60,7 @@ impl ContextLoader {
         &self,
         Parameters(args): Parameters<JsonObject>,
     ) -> Result<Structured<ModelListing>, ToolError> {
-        let params: list_models::ListModelsParams = parse_params(list_models::NAME, Some(args))?;
-        list_models::run(&self.state, &params).map(Structured)
+        list_models::call(&self.service, args).await
     }
 
     #[tool(
@@ -88,12 +75,7 @@ impl ContextLoader {
         Parameters(args): Parameters<JsonObject>,
         context: RequestContext<RoleServer>,
     ) -> Result<Structured<SpecTokens>, ToolError> {
-        let params: spec_tokens::SpecTokensParams = parse_params(spec_tokens::NAME, Some(args))?;
-        let (state, scan) = (self.state.clone(), RequestScan::new(&context));
-        // File reads and tokenizing: on the blocking pool, never on async workers.
-        run_blocking(move || spec_tokens::run(&state, &params, &scan))
-            .await
-            .map(Structured)
+        spec_tokens::call(&self.service, args, &context).await
     }
 
     #[tool(
@@ -108,11 +90,7 @@ impl ContextLoader {
         Parameters(args): Parameters<JsonObject>,
         context: RequestContext<RoleServer>,
     ) -> Result<Structured<SpecBudget>, ToolError> {
-        let params: spec_budget::SpecBudgetParams = parse_params(spec_budget::NAME, Some(args))?;
-        let (state, scan) = (self.state.clone(), RequestScan::new(&context));
-        run_blocking(move || spec_budget::run(&state, &params, &scan))
-            .await
-            .map(Structured)
+        spec_budget::call(&self.service, args, &context).await
     }
 
     #[tool(
@@ -125,9 +103,9 @@ impl ContextLoader {
     async fn fit_messages(
         &self,
         Parameters(args): Parameters<JsonObject>,
+        context: RequestContext<RoleServer>,
     ) -> Result<Structured<FittedMessages>, ToolError> {
-        let params: fit_messages::FitMessagesParams = parse_params(fit_messages::NAME, Some(args))?;
-        fit_messages::run(&self.state, params).await.map(Structured)
+        fit_messages::call(&self.service, args, &context).await
     }
 
     #[tool(
@@ -141,12 +119,7 @@ impl ContextLoader {
         &self,
         Parameters(args): Parameters<JsonObject>,
     ) -> Result<Structured<AssembledContext>, ToolError> {
-        let params: assemble_context::AssembleContextParams =
-            parse_params(assemble_context::NAME, Some(args))?;
-        let state = self.state.clone();
-        run_blocking(move || assemble_context::run(&state, &params))
-            .await
-            .map(Structured)
+        assemble_context::call(&self.service, args).await
     }
 }
 

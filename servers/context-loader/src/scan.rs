@@ -48,6 +48,12 @@ pub struct TerminalScan {
     enabled: bool,
 }
 
+impl Default for TerminalScan {
+    fn default() -> Self {
+        TerminalScan::new()
+    }
+}
+
 impl TerminalScan {
     pub fn new() -> TerminalScan {
         TerminalScan {

@@ -1,9 +1,9 @@
 //! `context-loader stdio`: one client over stdin/stdout (desktop and CLI agents).
 
 use crate::registry::ContextLoader;
-use crate::tools::AppState;
+use crate::service::Service;
 
-pub async fn run(state: AppState) -> anyhow::Result<()> {
+pub async fn run(service: Service) -> anyhow::Result<()> {
     tracing::debug!("serving MCP over stdio");
-    mcp_common::transport::serve_stdio(ContextLoader::new(state)).await
+    mcp_common::transport::serve_stdio(ContextLoader::new(service)).await
 }

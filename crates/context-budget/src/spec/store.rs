@@ -163,7 +163,7 @@ impl SpecStore {
             notes.push(format!("{}: no README.md", spec.id));
         }
         let total: u64 = included.iter().map(|f| f.tokens).sum();
-        let model_spec = model.spec();
+        let model_spec = model.entry();
         Ok(SpecReport {
             spec: spec.id.clone(),
             title,

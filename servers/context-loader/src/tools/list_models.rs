@@ -1,11 +1,12 @@
 //! `list-models`: the catalog, with windows, prices and whether counts are exact.
 
 use context_budget::ModelListing;
-use mcp_common::ToolError;
+use mcp_common::{Structured, ToolError, parse_params};
+use rmcp::model::JsonObject;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::AppState;
+use crate::service::Service;
 
 pub const NAME: &str = "list-models";
 pub const DESCRIPTION: &str = "List the models this server knows: encoding, whether counts are exact, context \
@@ -18,6 +19,10 @@ pub struct ListModelsParams {
     pub filter: Option<String>,
 }
 
-pub fn run(state: &AppState, params: &ListModelsParams) -> Result<ModelListing, ToolError> {
-    Ok(state.counter.catalog().listing(params.filter.as_deref()))
+pub async fn call(
+    service: &Service,
+    args: JsonObject,
+) -> Result<Structured<ModelListing>, ToolError> {
+    let params: ListModelsParams = parse_params(NAME, Some(args))?;
+    service.list_models(params).await.map(Structured)
 }

@@ -1,5 +1,7 @@
-//! Tool adapters: parse parameters, call the engine, shape the result. Each tool's
-//! `run` is what both the MCP registry and the CLI call, so the two cannot drift.
+//! Tool adapters, one module per tool: its name, description and parameters type,
+//! and `call` = parse the arguments -> one [`crate::service::Service`] call -> the
+//! structured result. The registry lists them; the CLI builds the same parameters
+//! from flags and calls the same service, so the two cannot drift.
 
 pub mod assemble_context;
 pub mod count_tokens;
@@ -7,36 +9,3 @@ pub mod fit_messages;
 pub mod list_models;
 pub mod spec_budget;
 pub mod spec_tokens;
-
-use std::sync::Arc;
-
-use context_budget::TokenCounter;
-use context_budget::spec::SpecStore;
-
-use crate::anthropic::AnthropicCounter;
-
-/// What every tool may use; shared by all sessions of one process.
-#[derive(Debug, Clone)]
-pub struct AppState {
-    pub counter: Arc<TokenCounter>,
-    /// The specs root and its measurement cache (shared: a repeat call by any
-    /// session is answered from it).
-    pub specs: Arc<SpecStore>,
-    /// Set when exact Claude counting is enabled (`--exact-claude` and a key).
-    pub anthropic: Option<Arc<AnthropicCounter>>,
-}
-
-impl AppState {
-    pub fn new(counter: TokenCounter, specs: SpecStore) -> Self {
-        AppState {
-            counter: Arc::new(counter),
-            specs: Arc::new(specs),
-            anthropic: None,
-        }
-    }
-
-    pub fn with_anthropic(mut self, anthropic: AnthropicCounter) -> Self {
-        self.anthropic = Some(Arc::new(anthropic));
-        self
-    }
-}

@@ -1,13 +1,17 @@
 //! `spec-tokens`: what a spec costs before loading it, or a listing of every spec.
 
-use context_budget::spec::scan::ScanControl;
-use context_budget::spec::{SortOrder, SpecError, SpecQuery, SpecTokens};
-use mcp_common::{ErrorCode, ToolError};
+use std::sync::Arc;
+
+use context_budget::spec::{SortOrder, SpecQuery, SpecTokens};
+use mcp_common::{Structured, ToolError, parse_params};
+use rmcp::RoleServer;
+use rmcp::model::JsonObject;
+use rmcp::service::RequestContext;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::AppState;
-use super::count_tokens::count_error;
+use crate::scan::RequestScan;
+use crate::service::Service;
 
 pub const NAME: &str = "spec-tokens";
 pub const DESCRIPTION: &str = "Measure spec documents before loading them. With `specPath` (a number like `59`, a \
@@ -49,104 +53,31 @@ pub struct SpecTokensParams {
     pub limit: Option<usize>,
 }
 
-pub fn run(
-    state: &AppState,
-    params: &SpecTokensParams,
-    control: &dyn ScanControl,
-) -> Result<SpecTokens, ToolError> {
-    let model = state
-        .counter
-        .resolve(params.model.as_deref())
-        .map_err(count_error)?;
-    let query = SpecQuery {
-        spec_path: params.spec_path.clone(),
-        include_sub_specs: params.include_sub_specs,
-        detailed: params.detailed,
-        budget: params.budget,
-        sort: params.sort.unwrap_or_default(),
-        min_tokens: params.min_tokens,
-        max_tokens: params.max_tokens,
-        limit: match params.limit.unwrap_or(DEFAULT_LIMIT) {
-            0 => None,
-            n => Some(n),
-        },
-    };
-    state
-        .specs
-        .spec_tokens(&query, &model, control)
-        .map_err(spec_error)
+impl SpecTokensParams {
+    /// The engine's query, with the documented defaults filled in.
+    pub fn query(&self) -> SpecQuery {
+        SpecQuery {
+            spec_path: self.spec_path.clone(),
+            include_sub_specs: self.include_sub_specs,
+            detailed: self.detailed,
+            budget: self.budget,
+            sort: self.sort.unwrap_or_default(),
+            min_tokens: self.min_tokens,
+            max_tokens: self.max_tokens,
+            limit: match self.limit.unwrap_or(DEFAULT_LIMIT) {
+                0 => None,
+                n => Some(n),
+            },
+        }
+    }
 }
 
-/// Map the engine's spec errors onto structured tool errors.
-pub fn spec_error(error: SpecError) -> ToolError {
-    let message = error.to_string();
-    match error {
-        SpecError::RootNotFound { path, .. } => ToolError::new(
-            ErrorCode::SpecsDirNotFound,
-            message,
-            "Start the server with --specs-dir DIR (or CONTEXT_LOADER_SPECS_DIR) pointing at the folder \
-             that holds the NNN-name spec folders; a relative path is resolved from the server's \
-             working directory.",
-        )
-        .with_detail("specs_dir", path),
-        SpecError::InvalidQuery { .. } => ToolError::new(
-            ErrorCode::InvalidInput,
-            message,
-            "Pass a spec number (`59`), folder name, `059/DESIGN.md`, or omit specPath to list all specs.",
-        ),
-        SpecError::OutsideRoot { query } => ToolError::new(
-            ErrorCode::PathOutsideRoot,
-            message,
-            "Name a spec inside the specs root, e.g. `59` or `059/DESIGN.md`; `..`, absolute paths \
-             elsewhere and symlinks out of the root are refused.",
-        )
-        .with_detail("requested", query),
-        SpecError::NotFound { query, closest } => ToolError::new(
-            ErrorCode::SpecNotFound,
-            message,
-            match closest.first() {
-                Some(best) => format!(
-                    "Did you mean `{best}`? Numbers match exactly (`59` is spec 059, never 1593); call \
-                     spec-tokens without specPath to list every spec."
-                ),
-                None => "Call spec-tokens without specPath to list every spec.".into(),
-            },
-        )
-        .with_detail("requested", query)
-        .with_detail("available_options", closest),
-        SpecError::Ambiguous { query, candidates } => ToolError::new(
-            ErrorCode::AmbiguousSpec,
-            message,
-            "Use one of available_options (the full folder path) to pick one.",
-        )
-        .with_detail("requested", query)
-        .with_detail("available_options", candidates),
-        SpecError::FileNotFound {
-            spec, available, ..
-        } => ToolError::new(
-            ErrorCode::SpecFileNotFound,
-            message,
-            format!("Use one of available_options, e.g. `{spec}/README.md`."),
-        )
-        .with_detail("spec", spec.clone())
-        .with_detail(
-            "available_options",
-            available
-                .iter()
-                .map(|f| format!("{spec}/{f}"))
-                .collect::<Vec<_>>(),
-        ),
-        SpecError::FileUnreadable { path, .. } => ToolError::new(
-            ErrorCode::SpecUnreadable,
-            message,
-            "Fix or convert the file (specs are UTF-8 Markdown), or measure the spec's other files.",
-        )
-        .with_detail("path", path),
-        SpecError::Cancelled => ToolError::new(
-            ErrorCode::Cancelled,
-            message,
-            "Nothing to do: the request was cancelled. Repeat it to measure again; files measured \
-             before the cancellation are cached.",
-        ),
-    }
+pub async fn call(
+    service: &Service,
+    args: JsonObject,
+    context: &RequestContext<RoleServer>,
+) -> Result<Structured<SpecTokens>, ToolError> {
+    let params: SpecTokensParams = parse_params(NAME, Some(args))?;
+    let scan = Arc::new(RequestScan::new(context));
+    service.spec_tokens(params, scan).await.map(Structured)
 }

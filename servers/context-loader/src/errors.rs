@@ -1,0 +1,222 @@
+//! The one mapping from the engine's typed errors to tool errors: the code an agent
+//! branches on, a message with the numbers, and a suggestion that says what to send
+//! instead. A new engine error gets its code and suggestion here, once, for every
+//! tool and the CLI.
+
+use context_budget::limits::SpecCountError;
+use context_budget::spec::SpecError;
+use context_budget::{AssembleError, CountError, DEFAULT_MODEL, FitError};
+use mcp_common::{ErrorCode, ToolError};
+
+/// An engine error that has a tool-error form.
+pub trait IntoToolError {
+    fn into_tool_error(self) -> ToolError;
+}
+
+/// For `map_err`: `result.map_err(tool_error)?`.
+pub fn tool_error(error: impl IntoToolError) -> ToolError {
+    error.into_tool_error()
+}
+
+impl IntoToolError for CountError {
+    fn into_tool_error(self) -> ToolError {
+        match self {
+            CountError::UnsupportedModel {
+                requested,
+                did_you_mean,
+                available,
+            } => {
+                let suggestion = match did_you_mean.first() {
+                    Some(closest) => format!(
+                        "Did you mean `{closest}`? Omit `model` to use the default `{DEFAULT_MODEL}`, \
+                         or pick one of available_options (list-models shows windows and prices)."
+                    ),
+                    None => format!(
+                        "Omit `model` to use the default `{DEFAULT_MODEL}`, or pick one of available_options."
+                    ),
+                };
+                ToolError::new(
+                    ErrorCode::UnsupportedModel,
+                    format!("model `{requested}` is not supported"),
+                    suggestion,
+                )
+                .with_detail("requested_model", requested)
+                .with_detail("did_you_mean", did_you_mean)
+                .with_detail("available_options", available)
+            }
+            CountError::InputTooLarge { bytes, limit } => ToolError::new(
+                ErrorCode::InputTooLarge,
+                format!("text is {bytes} bytes; this server counts at most {limit} bytes per call"),
+                "Split the text and count the parts separately (counts add up across \
+                 paragraph boundaries to within a token or two), or raise --max-input-bytes.",
+            )
+            .with_detail("input_bytes", bytes)
+            .with_detail("limit_bytes", limit),
+        }
+    }
+}
+
+impl IntoToolError for FitError {
+    fn into_tool_error(self) -> ToolError {
+        let message = self.to_string();
+        match self {
+            FitError::InvalidMargin(margin) => ToolError::new(
+                ErrorCode::InvalidInput,
+                message,
+                "Send margin as a fraction in [0, 1), e.g. 0.1 to leave 10 % of the window unused.",
+            )
+            .with_detail("margin", margin),
+            FitError::ReserveTooLarge {
+                reserve,
+                usable,
+                context_window,
+            } => ToolError::new(
+                ErrorCode::InvalidInput,
+                message,
+                "Lower reserve_output_tokens or the margin, or pick a model with a larger window.",
+            )
+            .with_detail("reserve_output_tokens", reserve)
+            .with_detail("usable_tokens", usable)
+            .with_detail("context_window", context_window),
+            FitError::ContextOverflow {
+                system_tokens,
+                budget,
+            } => ToolError::new(
+                ErrorCode::ContextOverflow,
+                message,
+                "Shorten the system message, lower the margin or reserve_output_tokens, pick a model \
+                 with a larger window, or pass keep_system: false to let it be dropped.",
+            )
+            .with_detail("system_tokens", system_tokens)
+            .with_detail("budget", budget),
+            FitError::NoContextWindow { .. } => ToolError::new(
+                ErrorCode::InvalidInput,
+                message,
+                "Name a model (e.g. `gpt-4o` or `claude-sonnet-4-5`); list-models shows their windows.",
+            ),
+            FitError::NotConfirmed { budget, .. } => ToolError::new(
+                ErrorCode::ContextOverflow,
+                message,
+                "Raise the budget (smaller margin or reserve_output_tokens) or send fewer, shorter messages.",
+            )
+            .with_detail("budget", budget),
+            FitError::Count(error) => error.into_tool_error(),
+        }
+    }
+}
+
+impl IntoToolError for AssembleError {
+    fn into_tool_error(self) -> ToolError {
+        let message = self.to_string();
+        match self {
+            AssembleError::ZeroBudget => ToolError::new(
+                ErrorCode::InvalidInput,
+                message,
+                "Send a budget of at least 1 token.",
+            ),
+            AssembleError::EmptyName { index } => ToolError::new(
+                ErrorCode::InvalidInput,
+                message,
+                "Give every section a name, e.g. `system` or `semantic_search`.",
+            )
+            .with_detail("section_index", index),
+            AssembleError::NoBudget => ToolError::new(
+                ErrorCode::InvalidInput,
+                message,
+                "Send e.g. {\"budget\": 8000} or {\"model\": \"gpt-4o\"}.",
+            ),
+            AssembleError::NoContextWindow { .. } => ToolError::new(
+                ErrorCode::InvalidInput,
+                message,
+                "Give an overall `budget`, or name a model instead of an encoding.",
+            ),
+            AssembleError::Budget(error) => error.into_tool_error(),
+            AssembleError::Count(error) => error.into_tool_error(),
+        }
+    }
+}
+
+impl IntoToolError for SpecCountError {
+    fn into_tool_error(self) -> ToolError {
+        ToolError::new(
+            ErrorCode::InvalidInput,
+            self.to_string(),
+            "List the specs to load, most important first, e.g. [\"59\", \"66\", \"69\"].",
+        )
+    }
+}
+
+impl IntoToolError for SpecError {
+    fn into_tool_error(self) -> ToolError {
+        let message = self.to_string();
+        match self {
+            SpecError::RootNotFound { path, .. } => ToolError::new(
+                ErrorCode::SpecsDirNotFound,
+                message,
+                "Start the server with --specs-dir DIR (or CONTEXT_LOADER_SPECS_DIR) pointing at the folder \
+                 that holds the NNN-name spec folders; a relative path is resolved from the server's \
+                 working directory.",
+            )
+            .with_detail("specs_dir", path),
+            SpecError::InvalidQuery { .. } => ToolError::new(
+                ErrorCode::InvalidInput,
+                message,
+                "Pass a spec number (`59`), folder name, `059/DESIGN.md`, or omit specPath to list all specs.",
+            ),
+            SpecError::OutsideRoot { query } => ToolError::new(
+                ErrorCode::PathOutsideRoot,
+                message,
+                "Name a spec inside the specs root, e.g. `59` or `059/DESIGN.md`; `..`, absolute paths \
+                 elsewhere and symlinks out of the root are refused.",
+            )
+            .with_detail("requested", query),
+            SpecError::NotFound { query, closest } => ToolError::new(
+                ErrorCode::SpecNotFound,
+                message,
+                match closest.first() {
+                    Some(best) => format!(
+                        "Did you mean `{best}`? Numbers match exactly (`59` is spec 059, never 1593); call \
+                         spec-tokens without specPath to list every spec."
+                    ),
+                    None => "Call spec-tokens without specPath to list every spec.".into(),
+                },
+            )
+            .with_detail("requested", query)
+            .with_detail("available_options", closest),
+            SpecError::Ambiguous { query, candidates } => ToolError::new(
+                ErrorCode::AmbiguousSpec,
+                message,
+                "Use one of available_options (the full folder path) to pick one.",
+            )
+            .with_detail("requested", query)
+            .with_detail("available_options", candidates),
+            SpecError::FileNotFound {
+                spec, available, ..
+            } => ToolError::new(
+                ErrorCode::SpecFileNotFound,
+                message,
+                format!("Use one of available_options, e.g. `{spec}/README.md`."),
+            )
+            .with_detail("spec", spec.clone())
+            .with_detail(
+                "available_options",
+                available
+                    .iter()
+                    .map(|f| format!("{spec}/{f}"))
+                    .collect::<Vec<_>>(),
+            ),
+            SpecError::FileUnreadable { path, .. } => ToolError::new(
+                ErrorCode::SpecUnreadable,
+                message,
+                "Fix or convert the file (specs are UTF-8 Markdown), or measure the spec's other files.",
+            )
+            .with_detail("path", path),
+            SpecError::Cancelled => ToolError::new(
+                ErrorCode::Cancelled,
+                message,
+                "Nothing to do: the request was cancelled. Repeat it to measure again; files measured \
+                 before the cancellation are cached.",
+            ),
+        }
+    }
+}
