@@ -10,6 +10,7 @@
 
 mod corpora;
 mod counting;
+mod files;
 mod mcp;
 mod specs;
 mod startup;
@@ -31,6 +32,7 @@ const SECTIONS: &[Section] = &[
     mcp::http_stateless,
     specs::listing,
     specs::fit_messages,
+    files::against_repomix,
 ];
 
 /// What every section gets: the mode, built artifacts, corpora, the peer.
@@ -138,6 +140,7 @@ pub fn build(release: bool) -> anyhow::Result<&'static str> {
         &["-p", "context-budget", "--example", "count_throughput"][..],
         &["-p", "context-budget", "--example", "spec_scan"][..],
         &["-p", "context-budget", "--example", "fit_messages_bench"][..],
+        &["-p", "context-budget", "--example", "files_bench"][..],
     ] {
         let mut build = vec!["build", "--locked", "--release"];
         build.extend_from_slice(target);

@@ -362,7 +362,9 @@ fn client_roots_narrow_the_server_roots() {
     let elsewhere = roots.narrow(&[tree.dir.join("outside")]);
     assert!(matches!(elsewhere, Err(FilesError::NoSharedRoot { .. })));
     // A client root above ours keeps ours.
-    let above = roots.narrow(&[tree.dir.clone()]).expect("above");
+    let above = roots
+        .narrow(std::slice::from_ref(&tree.dir))
+        .expect("above");
     assert_eq!(above, roots);
 }
 

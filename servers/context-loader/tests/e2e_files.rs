@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::process::Stdio;
 
 use context_budget::Tokenizer;
+#[allow(deprecated)]
 use rmcp::model::{ClientCapabilities, ClientInfo, ListRootsResult, Root};
 use rmcp::service::RequestContext;
 use rmcp::transport::TokioChildProcess;
@@ -30,8 +31,16 @@ impl Project {
             std::fs::write(path, bytes).expect("write");
         };
         write("root/.gitignore", b"target/\n*.log\n");
-        write("root/src/main.rs", b"fn main() {\n    println!(\"hello\");\n}\n");
-        write("root/src/lib.rs", "pub fn add(a: u32, b: u32) -> u32 { a + b }\n".repeat(30).as_bytes());
+        write(
+            "root/src/main.rs",
+            b"fn main() {\n    println!(\"hello\");\n}\n",
+        );
+        write(
+            "root/src/lib.rs",
+            "pub fn add(a: u32, b: u32) -> u32 { a + b }\n"
+                .repeat(30)
+                .as_bytes(),
+        );
         write("root/README.md", b"# Project\n\nSome words about it.\n");
         write("root/target/debug/out.rs", b"generated");
         write("root/build.log", b"log line\n");
@@ -102,10 +111,19 @@ async fn file_tokens_and_load_files_over_every_transport() {
     let mut answers = Vec::new();
     for transport in ALL {
         let conn = BIN.connect(transport, &["--root", &root]).await;
-        let result = call(&conn.client, "file-tokens", json!({"model": "gpt-4o", "sort": "path"})).await;
+        let result = call(
+            &conn.client,
+            "file-tokens",
+            json!({"model": "gpt-4o", "sort": "path"}),
+        )
+        .await;
         assert_eq!(result.is_error, Some(false), "{transport:?}: {result:?}");
         let r = structured(&result);
-        assert_eq!(paths(r, "files"), ["README.md", "src/lib.rs", "src/main.rs"], "{transport:?}");
+        assert_eq!(
+            paths(r, "files"),
+            ["README.md", "src/lib.rs", "src/main.rs"],
+            "{transport:?}"
+        );
         assert_eq!(skipped_as(r, "binary"), ["image.png"]);
         assert_eq!(skipped_as(r, "not_utf8"), ["latin1.txt"]);
         assert_eq!(skipped_as(r, "secret"), ["config/server.pem"]);
@@ -123,15 +141,38 @@ async fn file_tokens_and_load_files_over_every_transport() {
         for path in ["../outside/secret.txt", outside.as_str(), "escape.txt"] {
             let refused = call(&conn.client, "file-tokens", json!({"paths": [path]})).await;
             assert_eq!(error_code(&refused), "PATH_OUTSIDE_ROOT", "{path}");
-            let refused = call(&conn.client, "load-files", json!({"paths": [path], "budget": 100})).await;
+            let refused = call(
+                &conn.client,
+                "load-files",
+                json!({"paths": [path], "budget": 100}),
+            )
+            .await;
             assert_eq!(error_code(&refused), "PATH_OUTSIDE_ROOT", "{path}");
         }
 
         // A glob; a secret-looking file named explicitly is read.
-        let glob = call(&conn.client, "file-tokens", json!({"paths": ["src/*.rs"], "sort": "path"})).await;
-        assert_eq!(paths(structured(&glob), "files"), ["src/lib.rs", "src/main.rs"]);
-        let named = call(&conn.client, "load-files", json!({"paths": [".env"], "budget": 100})).await;
-        assert!(structured(&named)["text"].as_str().expect("text").contains("sk-live-secret"));
+        let glob = call(
+            &conn.client,
+            "file-tokens",
+            json!({"paths": ["src/*.rs"], "sort": "path"}),
+        )
+        .await;
+        assert_eq!(
+            paths(structured(&glob), "files"),
+            ["src/lib.rs", "src/main.rs"]
+        );
+        let named = call(
+            &conn.client,
+            "load-files",
+            json!({"paths": [".env"], "budget": 100}),
+        )
+        .await;
+        assert!(
+            structured(&named)["text"]
+                .as_str()
+                .expect("text")
+                .contains("sk-live-secret")
+        );
 
         // A budget: never exceeded, and `tokens` is the count of `text` itself.
         let loaded = call(
@@ -160,7 +201,9 @@ async fn http_without_a_root_refuses_file_tools() {
     for tool in ["file-tokens", "load-files"] {
         let result = call(&conn.client, tool, json!({"paths": ["."]})).await;
         assert_eq!(error_code(&result), "ROOTS_NOT_CONFIGURED", "{tool}");
-        let suggestion = structured(&result)["suggestion"].as_str().unwrap_or_default();
+        let suggestion = structured(&result)["suggestion"]
+            .as_str()
+            .unwrap_or_default();
         assert!(suggestion.contains("--root"), "{suggestion}");
     }
     // The other tools still work.
@@ -181,8 +224,16 @@ async fn stdio_serves_its_working_directory_by_default() {
         .await
         .expect("initialize timed out")
         .expect("initialize");
-    let result = call(&client, "file-tokens", json!({"paths": ["src"], "sort": "path"})).await;
-    assert_eq!(paths(structured(&result), "files"), ["src/lib.rs", "src/main.rs"]);
+    let result = call(
+        &client,
+        "file-tokens",
+        json!({"paths": ["src"], "sort": "path"}),
+    )
+    .await;
+    assert_eq!(
+        paths(structured(&result), "files"),
+        ["src/lib.rs", "src/main.rs"]
+    );
     let refused = call(&client, "file-tokens", json!({"paths": ["../outside"]})).await;
     assert_eq!(error_code(&refused), "PATH_OUTSIDE_ROOT");
 }
@@ -200,15 +251,24 @@ async fn several_roots_from_the_environment() {
         .await;
     let result = call(&conn.client, "file-tokens", json!({"sort": "path"})).await;
     let r = structured(&result);
-    assert_eq!(paths(r, "files"), ["lib.rs", "main.rs", "secret.txt"]);
-    // With two roots every row says which one it was found under.
-    assert!(r["files"][0]["root"].as_str().is_some_and(|root| root.ends_with("src")));
+    // By root, then path; with two roots every row says which one it was found under.
+    assert_eq!(paths(r, "files"), ["secret.txt", "lib.rs", "main.rs"]);
+    let root_of = |i: usize| {
+        r["files"][i]["root"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(root_of(0).ends_with("outside"), "{}", root_of(0));
+    assert!(root_of(1).ends_with("src"), "{}", root_of(1));
 }
 
-/// A client that offers MCP roots.
+/// A client that offers MCP roots (deprecated by a future protocol revision, SEP-2577,
+/// but what today's clients send).
 #[derive(Clone)]
 struct RootsClient(Vec<PathBuf>);
 
+#[allow(deprecated)]
 impl ClientHandler for RootsClient {
     fn get_info(&self) -> ClientInfo {
         let mut info = ClientInfo::default();
@@ -235,14 +295,47 @@ async fn client_roots_narrow_the_server_roots() {
     let src = project.root().join("src");
     for transport in [Transport::Stdio, Transport::Http] {
         let conn = BIN
-            .connect_as(RootsClient(vec![src.clone()]), transport, &["--root", &project.root_arg()], &[])
+            .connect_as(
+                RootsClient(vec![src.clone()]),
+                transport,
+                &["--root", &project.root_arg()],
+                &[],
+            )
             .await;
         let result = call(&conn.client, "file-tokens", json!({"sort": "path"})).await;
         assert_eq!(result.is_error, Some(false), "{transport:?}: {result:?}");
-        assert_eq!(paths(structured(&result), "files"), ["lib.rs", "main.rs"], "{transport:?}");
-        let refused = call(&conn.client, "file-tokens", json!({"paths": ["../README.md"]})).await;
+        assert_eq!(
+            paths(structured(&result), "files"),
+            ["lib.rs", "main.rs"],
+            "{transport:?}"
+        );
+        let refused = call(
+            &conn.client,
+            "file-tokens",
+            json!({"paths": ["../README.md"]}),
+        )
+        .await;
         assert_eq!(error_code(&refused), "PATH_OUTSIDE_ROOT", "{transport:?}");
     }
+    // Stateless HTTP cannot ask the client anything: the server's roots apply, at once.
+    let conn = BIN
+        .connect_as(
+            RootsClient(vec![src.clone()]),
+            Transport::HttpStateless,
+            &["--root", &project.root_arg()],
+            &[],
+        )
+        .await;
+    let result = call(
+        &conn.client,
+        "file-tokens",
+        json!({"paths": ["src"], "sort": "path"}),
+    )
+    .await;
+    assert_eq!(
+        paths(structured(&result), "files"),
+        ["src/lib.rs", "src/main.rs"]
+    );
     // A client root outside every server root leaves nothing to read.
     let conn = BIN
         .connect_as(
@@ -269,7 +362,10 @@ fn the_cli_measures_and_loads() {
     let files = run(&["files", "--json", "--sort", "path"]);
     assert!(files.status.success(), "{files:?}");
     let json: Value = serde_json::from_slice(&files.stdout).expect("JSON");
-    assert_eq!(paths(&json, "files"), ["README.md", "src/lib.rs", "src/main.rs"]);
+    assert_eq!(
+        paths(&json, "files"),
+        ["README.md", "src/lib.rs", "src/main.rs"]
+    );
     let table = run(&["files", "src"]);
     let shown = String::from_utf8_lossy(&table.stdout);
     assert!(shown.contains("src/lib.rs"), "{shown}");
@@ -283,7 +379,11 @@ fn the_cli_measures_and_loads() {
     let json = run(&["load", "src", "--budget", "60", "--json"]);
     let report: Value = serde_json::from_slice(&json.stdout).expect("JSON");
     let text = report["text"].as_str().expect("text");
-    assert_eq!(report["tokens"], Tokenizer::Cl100kBase.count(text), "gpt-4 by default");
+    assert_eq!(
+        report["tokens"],
+        Tokenizer::Cl100kBase.count(text),
+        "gpt-4 by default"
+    );
     assert!(report["tokens"].as_u64() <= Some(60));
     // Outside the root: a clear error and a non-zero exit.
     let refused = run(&["files", "../outside", "--json"]);

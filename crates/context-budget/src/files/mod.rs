@@ -256,7 +256,7 @@ pub struct WindowShare {
 
 impl WindowShare {
     fn of(model: &ResolvedModel<'_>, tokens: u64) -> Option<WindowShare> {
-        let spec = model.spec()?;
+        let spec = model.entry()?;
         Some(WindowShare {
             context_window: spec.context_window,
             percent_of_window: (tokens as f64 * 1000.0 / spec.context_window.max(1) as f64).round()
@@ -360,7 +360,7 @@ pub struct LoadedFiles {
 /// The default `load-files` budget: 90 % of the window minus a reserve for the
 /// answer (the model's output limit, at most an eighth of the window).
 pub fn default_budget(model: &ResolvedModel<'_>) -> Option<u64> {
-    let spec = model.spec()?;
+    let spec = model.entry()?;
     let usable = spec.context_window * 9 / 10;
     let reserve = spec.max_output_tokens.min(spec.context_window / 8);
     Some(usable.saturating_sub(reserve))
@@ -1104,9 +1104,14 @@ mod tests {
     #[test]
     fn the_byte_bound_holds() {
         for text in ["", "a", "한국어", "🦊🦊", "    \n\n\t", "<|endoftext|>"] {
-            for tokenizer in [Tokenizer::Cl100kBase, Tokenizer::O200kBase, Tokenizer::ClaudeEstimate] {
+            for tokenizer in [
+                Tokenizer::Cl100kBase,
+                Tokenizer::O200kBase,
+                Tokenizer::ClaudeEstimate,
+            ] {
                 assert!(
-                    tokenizer.count(text) as u64 <= max_tokens_of_bytes(tokenizer, text.len() as u64),
+                    tokenizer.count(text) as u64
+                        <= max_tokens_of_bytes(tokenizer, text.len() as u64),
                     "{tokenizer:?} {text:?}"
                 );
             }
