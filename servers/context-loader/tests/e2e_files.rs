@@ -8,12 +8,17 @@ use std::path::PathBuf;
 use std::process::Stdio;
 
 use context_budget::Tokenizer;
+use rmcp::model::{
+    CallToolRequestParams, NumberOrString, ProgressNotificationParam, ProgressToken,
+    RequestMetaObject,
+};
 #[allow(deprecated)]
 use rmcp::model::{ClientCapabilities, ClientInfo, ListRootsResult, Root};
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
 use serde_json::{Value, json};
+use std::sync::{Arc, Mutex};
 use test_support::{ALL, Binary, PATIENCE, Transport, call, structured};
 
 const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
@@ -392,4 +397,74 @@ fn the_cli_measures_and_loads() {
     assert_eq!(error["error_code"], "PATH_OUTSIDE_ROOT");
     let refused = run(&["files", "../outside"]);
     assert!(String::from_utf8_lossy(&refused.stderr).contains("outside every root"));
+}
+
+/// A client that records the progress notifications it receives.
+#[derive(Clone, Default)]
+struct ProgressRecorder(Arc<Mutex<Vec<ProgressNotificationParam>>>);
+
+impl ClientHandler for ProgressRecorder {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _: NotificationContext<RoleClient>,
+    ) {
+        if let Ok(mut seen) = self.0.lock() {
+            seen.push(params);
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_walk_reports_progress_to_a_client_that_asks() {
+    let project = Project::new("progress");
+    for i in 0..60 {
+        let path = project.root().join(format!("many/file{i:02}.txt"));
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, format!("file number {i}\n")).expect("write");
+    }
+    for transport in [Transport::Stdio, Transport::Http] {
+        let recorder = ProgressRecorder::default();
+        let conn = BIN
+            .connect_as(
+                recorder.clone(),
+                transport,
+                &["--root", &project.root_arg()],
+                &[],
+            )
+            .await;
+        let mut meta = RequestMetaObject::default();
+        meta.set_progress_token(ProgressToken(NumberOrString::String("walk-1".into())));
+        let mut request = CallToolRequestParams::new("file-tokens").with_arguments(
+            json!({"paths": ["many"]})
+                .as_object()
+                .cloned()
+                .expect("object"),
+        );
+        request.meta = Some(meta);
+        let result = tokio::time::timeout(PATIENCE, conn.client.call_tool(request))
+            .await
+            .expect("in time")
+            .expect("result");
+        assert_eq!(structured(&result)["files_measured"], 60);
+        let mut seen = Vec::new();
+        for _ in 0..50 {
+            seen = recorder.0.lock().map(|s| s.clone()).unwrap_or_default();
+            if seen.iter().any(|p| Some(p.progress) == p.total) {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        assert!(!seen.is_empty(), "{transport:?}: no progress notifications");
+        assert!(
+            seen.windows(2).all(|w| w[0].progress < w[1].progress),
+            "{transport:?}: progress must increase: {seen:?}"
+        );
+        let last = seen.last().expect("one");
+        assert_eq!(
+            Some(last.progress),
+            last.total,
+            "{transport:?}: the final step is reported"
+        );
+    }
 }
