@@ -569,7 +569,9 @@ impl FileStore {
         // attributing every token to the piece it starts in: exact per-file counts
         // that add up to the exact total, in one pass over the text.
         let mut chosen: Vec<Chosen> = Vec::new();
-        let mut text = String::new();
+        // When everything fits, the text's size is known: one allocation instead of
+        // doubling copies of a growing buffer (which briefly held twice the text).
+        let mut text = String::with_capacity(if all_fit { packed_bytes as usize } else { 0 });
         let mut omitted = Vec::new();
         let mut estimate_used = 0u64;
         for (index, m) in measured.iter_mut().enumerate() {
