@@ -10,6 +10,7 @@
 
 mod corpora;
 mod counting;
+mod files;
 mod mcp;
 mod specs;
 mod startup;
@@ -34,6 +35,7 @@ const SECTIONS: &[(&str, Section)] = &[
     ("specs", specs::listing),
     ("fit-messages", specs::fit_messages),
     ("tokenizer-families", tokenizer_families::families),
+    ("files", files::against_repomix),
 ];
 
 /// The names `--only` accepts.
@@ -165,6 +167,7 @@ pub fn build(release: bool) -> anyhow::Result<&'static str> {
         &["-p", "context-budget", "--example", "spec_scan"][..],
         &["-p", "context-budget", "--example", "fit_messages_bench"][..],
         &["-p", "context-budget", "--example", "family_throughput"][..],
+        &["-p", "context-budget", "--example", "files_bench"][..],
     ] {
         let mut build = vec!["build", "--locked", "--release"];
         build.extend_from_slice(target);

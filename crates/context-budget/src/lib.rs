@@ -6,16 +6,18 @@
 //! measured by part ([`spec::SpecStore`]).
 //!
 //! Pure, synchronous library: no MCP, no async. The only I/O is reading files
-//! under a specs root the caller names; counts a provider's API makes (exact Claude
+//! under a specs root or file roots the caller names ([`files`]); counts a provider's API makes (exact Claude
 //! counts) come in through a trait a server implements ([`ExactCounter`]). Errors are
 //! typed ([`CountError`], [`FitError`], [`AssembleError`], [`CatalogError`], ...) so
 //! adapters can map them onto their own error codes.
 
 mod assemble;
+pub mod cache;
 mod catalog;
 mod claude;
 mod counter;
 pub mod exact;
+pub mod files;
 mod fit;
 mod huggingface;
 pub mod limits;

@@ -5,6 +5,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::files::FileSort;
+use crate::files::pack::{PackFormat, PackOrder};
 use crate::fit::Strategy;
 use crate::spec::SortOrder;
 
@@ -60,6 +62,9 @@ macro_rules! wire_names {
 
 wire_names!(Strategy { Last => "last", First => "first" });
 wire_names!(SortOrder { Tokens => "tokens", Name => "name" });
+wire_names!(FileSort { Tokens => "tokens", Path => "path" });
+wire_names!(PackOrder { Given => "given", Smallest => "smallest", Path => "path" });
+wire_names!(PackFormat { Xml => "xml", Markdown => "markdown", Plain => "plain" });
 
 #[cfg(test)]
 mod tests {
@@ -91,5 +96,8 @@ mod tests {
     fn names_are_serde_names_and_parse_back() {
         agrees_with_serde::<Strategy>();
         agrees_with_serde::<SortOrder>();
+        agrees_with_serde::<FileSort>();
+        agrees_with_serde::<PackOrder>();
+        agrees_with_serde::<PackFormat>();
     }
 }

@@ -31,8 +31,15 @@ pub enum ErrorCode {
     AmbiguousSpec,
     /// The spec exists but has no file of that name.
     SpecFileNotFound,
-    /// A path points outside the specs root (`..`, absolute, or a symlink).
+    /// A path points outside the specs root or every file root (`..`, absolute, or a symlink).
     PathOutsideRoot,
+    /// A file tool was called but no root folder is configured (or the client's roots
+    /// share none with the server's).
+    RootsNotConfigured,
+    /// A requested file or folder does not exist under any root.
+    PathNotFound,
+    /// A per-call bound on files (count, bytes read, walk size or time) was reached.
+    FileLimitExceeded,
     /// A requested spec file is not readable text (binary, not UTF-8, unreadable).
     SpecUnreadable,
     /// The client cancelled the request.
@@ -53,6 +60,9 @@ impl ErrorCode {
             ErrorCode::AmbiguousSpec => "AMBIGUOUS_SPEC",
             ErrorCode::SpecFileNotFound => "SPEC_FILE_NOT_FOUND",
             ErrorCode::PathOutsideRoot => "PATH_OUTSIDE_ROOT",
+            ErrorCode::RootsNotConfigured => "ROOTS_NOT_CONFIGURED",
+            ErrorCode::PathNotFound => "PATH_NOT_FOUND",
+            ErrorCode::FileLimitExceeded => "FILE_LIMIT_EXCEEDED",
             ErrorCode::SpecUnreadable => "SPEC_UNREADABLE",
             ErrorCode::Cancelled => "CANCELLED",
             ErrorCode::ContextOverflow => "CONTEXT_OVERFLOW",

@@ -3,6 +3,7 @@
 //! instead. A new engine error gets its code and suggestion here, once, for every
 //! tool and the CLI.
 
+use context_budget::files::FilesError;
 use context_budget::limits::{LimitError, SpecCountError};
 use context_budget::spec::SpecError;
 use context_budget::{AssembleError, CountError, DEFAULT_MODEL, FitError};
@@ -278,6 +279,98 @@ impl IntoToolError for SpecError {
                 message,
                 "Nothing to do: the request was cancelled. Repeat it to measure again; files measured \
                  before the cancellation are cached.",
+            ),
+        }
+    }
+}
+
+impl IntoToolError for FilesError {
+    fn into_tool_error(self) -> ToolError {
+        let message = self.to_string();
+        let limit = |flag: &str, what: &str| {
+            format!(
+                "Narrow `paths` (a folder or glob such as `src/**/*.rs`), add `exclude` globs, or ask the \
+                 operator to raise {flag} ({what})."
+            )
+        };
+        match self {
+            FilesError::NoRoots => ToolError::new(
+                ErrorCode::RootsNotConfigured,
+                message,
+                "Start the server with --root DIR (repeatable; or CONTEXT_LOADER_ROOTS, a path list). \
+                 Over stdio the working directory is the default root; over HTTP there is none.",
+            ),
+            FilesError::NoSharedRoot {
+                server_roots,
+                client_roots,
+            } => ToolError::new(
+                ErrorCode::RootsNotConfigured,
+                message,
+                "Offer a client root (roots/list) inside one of server_roots, or start the server with a \
+                 --root that holds your workspace.",
+            )
+            .with_detail("server_roots", server_roots)
+            .with_detail("client_roots", client_roots),
+            FilesError::BadRoot { root, .. } => ToolError::new(
+                ErrorCode::RootsNotConfigured,
+                message,
+                "Point --root at an existing folder.",
+            )
+            .with_detail("root", root),
+            FilesError::InvalidPath { path, .. } => ToolError::new(
+                ErrorCode::InvalidInput,
+                message,
+                "Pass files, folders or globs relative to the root, e.g. `src`, `README.md`, `src/**/*.rs`.",
+            )
+            .with_detail("requested", path),
+            FilesError::OutsideRoot { path } => ToolError::new(
+                ErrorCode::PathOutsideRoot,
+                message,
+                "Name paths inside the root, relative to it (`src/main.rs`); `..`, absolute paths \
+                 elsewhere and symlinks that lead out of the root are refused.",
+            )
+            .with_detail("requested", path),
+            FilesError::NotFound { path, .. } => ToolError::new(
+                ErrorCode::PathNotFound,
+                message,
+                "Call file-tokens with a parent folder (or no paths) to see what exists.",
+            )
+            .with_detail("requested", path),
+            FilesError::TooManyFiles { found, limit: max } => ToolError::new(
+                ErrorCode::FileLimitExceeded,
+                message,
+                limit("--max-files", "files per call"),
+            )
+            .with_detail("found", found)
+            .with_detail("limit", max),
+            FilesError::TooManyBytes { limit: max } => ToolError::new(
+                ErrorCode::FileLimitExceeded,
+                message,
+                limit("--max-total-bytes", "bytes read per call"),
+            )
+            .with_detail("limit_bytes", max),
+            FilesError::WalkTooLarge { limit: max } => ToolError::new(
+                ErrorCode::FileLimitExceeded,
+                message,
+                limit("--max-walk-entries", "folder entries visited per call"),
+            )
+            .with_detail("limit", max),
+            FilesError::WalkTooSlow { limit_ms } => ToolError::new(
+                ErrorCode::FileLimitExceeded,
+                message,
+                limit("--walk-timeout-ms", "time a walk may take"),
+            )
+            .with_detail("limit_ms", limit_ms),
+            FilesError::NoDefaultBudget { model } => ToolError::new(
+                ErrorCode::InvalidInput,
+                message,
+                "Pass `budget`, or name a model with a window (e.g. `gpt-4o`) instead of a bare encoding.",
+            )
+            .with_detail("model", model),
+            FilesError::Cancelled => ToolError::new(
+                ErrorCode::Cancelled,
+                message,
+                "Nothing to do: the request was cancelled. Files measured before it are cached.",
             ),
         }
     }

@@ -11,6 +11,7 @@ pub mod cli;
 pub mod errors;
 pub mod http;
 pub mod registry;
+pub mod roots;
 pub mod scan;
 pub mod service;
 pub mod stdio;

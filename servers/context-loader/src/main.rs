@@ -13,7 +13,9 @@ const CONFIG_ERROR_EXIT: u8 = 2;
 
 fn main() -> ExitCode {
     let Cli { global, command } = Cli::parse();
-    let service = match cli::service(&global) {
+    // Over HTTP nothing is served from the disk unless an operator says where.
+    let cwd_by_default = !matches!(command, Command::Http(_));
+    let service = match cli::service(&global, cwd_by_default) {
         Ok(service) => service,
         Err(e) => {
             eprintln!("error: {e:#}");

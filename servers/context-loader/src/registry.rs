@@ -2,6 +2,7 @@
 //! tool added here is on stdio and HTTP at once. Each entry is the tool's metadata
 //! and one line handing the arguments to its adapter in `tools/`.
 
+use context_budget::files::{FileTokens, LoadedFiles};
 use context_budget::spec::{SpecBudget, SpecTokens};
 use context_budget::{AssembledContext, FittedMessages, ModelListing, TokenCount};
 use mcp_common::metrics::MeteredToolRouter;
@@ -14,7 +15,8 @@ use rmcp::{ServerHandler, tool, tool_handler, tool_router};
 
 use crate::service::Service;
 use crate::tools::{
-    assemble_context, count_tokens, fit_messages, list_models, spec_budget, spec_tokens,
+    assemble_context, count_tokens, file_tokens, fit_messages, list_models, load_files,
+    spec_budget, spec_tokens,
 };
 
 #[derive(Clone)]
@@ -61,6 +63,36 @@ impl ContextLoader {
         Parameters(args): Parameters<JsonObject>,
     ) -> Result<Structured<ModelListing>, ToolError> {
         list_models::call(&self.service, args).await
+    }
+
+    #[tool(
+        name = "file-tokens",
+        description = file_tokens::DESCRIPTION,
+        input_schema = input_schema::<file_tokens::FileTokensParams>(),
+        output_schema = output_schema::<FileTokens>(),
+        annotations(title = "Measure files", read_only_hint = true, idempotent_hint = true, destructive_hint = false, open_world_hint = false)
+    )]
+    async fn file_tokens(
+        &self,
+        Parameters(args): Parameters<JsonObject>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<Structured<FileTokens>, ToolError> {
+        file_tokens::call(&self.service, args, &context).await
+    }
+
+    #[tool(
+        name = "load-files",
+        description = load_files::DESCRIPTION,
+        input_schema = input_schema::<load_files::LoadFilesParams>(),
+        output_schema = output_schema::<LoadedFiles>(),
+        annotations(title = "Load files within a budget", read_only_hint = true, idempotent_hint = true, destructive_hint = false, open_world_hint = false)
+    )]
+    async fn load_files(
+        &self,
+        Parameters(args): Parameters<JsonObject>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<Structured<LoadedFiles>, ToolError> {
+        load_files::call(&self.service, args, &context).await
     }
 
     #[tool(
@@ -131,7 +163,9 @@ impl ServerHandler for ContextLoader {
             .with_instructions(
                 "Plan a context window before loading anything into it: count-tokens tells what a text \
                  costs for a model (exact for OpenAI, an estimate that errs high for Claude); list-models \
-                 gives windows and prices; spec-tokens measures spec documents (one spec by number or \
+                 gives windows and prices; file-tokens measures files, folders and globs under the \
+                 server's roots without loading them, and load-files packs them into a budget it never \
+                 exceeds; spec-tokens measures spec documents (one spec by number or \
                  name, or all of them) and spec-budget plans several specs into one budget; \
                  fit-messages trims a chat history to the window without breaking tool-call pairs; \
                  assemble-context builds a prompt from prioritized sections within their budgets.",

@@ -8,8 +8,11 @@
 //! input, runs on tokio's blocking pool: no async worker ever waits on the network or
 //! on megabytes of tokenizing.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
+use context_budget::files::roots::Roots;
+use context_budget::files::{FileLimits, FileStore, FileTokens, FilesError, LoadedFiles};
 use context_budget::spec::scan::ScanControl;
 use context_budget::spec::{SpecBudget, SpecError, SpecStore, SpecTokens};
 use context_budget::{
@@ -22,8 +25,10 @@ use tokio_util::sync::CancellationToken;
 use crate::errors::tool_error;
 use crate::tools::assemble_context::AssembleContextParams;
 use crate::tools::count_tokens::CountTokensParams;
+use crate::tools::file_tokens::FileTokensParams;
 use crate::tools::fit_messages::FitMessagesParams;
 use crate::tools::list_models::ListModelsParams;
+use crate::tools::load_files::LoadFilesParams;
 use crate::tools::spec_budget::SpecBudgetParams;
 use crate::tools::spec_tokens::SpecTokensParams;
 
@@ -44,6 +49,9 @@ pub struct Service {
     specs: Arc<SpecStore>,
     /// Set when exact Claude counting is enabled (`--exact-claude` and a key).
     exact: Option<Arc<dyn ExactCounter>>,
+    /// The file tools' roots (`None`: none configured, e.g. HTTP without --root) and
+    /// their measurement cache and limits.
+    files: Arc<(Option<Roots>, FileStore)>,
 }
 
 impl std::fmt::Debug for Service {
@@ -52,6 +60,7 @@ impl std::fmt::Debug for Service {
             .field("counter", &self.counter)
             .field("specs", &self.specs)
             .field("exact", &self.exact.is_some())
+            .field("file_roots", &self.files.0)
             .finish()
     }
 }
@@ -62,7 +71,15 @@ impl Service {
             counter: Arc::new(counter),
             specs: Arc::new(specs),
             exact: None,
+            files: Arc::new((None, FileStore::new(FileLimits::default()))),
         }
+    }
+
+    /// Serve file tools under `roots` (none: they answer ROOTS_NOT_CONFIGURED) with
+    /// these per-call limits.
+    pub fn with_files(mut self, roots: Option<Roots>, limits: FileLimits) -> Self {
+        self.files = Arc::new((roots, FileStore::new(limits)));
+        self
     }
 
     /// Count the models `exact` covers with it (e.g. Claude with Anthropic's API).
@@ -195,6 +212,88 @@ impl Service {
         }
         self.on_specs(params.model, scan, move |specs, model, scan| {
             specs.spec_budget(&params.specs, params.budget, model, scan)
+        })
+        .await
+    }
+
+    /// `client_roots`: the folders the client offered (MCP roots), which narrow the
+    /// server's; `None` when it offered none.
+    pub async fn file_tokens(
+        &self,
+        params: FileTokensParams,
+        client_roots: Option<Vec<PathBuf>>,
+        scan: SharedScan,
+    ) -> Result<FileTokens, ToolError> {
+        self.on_files(
+            params.model.clone(),
+            client_roots,
+            move |store, roots, model| {
+                let sort = params.sort.unwrap_or_default();
+                store.file_tokens(
+                    roots,
+                    &params.query(),
+                    model,
+                    sort,
+                    params.row_limit(),
+                    scan.as_ref(),
+                )
+            },
+        )
+        .await
+    }
+
+    pub async fn load_files(
+        &self,
+        params: LoadFilesParams,
+        client_roots: Option<Vec<PathBuf>>,
+        scan: SharedScan,
+    ) -> Result<LoadedFiles, ToolError> {
+        self.on_files(
+            params.model.clone(),
+            client_roots,
+            move |store, roots, model| {
+                store.load_files(
+                    roots,
+                    &params.query(),
+                    &params.request(),
+                    model,
+                    scan.as_ref(),
+                )
+            },
+        )
+        .await
+    }
+
+    /// File work for `model` under the call's roots: walking, reading and
+    /// tokenizing, always on the blocking pool.
+    async fn on_files<T: Send + 'static>(
+        &self,
+        model: Option<String>,
+        client_roots: Option<Vec<PathBuf>>,
+        work: impl FnOnce(&FileStore, &Roots, &ResolvedModel<'_>) -> Result<T, FilesError>
+        + Send
+        + 'static,
+    ) -> Result<T, ToolError> {
+        let service = self.clone();
+        run_blocking(move || {
+            let model = service
+                .counter
+                .resolve(model.as_deref())
+                .map_err(tool_error)?;
+            let (roots, store) = service.files.as_ref();
+            let server_roots = roots
+                .as_ref()
+                .ok_or(FilesError::NoRoots)
+                .map_err(tool_error)?;
+            let narrowed;
+            let roots = match client_roots {
+                Some(dirs) => {
+                    narrowed = server_roots.narrow(&dirs).map_err(tool_error)?;
+                    &narrowed
+                }
+                None => server_roots,
+            };
+            work(store, roots, &model).map_err(tool_error)
         })
         .await
     }

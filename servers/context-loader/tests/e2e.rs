@@ -42,8 +42,10 @@ async fn tools_list_has_valid_schemas_and_read_only_annotations() {
             [
                 "assemble-context",
                 "count-tokens",
+                "file-tokens",
                 "fit-messages",
                 "list-models",
+                "load-files",
                 "spec-budget",
                 "spec-tokens"
             ],

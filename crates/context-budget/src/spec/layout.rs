@@ -6,8 +6,8 @@
 //! looked at without following links (`DirEntry::file_type`), and a symlink is
 //! followed only when its target resolves inside the root.
 
+use crate::cache::FileStamp;
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
 
 /// A spec folder and its Markdown files.
 #[derive(Debug, Clone, PartialEq)]
@@ -56,7 +56,8 @@ pub struct SpecFile {
     pub name: String,
     pub path: PathBuf,
     pub size: u64,
-    pub modified: Option<SystemTime>,
+    /// What the measurement cache keys on (size, mtime, ctime, inode, device).
+    pub stamp: Option<FileStamp>,
 }
 
 impl SpecFile {
@@ -204,7 +205,7 @@ pub fn load_files(root: &Path, spec: &mut SpecFolder) {
                     name: entry.name,
                     path,
                     size: metadata.as_ref().map_or(0, |m| m.len()),
-                    modified: metadata.and_then(|m| m.modified().ok()),
+                    stamp: metadata.as_ref().map(FileStamp::of),
                 });
             }
         }

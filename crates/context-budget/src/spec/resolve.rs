@@ -152,7 +152,7 @@ mod tests {
                     name: f.to_string(),
                     path: PathBuf::from("/specs").join(id).join(f),
                     size: 1,
-                    modified: None,
+                    stamp: None,
                 })
                 .collect(),
             skipped: Vec::new(),

@@ -1,11 +1,8 @@
 //! Measuring many files: in parallel, from a cache when a file is unchanged, with
 //! progress reports and prompt cancellation.
 
-use std::collections::HashMap;
-use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::SystemTime;
 
 use super::layout::SpecFile;
 use super::measure::{FileIssue, TextMeasure, measure_file_until};
@@ -29,62 +26,23 @@ pub trait ScanControl: Sync {
 pub struct Unobserved;
 impl ScanControl for Unobserved {}
 
-/// Measurements keyed by file path and tokenizer, valid while the file's size and
-/// modification time are unchanged. Holds numbers only, never file contents.
-#[derive(Debug, Default)]
-pub struct MeasureCache {
-    entries: Mutex<HashMap<(PathBuf, Tokenizer), CacheEntry>>,
+/// The spec measurements: the workspace's one cache type ([`crate::cache`]), keyed by
+/// path and tokenizer and valid while the file's stamp (size, mtime, ctime, inode,
+/// device) is unchanged. Holds numbers only, never file contents.
+pub type MeasureCache = crate::cache::MeasureCache<Measured>;
+
+fn cached(cache: &MeasureCache, file: &SpecFile, tokenizer: Tokenizer) -> Option<Measured> {
+    cache.get(&file.path, tokenizer, file.stamp.as_ref()?)
 }
 
-#[derive(Debug)]
-struct CacheEntry {
-    size: u64,
-    modified: SystemTime,
-    measured: Measured,
-}
-
-/// More files than any real spec repository; past it the cache starts over rather
-/// than grow without bound when roots keep changing.
-const MAX_CACHE_ENTRIES: usize = 200_000;
-
-impl MeasureCache {
-    fn get(&self, file: &SpecFile, tokenizer: Tokenizer) -> Option<Measured> {
-        let modified = file.modified?;
-        let entries = self.entries.lock().ok()?;
-        let entry = entries.get(&(file.path.clone(), tokenizer))?;
-        (entry.size == file.size && entry.modified == modified).then(|| entry.measured.clone())
-    }
-
-    fn put(&self, file: &SpecFile, tokenizer: Tokenizer, measured: &Measured) {
-        // Unreadable files may be readable next time; everything else is a pure
-        // function of the (unchanged) bytes.
-        let (Some(modified), false) = (
-            file.modified,
-            matches!(measured.as_ref(), Err(FileIssue::Unreadable(_))),
-        ) else {
-            return;
-        };
-        if let Ok(mut entries) = self.entries.lock() {
-            if entries.len() >= MAX_CACHE_ENTRIES {
-                entries.clear();
-            }
-            entries.insert(
-                (file.path.clone(), tokenizer),
-                CacheEntry {
-                    size: file.size,
-                    modified,
-                    measured: measured.clone(),
-                },
-            );
-        }
-    }
-
-    pub fn len(&self) -> usize {
-        self.entries.lock().map(|e| e.len()).unwrap_or(0)
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
+fn remember(cache: &MeasureCache, file: &SpecFile, tokenizer: Tokenizer, measured: &Measured) {
+    // Unreadable files may be readable next time; everything else is a pure
+    // function of the (unchanged) bytes.
+    if let (Some(stamp), false) = (
+        file.stamp,
+        matches!(measured.as_ref(), Err(FileIssue::Unreadable(_))),
+    ) {
+        cache.put(&file.path, tokenizer, stamp, measured.clone());
     }
 }
 
@@ -100,7 +58,7 @@ pub fn measure_all(
     control: &dyn ScanControl,
 ) -> Option<Vec<Measured>> {
     let mut results: Vec<Option<Measured>> =
-        files.iter().map(|f| cache.get(f, tokenizer)).collect();
+        files.iter().map(|f| cached(cache, f, tokenizer)).collect();
     let mut pending: Vec<usize> = (0..files.len()).filter(|&i| results[i].is_none()).collect();
     let total = files.len();
     let done = AtomicUsize::new(total - pending.len());
@@ -135,7 +93,7 @@ pub fn measure_all(
                 break;
             };
             let measured: Measured = Arc::new(measured);
-            cache.put(files[index], tokenizer, &measured);
+            remember(cache, files[index], tokenizer, &measured);
             local.push((index, measured));
             control.progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
         }

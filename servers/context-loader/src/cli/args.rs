@@ -9,6 +9,8 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 use context_budget::DEFAULT_MAX_INPUT_BYTES;
 use context_budget::Strategy;
+use context_budget::files::pack::{PackFormat, PackOrder};
+use context_budget::files::{FileLimits, FileSort};
 use context_budget::limits::{DEFAULT_MAX_MESSAGES, DEFAULT_MAX_NAME_BYTES, DEFAULT_MAX_SECTIONS};
 use context_budget::spec::SortOrder;
 use context_budget::wire::{UnknownName, WireName};
@@ -74,6 +76,45 @@ pub struct GlobalArgs {
         default_value_t = 5000
     )]
     pub anthropic_timeout_ms: u64,
+    /// A folder file-tokens and load-files may read (repeatable; the env variable is
+    /// a path list, `:`-separated). Default: the working directory over stdio and on
+    /// the command line; none over HTTP (file tools then answer ROOTS_NOT_CONFIGURED).
+    #[arg(long = "root", global = true, env = "CONTEXT_LOADER_ROOTS", value_delimiter = PATH_LIST_SEPARATOR)]
+    pub roots: Vec<PathBuf>,
+    /// File tools: most files measured or loaded per call (more: FILE_LIMIT_EXCEEDED).
+    #[arg(long, global = true, env = "CONTEXT_LOADER_MAX_FILES", default_value_t = FileLimits::default().max_files)]
+    pub max_files: usize,
+    /// File tools: larger files are skipped as `too_large`.
+    #[arg(long, global = true, env = "CONTEXT_LOADER_MAX_FILE_BYTES", default_value_t = FileLimits::default().max_file_bytes)]
+    pub max_file_bytes: u64,
+    /// File tools: most bytes read per call, all files together.
+    #[arg(long, global = true, env = "CONTEXT_LOADER_MAX_TOTAL_BYTES", default_value_t = FileLimits::default().max_total_bytes)]
+    pub max_total_bytes: u64,
+    /// File tools: most folder entries one call's walk visits.
+    #[arg(long, global = true, env = "CONTEXT_LOADER_MAX_WALK_ENTRIES", default_value_t = FileLimits::default().max_walk_entries)]
+    pub max_walk_entries: usize,
+    /// File tools: longest time one call's walk may take, in milliseconds.
+    #[arg(long, global = true, env = "CONTEXT_LOADER_WALK_TIMEOUT_MS", default_value_t = FileLimits::default().walk_timeout.as_millis() as u64)]
+    pub walk_timeout_ms: u64,
+}
+
+/// How CONTEXT_LOADER_ROOTS separates folders (as PATH does).
+#[cfg(unix)]
+const PATH_LIST_SEPARATOR: char = ':';
+#[cfg(not(unix))]
+const PATH_LIST_SEPARATOR: char = ';';
+
+impl GlobalArgs {
+    /// The file tools' per-call bounds from the flags.
+    pub fn file_limits(&self) -> FileLimits {
+        FileLimits {
+            max_files: self.max_files,
+            max_file_bytes: self.max_file_bytes,
+            max_total_bytes: self.max_total_bytes,
+            max_walk_entries: self.max_walk_entries,
+            walk_timeout: std::time::Duration::from_millis(self.walk_timeout_ms),
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -93,6 +134,10 @@ pub enum ToolCommand {
     Count(CountArgs),
     /// List supported models with windows and prices (the `list-models` tool).
     Models(ModelsArgs),
+    /// Measure files, folders and globs under the roots (the `file-tokens` tool).
+    Files(FilesArgs),
+    /// Pack files into a token budget: the text on stdout, the report on stderr (the `load-files` tool).
+    Load(LoadArgs),
     /// Measure one spec or list all specs (the `spec-tokens` tool).
     SpecTokens(SpecTokensArgs),
     /// Check several specs against one budget (the `spec-budget` tool).
@@ -122,6 +167,60 @@ pub struct CountArgs {
 pub struct ModelsArgs {
     /// Name or family prefix, e.g. `claude` or `gpt-4.1`.
     pub filter: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Which files: shared by `files` and `load`.
+#[derive(Debug, Args)]
+pub struct FileSelectionArgs {
+    /// Files, folders or globs (`src`, `README.md`, `'src/**/*.rs'`); default: every root.
+    pub paths: Vec<String>,
+    /// Only files matching one of these globs (repeatable).
+    #[arg(long)]
+    pub include: Vec<String>,
+    /// Leave out files matching these globs (repeatable).
+    #[arg(long)]
+    pub exclude: Vec<String>,
+    /// Also walk hidden files and folders.
+    #[arg(long)]
+    pub hidden: bool,
+    /// Model or encoding name (default gpt-4).
+    #[arg(long, short)]
+    pub model: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct FilesArgs {
+    #[command(flatten)]
+    pub selection: FileSelectionArgs,
+    /// Most file rows (default 100; 0 = all).
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Row order.
+    #[arg(long, value_parser = wire_value::<FileSort>())]
+    pub sort: Option<FileSort>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct LoadArgs {
+    #[command(flatten)]
+    pub selection: FileSelectionArgs,
+    /// Token budget (default: 90 % of the model's window minus a reserve for the answer).
+    #[arg(long)]
+    pub budget: Option<u64>,
+    /// Order of the files.
+    #[arg(long, value_parser = wire_value::<PackOrder>())]
+    pub order: Option<PackOrder>,
+    /// How files are wrapped.
+    #[arg(long, value_parser = wire_value::<PackFormat>())]
+    pub format: Option<PackFormat>,
+    /// Cut any file above this many tokens, keeping its front.
+    #[arg(long)]
+    pub max_file_tokens: Option<u64>,
+    /// Print the whole JSON result (text included) on stdout instead.
     #[arg(long)]
     pub json: bool,
 }

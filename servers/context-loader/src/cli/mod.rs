@@ -12,6 +12,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use anyhow::Context;
+use context_budget::files::roots::Roots;
 use context_budget::spec::SpecStore;
 use context_budget::{Catalog, FittedMessages, InputLimits, Message, Section, TokenCounter};
 use mcp_common::ToolError;
@@ -23,18 +25,22 @@ use crate::scan::TerminalScan;
 use crate::service::{Service, SharedScan};
 use crate::tools::assemble_context::AssembleContextParams;
 use crate::tools::count_tokens::CountTokensParams;
+use crate::tools::file_tokens::FileTokensParams;
 use crate::tools::fit_messages::FitMessagesParams;
 use crate::tools::list_models::ListModelsParams;
+use crate::tools::load_files::LoadFilesParams;
 use crate::tools::spec_budget::SpecBudgetParams;
 use crate::tools::spec_tokens::SpecTokensParams;
-use args::{GlobalArgs, ToolCommand};
+use args::{FileSelectionArgs, GlobalArgs, ToolCommand};
 
 /// Exit code for a tool error (bad input); clap uses 2 for usage errors.
 const TOOL_ERROR_EXIT: u8 = 1;
 
 /// The service the global flags describe: the catalog (built-in, or extended by
-/// --models-file), the specs root, and the optional exact Claude counter.
-pub fn service(global: &GlobalArgs) -> anyhow::Result<Service> {
+/// --models-file), the specs root, the file roots (the working directory when none is
+/// given and `cwd_by_default`: stdio and the CLI, where the server runs where its
+/// user works; never over HTTP), and the optional exact Claude counter.
+pub fn service(global: &GlobalArgs, cwd_by_default: bool) -> anyhow::Result<Service> {
     let catalog = match &global.models_file {
         None => Catalog::builtin().clone(),
         Some(path) => {
@@ -48,6 +54,14 @@ pub fn service(global: &GlobalArgs) -> anyhow::Result<Service> {
                 .map_err(|e| anyhow::anyhow!("invalid --models-file: {e}"))?
         }
     };
+    let mut root_dirs = global.roots.clone();
+    if root_dirs.is_empty() && cwd_by_default {
+        root_dirs.push(std::env::current_dir().context("cannot read the working directory")?);
+    }
+    let roots = match root_dirs.is_empty() {
+        true => None,
+        false => Some(Roots::new(&root_dirs).map_err(|e| anyhow::anyhow!("invalid --root: {e}"))?),
+    };
     let service = Service::new(
         TokenCounter::with_limits(
             Arc::new(catalog),
@@ -59,7 +73,8 @@ pub fn service(global: &GlobalArgs) -> anyhow::Result<Service> {
             },
         ),
         SpecStore::new(&global.specs_dir),
-    );
+    )
+    .with_files(roots, global.file_limits());
     if !global.exact_claude {
         return Ok(service);
     }
@@ -120,6 +135,57 @@ pub fn run(service: &Service, command: ToolCommand) -> ExitCode {
                 args.json,
                 render::models,
             )
+        }
+        ToolCommand::Files(args) => {
+            let FileSelectionArgs {
+                paths,
+                include,
+                exclude,
+                hidden,
+                model,
+            } = args.selection;
+            let params = FileTokensParams {
+                paths,
+                model,
+                include,
+                exclude,
+                hidden,
+                limit: args.limit,
+                sort: args.sort,
+            };
+            let result =
+                with_progress(|scan| runtime.block_on(service.file_tokens(params, None, scan)));
+            report(result, args.json, render::file_tokens)
+        }
+        ToolCommand::Load(args) => {
+            let FileSelectionArgs {
+                paths,
+                include,
+                exclude,
+                hidden,
+                model,
+            } = args.selection;
+            let params = LoadFilesParams {
+                paths,
+                model,
+                budget: args.budget,
+                order: args.order,
+                format: args.format,
+                max_file_tokens: args.max_file_tokens,
+                include,
+                exclude,
+                hidden,
+            };
+            let result =
+                with_progress(|scan| runtime.block_on(service.load_files(params, None, scan)));
+            match result {
+                // The packed text is the output; the report goes beside it, on stderr.
+                Ok(loaded) if !args.json => {
+                    eprintln!("{}", render::loaded_files(&loaded));
+                    print_text(&loaded.text)
+                }
+                result => report(result, args.json, |l| l.text.clone()),
+            }
         }
         ToolCommand::SpecTokens(args) => {
             let params = SpecTokensParams {
@@ -224,6 +290,23 @@ fn print_json<T: Serialize>(value: &T) -> u8 {
         Ok(text) => print_line(&text),
         Err(e) => {
             eprintln!("error: cannot serialize the result: {e}");
+            TOOL_ERROR_EXIT
+        }
+    }
+}
+
+/// Print `text` to stdout exactly (no newline added: the packed text is the output).
+fn print_text(text: &str) -> u8 {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Ok(()) => 0,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
+        Err(e) => {
+            eprintln!("error: cannot write to stdout: {e}");
             TOOL_ERROR_EXIT
         }
     }

@@ -1,6 +1,7 @@
 //! What a person reads: each tool's result as a sentence or a table. The JSON form
 //! (`--json`) is the tool's structuredContent and needs no rendering.
 
+use context_budget::files::{FileTokens, LoadedFiles};
 use context_budget::spec::{SpecBudget, SpecListing, SpecReport, SpecTokens};
 use context_budget::{AssembledContext, FittedMessages, ModelListing, TokenCount};
 use serde::Serialize;
@@ -256,6 +257,92 @@ fn wire_name<T: Serialize>(value: &T) -> String {
         .ok()
         .and_then(|v| v.as_str().map(str::to_string))
         .unwrap_or_default()
+}
+
+/// `files`: the rows, the folders, the total and what it means, what was left out.
+pub fn file_tokens(r: &FileTokens) -> String {
+    let mut out = String::new();
+    let kind = if r.model.exact { "exact" } else { "estimate" };
+    for file in &r.files {
+        let path = match &file.root {
+            Some(root) => format!("{root}:{}", file.path),
+            None => file.path.clone(),
+        };
+        out.push_str(&format!(
+            "{path:<52} {:>9} tokens {:>7} lines\n",
+            file.tokens, file.lines
+        ));
+    }
+    if r.truncated {
+        out.push_str("  ... (more rows: --limit 0 lists all)\n");
+    }
+    if r.folders.len() > 1 {
+        out.push_str("by folder:\n");
+        for folder in &r.folders {
+            out.push_str(&format!(
+                "  {:<50} {:>9} tokens {:>5} files\n",
+                folder.path, folder.tokens, folder.files
+            ));
+        }
+    }
+    out.push_str(&format!(
+        "total {} tokens in {} files ({}, {}, {kind})",
+        r.total, r.files_measured, r.model.model, r.model.encoding
+    ));
+    if let Some(w) = &r.window {
+        out.push_str(&format!(
+            "; {}% of the {}-token window, ${:.4} as input",
+            w.percent_of_window, w.context_window, w.estimated_input_cost_usd
+        ));
+    }
+    out.push('\n');
+    if !r.skipped_counts.is_empty() {
+        let counts: Vec<String> = r
+            .skipped_counts
+            .iter()
+            .map(|(reason, n)| format!("{n} {reason}"))
+            .collect();
+        out.push_str(&format!("skipped: {}\n", counts.join(", ")));
+    }
+    out.push_str(&format!(
+        "excluded by ignore rules: {}; hidden: {}",
+        r.excluded.ignored, r.excluded.hidden
+    ));
+    out
+}
+
+/// `load`'s report on stderr (the text itself goes to stdout).
+pub fn loaded_files(r: &LoadedFiles) -> String {
+    let mut out = format!(
+        "loaded {} files: {} of {} tokens ({} budget; {}, {})",
+        r.included.len(),
+        r.tokens,
+        r.budget,
+        r.budget_source,
+        r.model.model,
+        r.model.encoding
+    );
+    let truncated = r.included.iter().filter(|f| f.truncated).count();
+    if truncated > 0 {
+        out.push_str(&format!("; {truncated} cut by --max-file-tokens"));
+    }
+    if !r.omitted.is_empty() {
+        let shown: Vec<&str> = r.omitted.iter().take(5).map(|o| o.path.as_str()).collect();
+        out.push_str(&format!(
+            "\nomitted (over the budget): {}{}",
+            shown.join(", "),
+            if r.omitted.len() > 5 { ", ..." } else { "" }
+        ));
+    }
+    if !r.skipped_counts.is_empty() {
+        let counts: Vec<String> = r
+            .skipped_counts
+            .iter()
+            .map(|(reason, n)| format!("{n} {reason}"))
+            .collect();
+        out.push_str(&format!("\nskipped: {}", counts.join(", ")));
+    }
+    out
 }
 
 #[cfg(test)]

@@ -5,7 +5,9 @@
 
 pub mod assemble_context;
 pub mod count_tokens;
+pub mod file_tokens;
 pub mod fit_messages;
 pub mod list_models;
+pub mod load_files;
 pub mod spec_budget;
 pub mod spec_tokens;

@@ -1,0 +1,472 @@
+//! Turning requested paths into candidate files: ripgrep's `ignore` walker
+//! (.gitignore, .ignore, git's global and repository excludes, hidden files off
+//! unless asked for, several threads), then globs and include/exclude filters.
+//!
+//! What the rules kept out is counted, not hidden: after the walk every visited
+//! folder is listed once more and the entries the walker did not yield are the
+//! excluded ones (hidden, or matched by an ignore rule; a `target/` folder counts
+//! once). That second listing costs one `readdir` per folder and no `stat`.
+
+use std::collections::{HashMap, HashSet};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Instant;
+
+use globset::{GlobBuilder, GlobMatcher};
+use ignore::{WalkBuilder, WalkState};
+
+use super::roots::{Roots, Target, relative_to};
+use super::secrets::looks_secret;
+use super::{Excluded, FileLimits, FilesError, SkipReason, Skipped};
+use crate::spec::scan::ScanControl;
+
+/// A file to open: where it was found and how it was asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    pub root: usize,
+    /// Relative to the root, `/`-separated: what answers show.
+    pub relative: String,
+    /// Absolute path as found (may be a symlink; opened only after checks).
+    pub path: PathBuf,
+    /// Named by the caller as a file (not reached through a folder or glob):
+    /// secret-looking names and ignore rules do not apply.
+    pub explicit: bool,
+}
+
+/// Everything the walk found for one call.
+#[derive(Debug, Default)]
+pub struct Walked {
+    pub candidates: Vec<Candidate>,
+    pub skipped: Vec<Skipped>,
+    pub excluded: Excluded,
+    /// Directory entries visited, for progress.
+    pub entries: usize,
+}
+
+/// A glob as the caller wrote it: with a `/` it matches the path relative to the
+/// root (`*` stays within one folder, `**` crosses folders); without one it
+/// matches the file name at any depth, as in .gitignore.
+#[derive(Debug, Clone)]
+pub struct PathGlob {
+    matcher: GlobMatcher,
+    by_name: bool,
+}
+
+impl PathGlob {
+    pub fn new(pattern: &str) -> Result<PathGlob, FilesError> {
+        let pattern = pattern.trim().trim_start_matches("./");
+        let by_name = !pattern.contains('/');
+        let glob = GlobBuilder::new(pattern)
+            .literal_separator(true)
+            .build()
+            .map_err(|e| FilesError::InvalidPath {
+                path: pattern.to_string(),
+                reason: format!("not a valid glob: {}", e.kind()),
+            })?;
+        Ok(PathGlob {
+            matcher: glob.compile_matcher(),
+            by_name,
+        })
+    }
+
+    pub fn matches(&self, relative: &str) -> bool {
+        if self.by_name {
+            let name = relative.rsplit('/').next().unwrap_or(relative);
+            self.matcher.is_match(name)
+        } else {
+            self.matcher.is_match(relative)
+        }
+    }
+}
+
+/// Include and exclude filters for files reached through folders and globs.
+#[derive(Debug, Clone, Default)]
+pub struct Filters {
+    pub include: Vec<PathGlob>,
+    pub exclude: Vec<PathGlob>,
+}
+
+impl Filters {
+    pub fn new(include: &[String], exclude: &[String]) -> Result<Filters, FilesError> {
+        let compile = |patterns: &[String]| -> Result<Vec<PathGlob>, FilesError> {
+            patterns
+                .iter()
+                .filter(|p| !p.trim().is_empty())
+                .map(|p| PathGlob::new(p))
+                .collect()
+        };
+        Ok(Filters {
+            include: compile(include)?,
+            exclude: compile(exclude)?,
+        })
+    }
+
+    fn admits(&self, relative: &str) -> bool {
+        (self.include.is_empty() || self.include.iter().any(|g| g.matches(relative)))
+            && !self.exclude.iter().any(|g| g.matches(relative))
+    }
+}
+
+/// How the walk treats hidden files and ignore rules.
+#[derive(Debug, Clone, Copy)]
+pub struct WalkOptions {
+    /// Also walk hidden files and folders (names starting with `.`).
+    pub hidden: bool,
+}
+
+/// Expand `targets` into candidate files, in the order the targets were given
+/// (files of one folder or glob by path), each file once.
+pub fn collect(
+    roots: &Roots,
+    targets: &[Target],
+    filters: &Filters,
+    options: WalkOptions,
+    limits: &FileLimits,
+    control: &dyn ScanControl,
+) -> Result<Walked, FilesError> {
+    let started = Instant::now();
+    let mut walked = Walked::default();
+    let budget = WalkBudget {
+        started,
+        entries: AtomicUsize::new(0),
+        limits,
+        control,
+    };
+    for target in targets {
+        match target {
+            Target::Existing {
+                root,
+                relative,
+                canonical,
+            } => {
+                if canonical.is_dir() {
+                    let dir = roots.list()[*root].path.join(relative);
+                    walk_dir(
+                        roots,
+                        *root,
+                        &dir,
+                        None,
+                        filters,
+                        options,
+                        &budget,
+                        &mut walked,
+                    )?;
+                } else {
+                    walked.candidates.push(Candidate {
+                        root: *root,
+                        relative: relative.clone(),
+                        path: roots.list()[*root].path.join(relative),
+                        explicit: true,
+                    });
+                }
+            }
+            Target::Glob {
+                root,
+                base,
+                pattern,
+            } => {
+                let glob = PathGlob::new(pattern)?;
+                let indices: Vec<usize> = match root {
+                    Some(index) => vec![*index],
+                    None => (0..roots.list().len()).collect(),
+                };
+                for index in indices {
+                    let root_path = &roots.list()[index].path;
+                    let dir = root_path.join(base);
+                    match std::fs::canonicalize(&dir) {
+                        Ok(real) if real.starts_with(root_path) && real.is_dir() => {
+                            walk_dir(
+                                roots,
+                                index,
+                                &dir,
+                                Some(&glob),
+                                filters,
+                                options,
+                                &budget,
+                                &mut walked,
+                            )?;
+                        }
+                        Ok(real) if !real.starts_with(root_path) => walked
+                            .skipped
+                            .push(Skipped::new(base, SkipReason::OutsideRoot)),
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+    // A file named twice (or reached by two globs) is measured once, first place kept.
+    dedupe(&mut walked.candidates);
+    walked.entries = budget.entries.load(Ordering::Relaxed);
+    if walked.candidates.len() > limits.max_files {
+        return Err(FilesError::TooManyFiles {
+            found: walked.candidates.len(),
+            limit: limits.max_files,
+        });
+    }
+    Ok(walked)
+}
+
+/// Keep the first occurrence of each (root, path).
+fn dedupe(candidates: &mut Vec<Candidate>) {
+    let mut seen = HashSet::new();
+    candidates.retain(|c| seen.insert((c.root, c.relative.clone())));
+}
+
+/// Shared stop conditions of one call's walks.
+struct WalkBudget<'a> {
+    started: Instant,
+    entries: AtomicUsize,
+    limits: &'a FileLimits,
+    control: &'a dyn ScanControl,
+}
+
+impl WalkBudget<'_> {
+    /// Whether the walk must stop after `seen` entries (cancellation and the clock
+    /// are looked at every 1,024 entries).
+    fn over(&self, seen: usize) -> Option<Stop> {
+        if seen > self.limits.max_walk_entries {
+            return Some(Stop::Entries);
+        }
+        if !seen.is_multiple_of(1024) {
+            return None;
+        }
+        self.control.progress(seen, seen);
+        if self.control.is_cancelled() {
+            Some(Stop::Cancelled)
+        } else if self.started.elapsed() > self.limits.walk_timeout {
+            Some(Stop::Time)
+        } else {
+            None
+        }
+    }
+}
+
+/// Why a walk stopped early.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    Cancelled,
+    Entries,
+    Time,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn walk_dir(
+    roots: &Roots,
+    root: usize,
+    dir: &Path,
+    glob: Option<&PathGlob>,
+    filters: &Filters,
+    options: WalkOptions,
+    budget: &WalkBudget<'_>,
+    walked: &mut Walked,
+) -> Result<(), FilesError> {
+    let root_path = &roots.list()[root].path;
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let walker = WalkBuilder::new(dir)
+        .hidden(!options.hidden)
+        .follow_links(false)
+        // Ignore files apply in any folder, git repository or not: an agent's
+        // workspace is often a plain folder (or a repository's subfolder).
+        .require_git(false)
+        .threads(threads)
+        .build_parallel();
+
+    let found: Mutex<Vec<Candidate>> = Mutex::new(Vec::new());
+    let skipped: Mutex<Vec<Skipped>> = Mutex::new(Vec::new());
+    // Folder -> names the walker yielded in it, to count what it left out.
+    let yielded: Mutex<Yielded> = Mutex::default();
+    let stop: Mutex<Option<Stop>> = Mutex::new(None);
+    let stopping = AtomicBool::new(false);
+
+    walker.run(|| {
+        // Each visitor thread batches its findings and hands them over every few
+        // hundred entries and when the walk drops it.
+        let mut batch = Batch {
+            found: &found,
+            skipped: &skipped,
+            yielded: &yielded,
+            local_found: Vec::new(),
+            local_skipped: Vec::new(),
+            local_yielded: Vec::new(),
+        };
+        let (stop, stopping) = (&stop, &stopping);
+        Box::new(move |entry| {
+            if stopping.load(Ordering::Relaxed) {
+                return WalkState::Quit;
+            }
+            if let Some(reason) = budget.over(budget.entries.fetch_add(1, Ordering::Relaxed) + 1) {
+                stopping.store(true, Ordering::Relaxed);
+                if let Ok(mut stop) = stop.lock() {
+                    stop.get_or_insert(reason);
+                }
+                return WalkState::Quit;
+            }
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(error) => {
+                    let path = error_path(&error)
+                        .map(|p| relative_to(&p, root_path))
+                        .unwrap_or_default();
+                    batch.local_skipped.push(Skipped::new(
+                        &path,
+                        SkipReason::Unreadable(error.to_string()),
+                    ));
+                    return WalkState::Continue;
+                }
+            };
+            let path = entry.path();
+            if let Some(parent) = path.parent()
+                && entry.depth() > 0
+                && let Some(name) = path.file_name()
+            {
+                batch
+                    .local_yielded
+                    .push((parent.to_path_buf(), Some(name.to_os_string())));
+            }
+            let Some(file_type) = entry.file_type() else {
+                return WalkState::Continue;
+            };
+            if file_type.is_dir() {
+                batch.local_yielded.push((path.to_path_buf(), None));
+                batch.maybe_flush();
+                return WalkState::Continue;
+            }
+            let relative = relative_to(path, root_path);
+            if glob.is_some_and(|g| !g.matches(&relative)) || !filters.admits(&relative) {
+                return WalkState::Continue;
+            }
+            let name = entry.file_name().to_string_lossy();
+            if !(file_type.is_file() || file_type.is_symlink()) {
+                // FIFOs, sockets, devices: never opened.
+                batch
+                    .local_skipped
+                    .push(Skipped::new(&relative, SkipReason::NotRegular));
+            } else if looks_secret(&name) {
+                batch
+                    .local_skipped
+                    .push(Skipped::new(&relative, SkipReason::Secret));
+            } else {
+                batch.local_found.push(Candidate {
+                    root,
+                    relative,
+                    path: path.to_path_buf(),
+                    explicit: false,
+                });
+            }
+            batch.maybe_flush();
+            WalkState::Continue
+        })
+    });
+
+    let stopped = stop.lock().ok().and_then(|s| *s);
+    match stopped {
+        Some(Stop::Cancelled) => return Err(FilesError::Cancelled),
+        Some(Stop::Entries) => {
+            return Err(FilesError::WalkTooLarge {
+                limit: budget.limits.max_walk_entries,
+            });
+        }
+        Some(Stop::Time) => {
+            return Err(FilesError::WalkTooSlow {
+                limit_ms: budget.limits.walk_timeout.as_millis() as u64,
+            });
+        }
+        None => {}
+    }
+
+    let mut found = found.into_inner().unwrap_or_default();
+    found.sort_by(|a, b| a.relative.cmp(&b.relative));
+    walked.candidates.extend(found);
+    let mut skipped = skipped.into_inner().unwrap_or_default();
+    skipped.sort_by(|a, b| a.path.cmp(&b.path));
+    walked.skipped.extend(skipped);
+    let yielded = yielded.into_inner().unwrap_or_default();
+    count_excluded(root_path, &yielded, options, &mut walked.excluded);
+    Ok(())
+}
+
+/// Findings of one visitor thread, moved to the shared lists in batches.
+struct Batch<'a> {
+    found: &'a Mutex<Vec<Candidate>>,
+    skipped: &'a Mutex<Vec<Skipped>>,
+    yielded: &'a Mutex<Yielded>,
+    local_found: Vec<Candidate>,
+    local_skipped: Vec<Skipped>,
+    /// (folder, name yielded in it); `None` records a visited folder.
+    local_yielded: Vec<(PathBuf, Option<OsString>)>,
+}
+
+/// Folder -> names the walker yielded in it.
+type Yielded = HashMap<PathBuf, HashSet<OsString>>;
+
+impl Batch<'_> {
+    fn maybe_flush(&mut self) {
+        if self.local_found.len() + self.local_skipped.len() + self.local_yielded.len() >= 512 {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        if let Ok(mut found) = self.found.lock() {
+            found.append(&mut self.local_found);
+        }
+        if let Ok(mut skipped) = self.skipped.lock() {
+            skipped.append(&mut self.local_skipped);
+        }
+        if let Ok(mut yielded) = self.yielded.lock() {
+            for (folder, name) in self.local_yielded.drain(..) {
+                let names = yielded.entry(folder).or_default();
+                if let Some(name) = name {
+                    names.insert(name);
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Batch<'_> {
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
+
+/// Entries of visited folders that the walker did not yield: hidden ones, and
+/// ones an ignore rule matched.
+fn count_excluded(root: &Path, yielded: &Yielded, options: WalkOptions, excluded: &mut Excluded) {
+    let mut examples = Vec::new();
+    for (dir, names) in yielded {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            if names.contains(&name) {
+                continue;
+            }
+            if !options.hidden && name.to_string_lossy().starts_with('.') {
+                excluded.hidden += 1;
+            } else {
+                excluded.ignored += 1;
+                examples.push(relative_to(&entry.path(), root));
+            }
+        }
+    }
+    examples.sort();
+    excluded.ignored_examples.extend(examples);
+    excluded.ignored_examples.sort();
+    excluded.ignored_examples.dedup();
+    excluded.ignored_examples.truncate(super::MAX_EXAMPLES);
+}
+
+fn error_path(error: &ignore::Error) -> Option<PathBuf> {
+    match error {
+        ignore::Error::WithPath { path, .. } => Some(path.clone()),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+            error_path(err)
+        }
+        _ => None,
+    }
+}

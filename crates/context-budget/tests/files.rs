@@ -1,0 +1,549 @@
+//! file_tokens and load_files on real folders: ignore rules, hidden files, binary
+//! and non-UTF-8 files, FIFOs, symlinks in and out of the root, `..` and absolute
+//! paths, secret-looking files, globs, limits, the cache, and the budget promise.
+
+use std::path::PathBuf;
+
+use context_budget::files::pack::{PackFormat, PackOrder};
+use context_budget::files::roots::Roots;
+use context_budget::files::{
+    FileLimits, FileQuery, FileSort, FileStore, FileTokens, FilesError, LoadRequest, LoadedFiles,
+};
+use context_budget::spec::scan::Unobserved;
+use context_budget::{Catalog, ResolvedModel, Tokenizer};
+use proptest::prelude::*;
+
+struct Tree {
+    dir: PathBuf,
+}
+
+impl Drop for Tree {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+impl Tree {
+    fn new(name: &str) -> Tree {
+        let dir = std::env::temp_dir().join(format!("cb-files-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        Tree { dir }
+    }
+
+    fn write(&self, relative: &str, content: impl AsRef<[u8]>) -> &Tree {
+        let path = self.dir.join(relative);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("dirs");
+        std::fs::write(path, content).expect("write");
+        self
+    }
+
+    fn root(&self) -> PathBuf {
+        self.dir.join("root")
+    }
+
+    fn roots(&self) -> Roots {
+        Roots::new(&[self.root()]).expect("roots")
+    }
+}
+
+/// A project with everything the walk must handle.
+fn project(name: &str) -> Tree {
+    let tree = Tree::new(name);
+    tree.write("root/.gitignore", "target/\n*.log\n")
+        .write(
+            "root/src/main.rs",
+            "fn main() {\n    println!(\"hello\");\n}\n",
+        )
+        .write(
+            "root/src/lib.rs",
+            "pub fn add(a: u32, b: u32) -> u32 { a + b }\n".repeat(20),
+        )
+        .write("root/src/nested/deep.rs", "// deep\npub const X: u8 = 1;\n")
+        .write("root/README.md", "# Project\n\nSome words about it.\n")
+        .write("root/target/debug/out.rs", "generated")
+        .write("root/build.log", "log line\n")
+        .write("root/.hidden/notes.txt", "hidden notes\n")
+        .write("root/.env", "API_KEY=sk-secret\n")
+        .write("root/config/server.pem", "-----BEGIN PRIVATE KEY-----\n")
+        .write("root/config/app.toml", "name = \"x\"\n")
+        .write("root/image.png", b"\x89PNG\r\n\x1a\n\0\0\0IHDR")
+        .write("root/latin1.txt", b"caf\xe9 au lait")
+        .write("outside/secret.txt", "outside the root\n");
+    let root = tree.root();
+    std::os::unix::fs::symlink(tree.dir.join("outside/secret.txt"), root.join("escape.txt"))
+        .expect("symlink out");
+    std::os::unix::fs::symlink(tree.dir.join("outside"), root.join("escape_dir"))
+        .expect("symlink dir out");
+    std::os::unix::fs::symlink(root.join("README.md"), root.join("readme_link.md"))
+        .expect("symlink in");
+    let fifo = root.join("pipe.fifo");
+    let c_path = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).expect("path");
+    // SAFETY: a valid NUL-terminated path; mkfifo has no other preconditions.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) }, 0, "mkfifo");
+    tree
+}
+
+fn model(name: &str) -> ResolvedModel<'static> {
+    Catalog::builtin().resolve(name).expect("model")
+}
+
+fn tokens(store: &FileStore, roots: &Roots, paths: &[&str]) -> Result<FileTokens, FilesError> {
+    let query = FileQuery {
+        paths: paths.iter().map(|p| p.to_string()).collect(),
+        ..FileQuery::default()
+    };
+    store.file_tokens(
+        roots,
+        &query,
+        &model("gpt-4o"),
+        FileSort::Path,
+        None,
+        &Unobserved,
+    )
+}
+
+fn paths(report: &FileTokens) -> Vec<&str> {
+    report.files.iter().map(|f| f.path.as_str()).collect()
+}
+
+fn skipped(report: &FileTokens, reason: &str) -> Vec<String> {
+    report
+        .skipped
+        .iter()
+        .filter(|s| s.reason == reason)
+        .map(|s| s.path.clone())
+        .collect()
+}
+
+#[test]
+fn a_folder_walk_honours_gitignore_hidden_and_skips_what_is_not_text() {
+    let tree = project("walk");
+    let store = FileStore::new(FileLimits::default());
+    let report = tokens(&store, &tree.roots(), &["."]).expect("measured");
+    assert_eq!(
+        paths(&report),
+        [
+            "README.md",
+            "config/app.toml",
+            "src/lib.rs",
+            "src/main.rs",
+            "src/nested/deep.rs"
+        ]
+    );
+    assert_eq!(skipped(&report, "binary"), ["image.png"]);
+    assert_eq!(skipped(&report, "not_utf8"), ["latin1.txt"]);
+    assert_eq!(skipped(&report, "secret"), ["config/server.pem"]);
+    assert_eq!(skipped(&report, "not_regular"), ["pipe.fifo"]);
+    assert_eq!(
+        skipped(&report, "outside_root"),
+        ["escape.txt", "escape_dir"]
+    );
+    // A link to a file inside the root is that file: counted once.
+    assert_eq!(skipped(&report, "duplicate"), ["readme_link.md"]);
+    // The folder symlink leaving the root is not followed.
+    assert!(
+        !report
+            .files
+            .iter()
+            .any(|f| f.path.starts_with("escape_dir"))
+    );
+    // target/ and build.log by .gitignore; .env, .gitignore, .hidden/ as hidden.
+    assert_eq!(report.excluded.ignored, 2, "{:?}", report.excluded);
+    assert_eq!(report.excluded.ignored_examples, ["build.log", "target"]);
+    assert_eq!(report.excluded.hidden, 3);
+    // Counts equal tiktoken-rs's, file by file, and add up to the total.
+    let bpe = tiktoken_rs::o200k_base().expect("o200k");
+    for row in &report.files {
+        let text = std::fs::read_to_string(tree.root().join(&row.path)).expect("read");
+        assert_eq!(
+            row.tokens,
+            bpe.encode_ordinary(&text).len() as u64,
+            "{}",
+            row.path
+        );
+        assert_eq!(row.bytes, text.len() as u64);
+    }
+    assert_eq!(
+        report.total,
+        report.files.iter().map(|f| f.tokens).sum::<u64>()
+    );
+    let window = report.window.as_ref().expect("gpt-4o has a window");
+    assert_eq!(window.context_window, 128_000);
+    assert!(window.fits_window);
+    // The rollup: one level below what every file shares (the root).
+    let src = report
+        .folders
+        .iter()
+        .find(|f| f.path == "src")
+        .expect("src row");
+    assert_eq!(src.files, 3);
+}
+
+#[test]
+fn hidden_files_are_walked_on_request_but_secrets_still_need_naming() {
+    let tree = project("hidden");
+    let store = FileStore::new(FileLimits::default());
+    let query = FileQuery {
+        paths: vec![".".into()],
+        hidden: true,
+        ..FileQuery::default()
+    };
+    let report = store
+        .file_tokens(
+            &tree.roots(),
+            &query,
+            &model("gpt-4o"),
+            FileSort::Path,
+            None,
+            &Unobserved,
+        )
+        .expect("measured");
+    assert!(paths(&report).contains(&".hidden/notes.txt"));
+    assert!(paths(&report).contains(&".gitignore"));
+    assert_eq!(skipped(&report, "secret"), [".env", "config/server.pem"]);
+    // Named explicitly, a secret-looking file is read.
+    let named = tokens(&store, &tree.roots(), &[".env"]).expect("measured");
+    assert_eq!(paths(&named), [".env"]);
+    // So is an ignored file.
+    let ignored = tokens(&store, &tree.roots(), &["build.log"]).expect("measured");
+    assert_eq!(paths(&ignored), ["build.log"]);
+}
+
+#[test]
+fn paths_outside_the_root_are_refused() {
+    let tree = project("outside");
+    let store = FileStore::new(FileLimits::default());
+    let roots = tree.roots();
+    let outside = tree.dir.join("outside/secret.txt");
+    for path in [
+        "../outside/secret.txt",
+        "src/../../outside/secret.txt",
+        outside.to_str().expect("utf-8"),
+        "/etc/passwd",
+        "escape.txt",
+        "escape_dir/secret.txt",
+        "../*",
+    ] {
+        let error = tokens(&store, &roots, &[path]).expect_err(path);
+        assert!(
+            matches!(error, FilesError::OutsideRoot { .. }),
+            "{path}: {error:?}"
+        );
+    }
+    // An absolute path inside the root is fine, shown relative to it.
+    let inside = tree.root().join("src/main.rs");
+    let report = tokens(&store, &roots, &[inside.to_str().expect("utf-8")]).expect("inside");
+    assert_eq!(paths(&report), ["src/main.rs"]);
+    // A symlink inside the root to a file inside the root is followed.
+    let link = tokens(&store, &roots, &["readme_link.md"]).expect("link");
+    assert_eq!(
+        link.total,
+        tokens(&store, &roots, &["README.md"]).expect("x").total
+    );
+    let missing = tokens(&store, &roots, &["nope.rs"]).expect_err("missing");
+    assert!(
+        matches!(missing, FilesError::NotFound { .. }),
+        "{missing:?}"
+    );
+}
+
+#[test]
+fn a_named_fifo_is_skipped_without_blocking() {
+    let tree = project("fifo");
+    let store = FileStore::new(FileLimits::default());
+    // Opening a FIFO for reading blocks until a writer comes, unless O_NONBLOCK;
+    // it is not even opened since it is not a regular file.
+    let report = tokens(&store, &tree.roots(), &["pipe.fifo"]).expect("answer");
+    assert!(report.files.is_empty());
+    assert_eq!(skipped(&report, "not_regular"), ["pipe.fifo"]);
+}
+
+#[test]
+fn globs_and_filters_select_files() {
+    let tree = project("globs");
+    let store = FileStore::new(FileLimits::default());
+    let roots = tree.roots();
+    let rust = tokens(&store, &roots, &["src/**/*.rs"]).expect("glob");
+    assert_eq!(
+        paths(&rust),
+        ["src/lib.rs", "src/main.rs", "src/nested/deep.rs"]
+    );
+    let shallow = tokens(&store, &roots, &["src/*.rs"]).expect("glob");
+    assert_eq!(paths(&shallow), ["src/lib.rs", "src/main.rs"]);
+    let by_name = tokens(&store, &roots, &["*.md"]).expect("glob");
+    assert_eq!(paths(&by_name), ["README.md"]);
+    let query = FileQuery {
+        paths: vec![".".into()],
+        include: vec!["*.rs".into()],
+        exclude: vec!["src/nested/**".into()],
+        hidden: false,
+    };
+    let filtered = store
+        .file_tokens(
+            &roots,
+            &query,
+            &model("gpt-4o"),
+            FileSort::Path,
+            None,
+            &Unobserved,
+        )
+        .expect("filtered");
+    assert_eq!(paths(&filtered), ["src/lib.rs", "src/main.rs"]);
+    let bad = tokens(&store, &roots, &["src/[.rs"]).expect_err("bad glob");
+    assert!(matches!(bad, FilesError::InvalidPath { .. }), "{bad:?}");
+}
+
+#[test]
+fn limits_stop_calls_with_errors_naming_them() {
+    let tree = project("limits");
+    let roots = tree.roots();
+    let few_files = FileStore::new(FileLimits {
+        max_files: 2,
+        ..FileLimits::default()
+    });
+    assert!(matches!(
+        tokens(&few_files, &roots, &["."]),
+        Err(FilesError::TooManyFiles { limit: 2, .. })
+    ));
+    let few_bytes = FileStore::new(FileLimits {
+        max_total_bytes: 100,
+        ..FileLimits::default()
+    });
+    let error = tokens(&few_bytes, &roots, &["."]).expect_err("bytes");
+    assert!(error.to_string().contains("--max-total-bytes"), "{error}");
+    let small_files = FileStore::new(FileLimits {
+        max_file_bytes: 100,
+        ..FileLimits::default()
+    });
+    let report = tokens(&small_files, &roots, &["src"]).expect("answer");
+    assert_eq!(skipped(&report, "too_large"), ["src/lib.rs"]);
+    let few_entries = FileStore::new(FileLimits {
+        max_walk_entries: 3,
+        ..FileLimits::default()
+    });
+    let error = tokens(&few_entries, &roots, &["."]).expect_err("entries");
+    assert!(error.to_string().contains("--max-walk-entries"), "{error}");
+}
+
+#[test]
+fn repeat_calls_are_answered_from_the_cache_until_a_file_changes() {
+    let tree = project("cache");
+    let store = FileStore::new(FileLimits::default());
+    let roots = tree.roots();
+    let first = tokens(&store, &roots, &["src"]).expect("first");
+    assert_eq!(first.cached, 0);
+    let second = tokens(&store, &roots, &["src"]).expect("second");
+    assert_eq!(second.cached, 3);
+    assert_eq!(second.files, first.files);
+    tree.write("root/src/main.rs", "fn main() {}\n");
+    let third = tokens(&store, &roots, &["src"]).expect("third");
+    assert_eq!(third.cached, 2);
+    let main = third
+        .files
+        .iter()
+        .find(|f| f.path == "src/main.rs")
+        .expect("main");
+    assert_eq!(
+        main.tokens,
+        Tokenizer::O200kBase.count("fn main() {}\n") as u64
+    );
+}
+
+#[test]
+fn client_roots_narrow_the_server_roots() {
+    let tree = project("narrow");
+    let roots = tree.roots();
+    let narrowed = roots.narrow(&[tree.root().join("src")]).expect("inside");
+    let store = FileStore::new(FileLimits::default());
+    let report = tokens(&store, &narrowed, &["."]).expect("measured");
+    assert_eq!(paths(&report), ["lib.rs", "main.rs", "nested/deep.rs"]);
+    assert!(tokens(&store, &narrowed, &["../README.md"]).is_err());
+    let elsewhere = roots.narrow(&[tree.dir.join("outside")]);
+    assert!(matches!(elsewhere, Err(FilesError::NoSharedRoot { .. })));
+    // A client root above ours keeps ours.
+    let above = roots
+        .narrow(std::slice::from_ref(&tree.dir))
+        .expect("above");
+    assert_eq!(above, roots);
+}
+
+fn load(
+    store: &FileStore,
+    roots: &Roots,
+    paths: &[&str],
+    request: &LoadRequest,
+    model_name: &str,
+) -> LoadedFiles {
+    let query = FileQuery {
+        paths: paths.iter().map(|p| p.to_string()).collect(),
+        ..FileQuery::default()
+    };
+    store
+        .load_files(roots, &query, request, &model(model_name), &Unobserved)
+        .expect("loaded")
+}
+
+#[test]
+fn load_files_packs_in_each_format_and_reports_what_it_left_out() {
+    let tree = project("load");
+    let store = FileStore::new(FileLimits::default());
+    let roots = tree.roots();
+    let xml = load(
+        &store,
+        &roots,
+        &["src/main.rs", "README.md"],
+        &LoadRequest::default(),
+        "gpt-4o",
+    );
+    assert_eq!(
+        xml.text,
+        "<file path=\"src/main.rs\">\nfn main() {\n    println!(\"hello\");\n}\n</file>\n\
+         <file path=\"README.md\">\n# Project\n\nSome words about it.\n</file>\n"
+    );
+    assert_eq!(xml.tokens, Tokenizer::O200kBase.count(&xml.text) as u64);
+    assert_eq!(xml.budget_source, "default");
+    // 90 % of 128,000 minus min(16,384 output, 16,000).
+    assert_eq!(xml.budget, 115_200 - 16_000);
+    let md = load(
+        &store,
+        &roots,
+        &["src/main.rs"],
+        &LoadRequest {
+            format: PackFormat::Markdown,
+            ..LoadRequest::default()
+        },
+        "gpt-4o",
+    );
+    assert!(
+        md.text.starts_with("## src/main.rs\n\n```rust\nfn main()"),
+        "{}",
+        md.text
+    );
+    // A small budget: smallest first fits more files than the given order.
+    let budget = 60;
+    let given = load(
+        &store,
+        &roots,
+        &["src"],
+        &LoadRequest {
+            budget: Some(budget),
+            ..LoadRequest::default()
+        },
+        "gpt-4o",
+    );
+    assert!(given.tokens <= budget);
+    assert_eq!(
+        given
+            .omitted
+            .iter()
+            .map(|o| o.path.as_str())
+            .collect::<Vec<_>>(),
+        ["src/lib.rs"]
+    );
+    assert_eq!(given.omitted[0].reason, "over_budget");
+    let truncated = load(
+        &store,
+        &roots,
+        &["src/lib.rs"],
+        &LoadRequest {
+            budget: Some(budget),
+            max_file_tokens: Some(40),
+            ..LoadRequest::default()
+        },
+        "gpt-4o",
+    );
+    assert_eq!(truncated.included.len(), 1);
+    assert!(truncated.included[0].truncated);
+    assert!(truncated.text.contains("truncated by load-files"));
+    assert!(
+        truncated
+            .text
+            .starts_with("<file path=\"src/lib.rs\">\npub fn add")
+    );
+    assert!(truncated.tokens <= budget);
+    // Skipped files are reported by load-files too.
+    let all = load(
+        &store,
+        &roots,
+        &["."],
+        &LoadRequest {
+            order: PackOrder::Path,
+            ..LoadRequest::default()
+        },
+        "gpt-4o",
+    );
+    assert_eq!(all.skipped_counts.get("binary"), Some(&1));
+    assert!(!all.text.contains("sk-secret"));
+}
+
+#[test]
+fn a_bare_encoding_needs_a_budget() {
+    let tree = project("encoding");
+    let store = FileStore::new(FileLimits::default());
+    let query = FileQuery {
+        paths: vec!["src".into()],
+        ..FileQuery::default()
+    };
+    let error = store
+        .load_files(
+            &tree.roots(),
+            &query,
+            &LoadRequest::default(),
+            &model("cl100k_base"),
+            &Unobserved,
+        )
+        .expect_err("no window");
+    assert!(matches!(error, FilesError::NoDefaultBudget { .. }));
+}
+
+/// Contents that stress token boundaries between pieces: text that ends without a
+/// newline, runs of spaces, punctuation, non-ASCII, backticks.
+fn content() -> impl Strategy<Value = String> {
+    prop::collection::vec(
+        prop_oneof![
+            Just("fn main() {}".to_string()),
+            Just("   ".to_string()),
+            Just("\n".to_string()),
+            Just("```".to_string()),
+            Just("한국어 ".to_string()),
+            Just("🦊".to_string()),
+            Just("</file>".to_string()),
+            "[a-z]{1,8}",
+            "[ -~]{1,12}",
+        ],
+        0..40,
+    )
+    .prop_map(|parts| parts.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn load_files_never_exceeds_its_budget_and_reports_the_exact_count(
+        contents in prop::collection::vec(content(), 1..6),
+        budget in 0u64..400,
+        max_file_tokens in prop::option::of(0u64..80),
+        format in prop_oneof![Just(PackFormat::Xml), Just(PackFormat::Markdown), Just(PackFormat::Plain)],
+        order in prop_oneof![Just(PackOrder::Given), Just(PackOrder::Smallest), Just(PackOrder::Path)],
+        model_name in prop_oneof![Just("gpt-4o"), Just("gpt-4"), Just("claude-sonnet-4-5")],
+    ) {
+        let tree = Tree::new(&format!("prop-{}", std::thread::current().name().unwrap_or("t").len()));
+        for (i, text) in contents.iter().enumerate() {
+            tree.write(&format!("root/f{i}.txt"), text);
+        }
+        let store = FileStore::new(FileLimits::default());
+        let loaded = load(
+            &store,
+            &tree.roots(),
+            &["."],
+            &LoadRequest { budget: Some(budget), order, format, max_file_tokens },
+            model_name,
+        );
+        let fresh = model(model_name).tokenizer().count(&loaded.text) as u64;
+        prop_assert_eq!(loaded.tokens, fresh);
+        prop_assert!(loaded.tokens <= budget);
+        prop_assert_eq!(loaded.included.len() + loaded.omitted.len(), contents.len());
+    }
+}

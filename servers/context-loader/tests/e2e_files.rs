@@ -1,0 +1,470 @@
+//! End-to-end: file-tokens and load-files through the built binary over stdio, HTTP
+//! and stateless HTTP (same answers on each) and the CLI: ignore rules, hidden,
+//! binary, not UTF-8, FIFO, symlinks in and out of the root, `..` and absolute
+//! paths, secret-looking files, globs, the budget promise, roots (stdio's working
+//! directory, HTTP without --root refusing, CONTEXT_LOADER_ROOTS, MCP client roots).
+
+use std::path::PathBuf;
+use std::process::Stdio;
+
+use context_budget::Tokenizer;
+use rmcp::model::{
+    CallToolRequestParams, NumberOrString, ProgressNotificationParam, ProgressToken,
+    RequestMetaObject,
+};
+#[allow(deprecated)]
+use rmcp::model::{ClientCapabilities, ClientInfo, ListRootsResult, Root};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
+use serde_json::{Value, json};
+use std::sync::{Arc, Mutex};
+use test_support::{ALL, Binary, PATIENCE, Transport, call, structured};
+
+const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
+
+/// A project folder (`root/`) and a file outside it, removed on drop.
+struct Project(PathBuf);
+
+impl Project {
+    fn new(tag: &str) -> Project {
+        let dir = std::env::temp_dir().join(format!("cl-e2e-files-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let write = |path: &str, bytes: &[u8]| {
+            let path = dir.join(path);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            std::fs::write(path, bytes).expect("write");
+        };
+        write("root/.gitignore", b"target/\n*.log\n");
+        write(
+            "root/src/main.rs",
+            b"fn main() {\n    println!(\"hello\");\n}\n",
+        );
+        write(
+            "root/src/lib.rs",
+            "pub fn add(a: u32, b: u32) -> u32 { a + b }\n"
+                .repeat(30)
+                .as_bytes(),
+        );
+        write("root/README.md", b"# Project\n\nSome words about it.\n");
+        write("root/target/debug/out.rs", b"generated");
+        write("root/build.log", b"log line\n");
+        write("root/.hidden/notes.txt", b"hidden notes\n");
+        write("root/.env", b"API_KEY=sk-live-secret\n");
+        write("root/config/server.pem", b"-----BEGIN PRIVATE KEY-----\n");
+        write("root/image.png", b"\x89PNG\r\n\x1a\n\0\0\0IHDR");
+        write("root/latin1.txt", b"caf\xe9 au lait");
+        write("outside/secret.txt", b"outside the root\n");
+        let root = dir.join("root");
+        std::os::unix::fs::symlink(dir.join("outside/secret.txt"), root.join("escape.txt"))
+            .expect("symlink out");
+        let fifo = root.join("pipe.fifo");
+        let status = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo");
+        assert!(status.success());
+        Project(dir)
+    }
+
+    fn root(&self) -> PathBuf {
+        self.0.join("root")
+    }
+
+    fn root_arg(&self) -> String {
+        self.root().display().to_string()
+    }
+}
+
+impl Drop for Project {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn paths(answer: &Value, key: &str) -> Vec<String> {
+    answer[key]
+        .as_array()
+        .expect("array")
+        .iter()
+        .filter_map(|f| f["path"].as_str().map(str::to_string))
+        .collect()
+}
+
+fn skipped_as(answer: &Value, reason: &str) -> Vec<String> {
+    answer["skipped"]
+        .as_array()
+        .expect("skipped")
+        .iter()
+        .filter(|s| s["reason"] == reason)
+        .filter_map(|s| s["path"].as_str().map(str::to_string))
+        .collect()
+}
+
+fn error_code(result: &rmcp::model::CallToolResult) -> String {
+    assert_eq!(result.is_error, Some(true), "{result:?}");
+    structured(result)["error_code"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[tokio::test]
+async fn file_tokens_and_load_files_over_every_transport() {
+    let project = Project::new("all");
+    let root = project.root_arg();
+    let mut answers = Vec::new();
+    for transport in ALL {
+        let conn = BIN.connect(transport, &["--root", &root]).await;
+        let result = call(
+            &conn.client,
+            "file-tokens",
+            json!({"model": "gpt-4o", "sort": "path"}),
+        )
+        .await;
+        assert_eq!(result.is_error, Some(false), "{transport:?}: {result:?}");
+        let r = structured(&result);
+        assert_eq!(
+            paths(r, "files"),
+            ["README.md", "src/lib.rs", "src/main.rs"],
+            "{transport:?}"
+        );
+        assert_eq!(skipped_as(r, "binary"), ["image.png"]);
+        assert_eq!(skipped_as(r, "not_utf8"), ["latin1.txt"]);
+        assert_eq!(skipped_as(r, "secret"), ["config/server.pem"]);
+        assert_eq!(skipped_as(r, "not_regular"), ["pipe.fifo"]);
+        assert_eq!(skipped_as(r, "outside_root"), ["escape.txt"]);
+        assert_eq!(r["excluded"]["ignored"], 2, "target/ and build.log");
+        assert_eq!(r["excluded"]["hidden"], 3, ".env, .gitignore, .hidden/");
+        let main = std::fs::read_to_string(project.root().join("src/main.rs")).expect("read");
+        let row = &r["files"][2];
+        assert_eq!(row["tokens"], Tokenizer::O200kBase.count(&main));
+        assert_eq!(r["window"]["context_window"], 128_000);
+
+        // Outside the root: `..`, absolute elsewhere, a symlink leading out.
+        let outside = project.0.join("outside/secret.txt").display().to_string();
+        for path in ["../outside/secret.txt", outside.as_str(), "escape.txt"] {
+            let refused = call(&conn.client, "file-tokens", json!({"paths": [path]})).await;
+            assert_eq!(error_code(&refused), "PATH_OUTSIDE_ROOT", "{path}");
+            let refused = call(
+                &conn.client,
+                "load-files",
+                json!({"paths": [path], "budget": 100}),
+            )
+            .await;
+            assert_eq!(error_code(&refused), "PATH_OUTSIDE_ROOT", "{path}");
+        }
+
+        // A glob; a secret-looking file named explicitly is read.
+        let glob = call(
+            &conn.client,
+            "file-tokens",
+            json!({"paths": ["src/*.rs"], "sort": "path"}),
+        )
+        .await;
+        assert_eq!(
+            paths(structured(&glob), "files"),
+            ["src/lib.rs", "src/main.rs"]
+        );
+        let named = call(
+            &conn.client,
+            "load-files",
+            json!({"paths": [".env"], "budget": 100}),
+        )
+        .await;
+        assert!(
+            structured(&named)["text"]
+                .as_str()
+                .expect("text")
+                .contains("sk-live-secret")
+        );
+
+        // A budget: never exceeded, and `tokens` is the count of `text` itself.
+        let loaded = call(
+            &conn.client,
+            "load-files",
+            json!({"paths": ["src", "README.md"], "model": "gpt-4o", "budget": 80, "format": "markdown"}),
+        )
+        .await;
+        assert_eq!(loaded.is_error, Some(false), "{loaded:?}");
+        let l = structured(&loaded);
+        let text = l["text"].as_str().expect("text");
+        assert_eq!(l["tokens"], Tokenizer::O200kBase.count(text));
+        assert!(l["tokens"].as_u64() <= Some(80));
+        assert_eq!(paths(l, "included"), ["src/main.rs", "README.md"]);
+        assert_eq!(paths(l, "omitted"), ["src/lib.rs"]);
+        assert!(text.starts_with("## src/main.rs\n\n```rust\n"), "{text}");
+        answers.push(serde_json::to_value(&result).expect("serialize"));
+    }
+    assert_eq!(answers[0], answers[1], "stdio vs http");
+    assert_eq!(answers[0], answers[2], "stdio vs stateless http");
+}
+
+#[tokio::test]
+async fn http_without_a_root_refuses_file_tools() {
+    let conn = BIN.connect(Transport::HttpStateless, &[]).await;
+    for tool in ["file-tokens", "load-files"] {
+        let result = call(&conn.client, tool, json!({"paths": ["."]})).await;
+        assert_eq!(error_code(&result), "ROOTS_NOT_CONFIGURED", "{tool}");
+        let suggestion = structured(&result)["suggestion"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(suggestion.contains("--root"), "{suggestion}");
+    }
+    // The other tools still work.
+    let count = call(&conn.client, "count-tokens", json!({"text": "hello world"})).await;
+    assert_eq!(count.is_error, Some(false));
+}
+
+#[tokio::test]
+async fn stdio_serves_its_working_directory_by_default() {
+    let project = Project::new("cwd");
+    let mut command = tokio::process::Command::new(BIN.path());
+    command
+        .arg("stdio")
+        .current_dir(project.root())
+        .stderr(Stdio::null());
+    let child = TokioChildProcess::new(command).expect("spawn");
+    let client = tokio::time::timeout(PATIENCE, ().serve(child))
+        .await
+        .expect("initialize timed out")
+        .expect("initialize");
+    let result = call(
+        &client,
+        "file-tokens",
+        json!({"paths": ["src"], "sort": "path"}),
+    )
+    .await;
+    assert_eq!(
+        paths(structured(&result), "files"),
+        ["src/lib.rs", "src/main.rs"]
+    );
+    let refused = call(&client, "file-tokens", json!({"paths": ["../outside"]})).await;
+    assert_eq!(error_code(&refused), "PATH_OUTSIDE_ROOT");
+}
+
+#[tokio::test]
+async fn several_roots_from_the_environment() {
+    let project = Project::new("env");
+    let roots = format!(
+        "{}:{}",
+        project.root().join("src").display(),
+        project.0.join("outside").display()
+    );
+    let conn = BIN
+        .connect_with_env(Transport::Stdio, &[], &[("CONTEXT_LOADER_ROOTS", &roots)])
+        .await;
+    let result = call(&conn.client, "file-tokens", json!({"sort": "path"})).await;
+    let r = structured(&result);
+    // By root, then path; with two roots every row says which one it was found under.
+    assert_eq!(paths(r, "files"), ["secret.txt", "lib.rs", "main.rs"]);
+    let root_of = |i: usize| {
+        r["files"][i]["root"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(root_of(0).ends_with("outside"), "{}", root_of(0));
+    assert!(root_of(1).ends_with("src"), "{}", root_of(1));
+}
+
+/// A client that offers MCP roots (deprecated by a future protocol revision, SEP-2577,
+/// but what today's clients send).
+#[derive(Clone)]
+struct RootsClient(Vec<PathBuf>);
+
+#[allow(deprecated)]
+impl ClientHandler for RootsClient {
+    fn get_info(&self) -> ClientInfo {
+        let mut info = ClientInfo::default();
+        info.capabilities = ClientCapabilities::builder().enable_roots().build();
+        info
+    }
+
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        Ok(ListRootsResult::new(
+            self.0
+                .iter()
+                .map(|p| Root::new(format!("file://{}", p.display())))
+                .collect(),
+        ))
+    }
+}
+
+#[tokio::test]
+async fn client_roots_narrow_the_server_roots() {
+    let project = Project::new("client-roots");
+    let src = project.root().join("src");
+    for transport in [Transport::Stdio, Transport::Http] {
+        let conn = BIN
+            .connect_as(
+                RootsClient(vec![src.clone()]),
+                transport,
+                &["--root", &project.root_arg()],
+                &[],
+            )
+            .await;
+        let result = call(&conn.client, "file-tokens", json!({"sort": "path"})).await;
+        assert_eq!(result.is_error, Some(false), "{transport:?}: {result:?}");
+        assert_eq!(
+            paths(structured(&result), "files"),
+            ["lib.rs", "main.rs"],
+            "{transport:?}"
+        );
+        let refused = call(
+            &conn.client,
+            "file-tokens",
+            json!({"paths": ["../README.md"]}),
+        )
+        .await;
+        assert_eq!(error_code(&refused), "PATH_OUTSIDE_ROOT", "{transport:?}");
+    }
+    // Stateless HTTP cannot ask the client anything: the server's roots apply, at once.
+    let conn = BIN
+        .connect_as(
+            RootsClient(vec![src.clone()]),
+            Transport::HttpStateless,
+            &["--root", &project.root_arg()],
+            &[],
+        )
+        .await;
+    let result = call(
+        &conn.client,
+        "file-tokens",
+        json!({"paths": ["src"], "sort": "path"}),
+    )
+    .await;
+    assert_eq!(
+        paths(structured(&result), "files"),
+        ["src/lib.rs", "src/main.rs"]
+    );
+    // A client root outside every server root leaves nothing to read.
+    let conn = BIN
+        .connect_as(
+            RootsClient(vec![project.0.join("outside")]),
+            Transport::Stdio,
+            &["--root", &project.root_arg()],
+            &[],
+        )
+        .await;
+    let result = call(&conn.client, "file-tokens", json!({})).await;
+    assert_eq!(error_code(&result), "ROOTS_NOT_CONFIGURED");
+}
+
+#[test]
+fn the_cli_measures_and_loads() {
+    let project = Project::new("cli");
+    let run = |args: &[&str]| {
+        BIN.command()
+            .args(["--root", &project.root_arg()])
+            .args(args)
+            .output()
+            .expect("run the CLI")
+    };
+    let files = run(&["files", "--json", "--sort", "path"]);
+    assert!(files.status.success(), "{files:?}");
+    let json: Value = serde_json::from_slice(&files.stdout).expect("JSON");
+    assert_eq!(
+        paths(&json, "files"),
+        ["README.md", "src/lib.rs", "src/main.rs"]
+    );
+    let table = run(&["files", "src"]);
+    let shown = String::from_utf8_lossy(&table.stdout);
+    assert!(shown.contains("src/lib.rs"), "{shown}");
+
+    // `load`: the packed text on stdout, the report on stderr.
+    let load = run(&["load", "src/main.rs", "README.md", "--budget", "200"]);
+    assert!(load.status.success(), "{load:?}");
+    let text = String::from_utf8(load.stdout).expect("UTF-8");
+    assert!(text.starts_with("<file path=\"src/main.rs\">\n"), "{text}");
+    assert!(String::from_utf8_lossy(&load.stderr).contains("tokens"));
+    let json = run(&["load", "src", "--budget", "60", "--json"]);
+    let report: Value = serde_json::from_slice(&json.stdout).expect("JSON");
+    let text = report["text"].as_str().expect("text");
+    assert_eq!(
+        report["tokens"],
+        Tokenizer::Cl100kBase.count(text),
+        "gpt-4 by default"
+    );
+    assert!(report["tokens"].as_u64() <= Some(60));
+    // Outside the root: a clear error and a non-zero exit.
+    let refused = run(&["files", "../outside", "--json"]);
+    assert!(!refused.status.success());
+    let error: Value = serde_json::from_slice(&refused.stdout).expect("JSON");
+    assert_eq!(error["error_code"], "PATH_OUTSIDE_ROOT");
+    let refused = run(&["files", "../outside"]);
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("outside every root"));
+}
+
+/// A client that records the progress notifications it receives.
+#[derive(Clone, Default)]
+struct ProgressRecorder(Arc<Mutex<Vec<ProgressNotificationParam>>>);
+
+impl ClientHandler for ProgressRecorder {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _: NotificationContext<RoleClient>,
+    ) {
+        if let Ok(mut seen) = self.0.lock() {
+            seen.push(params);
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_walk_reports_progress_to_a_client_that_asks() {
+    let project = Project::new("progress");
+    for i in 0..60 {
+        let path = project.root().join(format!("many/file{i:02}.txt"));
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, format!("file number {i}\n")).expect("write");
+    }
+    for transport in [Transport::Stdio, Transport::Http] {
+        let recorder = ProgressRecorder::default();
+        let conn = BIN
+            .connect_as(
+                recorder.clone(),
+                transport,
+                &["--root", &project.root_arg()],
+                &[],
+            )
+            .await;
+        let mut meta = RequestMetaObject::default();
+        meta.set_progress_token(ProgressToken(NumberOrString::String("walk-1".into())));
+        let mut request = CallToolRequestParams::new("file-tokens").with_arguments(
+            json!({"paths": ["many"]})
+                .as_object()
+                .cloned()
+                .expect("object"),
+        );
+        request.meta = Some(meta);
+        let result = tokio::time::timeout(PATIENCE, conn.client.call_tool(request))
+            .await
+            .expect("in time")
+            .expect("result");
+        assert_eq!(structured(&result)["files_measured"], 60);
+        let mut seen = Vec::new();
+        for _ in 0..50 {
+            seen = recorder.0.lock().map(|s| s.clone()).unwrap_or_default();
+            if seen.iter().any(|p| Some(p.progress) == p.total) {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        assert!(!seen.is_empty(), "{transport:?}: no progress notifications");
+        assert!(
+            seen.windows(2).all(|w| w[0].progress < w[1].progress),
+            "{transport:?}: progress must increase: {seen:?}"
+        );
+        let last = seen.last().expect("one");
+        assert_eq!(
+            Some(last.progress),
+            last.total,
+            "{transport:?}: the final step is reported"
+        );
+    }
+}

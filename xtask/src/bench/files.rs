@@ -1,0 +1,441 @@
+//! Row 7: file-tokens and load-files on a source tree, against repomix 1.18.1
+//! packing the same tree with o200k_base, and against a one-file-at-a-time
+//! count-tokens loop; peak memory against repomix; every file's count against
+//! tiktoken-rs.
+//!
+//! The tree is every crate of this workspace's Cargo.lock that cargo has unpacked
+//! under ~/.cargo/registry/src (real code, already on the machine: nothing is
+//! downloaded), copied to a folder outside any git repository, so neither tool
+//! applies this repository's .gitignore (which ignores target/) to it.
+//!
+//! Processes against processes: `context-loader files` / `load` (a fresh process,
+//! so nothing is cached) against `repomix` with its token cache off (cold) and on
+//! (warm: its cache is a file that outlives the process). In-process figures (the
+//! loop, warm calls of a long-lived server) come from the `files_bench` example.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{Context, bail};
+
+use super::{Bench, median, table};
+use crate::workspace_root;
+
+/// repomix's version, pinned in bench/peers/repomix/package-lock.json.
+const REPOMIX: &str = "repomix 1.18.1";
+
+pub fn against_repomix(bench: &mut Bench) -> anyhow::Result<String> {
+    let corpus = corpus(bench.size(usize::MAX, 6))?;
+    let rounds = bench.size(3, 1);
+
+    // In-process rows: the loop, cold and warm calls, and the tiktoken-rs check.
+    let output = Command::new(bench.artifact("examples/files_bench"))
+        .arg(&corpus.dir)
+        .args(["--rounds", &rounds.to_string(), "--model", "gpt-4o"])
+        .output()
+        .context("cannot run files_bench")?;
+    if !output.status.success() {
+        bail!(
+            "files_bench failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let report = String::from_utf8_lossy(&output.stdout).into_owned();
+    let value = |key: &str| -> f64 {
+        report
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{key}=")))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(f64::NAN)
+    };
+    let in_process_table: String = report
+        .lines()
+        .take_while(|l| !l.is_empty())
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let (files, identical) = (value("files"), value("identical"));
+
+    // Processes: ours (fresh each time) and repomix (cold and warm cache).
+    let repomix = Repomix::install()?;
+    let cli = bench.artifact("context-loader");
+    let root = corpus.dir.display().to_string();
+    let out = workspace_root().join("target/bench/files-out");
+    std::fs::create_dir_all(&out)?;
+    let ours_measure = CommandLine::new(
+        &cli,
+        &[
+            "--root", &root, "files", "--model", "gpt-4o", "--limit", "0", "--json",
+        ],
+    );
+    let ours_pack = CommandLine::new(
+        &cli,
+        &[
+            "--root",
+            &root,
+            "load",
+            "--model",
+            "gpt-4o",
+            "--budget",
+            "1000000000",
+            "--format",
+            "xml",
+        ],
+    );
+    let cache = out.join("repomix-token-cache.json");
+    let _ = std::fs::remove_file(&cache);
+    let mut runs = Runs::default();
+    let warm_repomix = || {
+        let mut command = repomix.pack(&corpus.dir, &out.join("repomix.xml"));
+        command.env("REPOMIX_TOKEN_CACHE_PATH", &cache);
+        command
+    };
+    // Fill repomix's token cache once, untimed, so every timed warm run reads it.
+    timed(&mut warm_repomix())?;
+    // Alternating, so a burst of load on the shared machine hits every contender.
+    for _ in 0..rounds {
+        runs.ours_measure.push(timed(&mut ours_measure.make())?);
+        runs.ours_pack.push(timed(&mut ours_pack.make())?);
+        let mut cold = repomix.pack(&corpus.dir, &out.join("repomix.xml"));
+        cold.env("REPOMIX_TOKEN_CACHE", "0");
+        runs.repomix_cold.push(timed(&mut cold)?);
+        runs.repomix_warm.push(timed(&mut warm_repomix())?);
+    }
+    let ours_measure = Run::median(&runs.ours_measure);
+    let ours_pack = Run::median(&runs.ours_pack);
+    let cold = Run::median(&runs.repomix_cold);
+    let warm = Run::median(&runs.repomix_warm);
+    let warm_server_ms = value("warm_ms");
+
+    let row = |name: &str, run: &Run, against: &Run| {
+        vec![
+            name.to_string(),
+            format!("{:.0}", run.wall_ms),
+            format!("{:.0}", run.cpu_ms),
+            format!("{:.0}", run.peak_rss_kib as f64 / 1024.0),
+            format!("{:.1}×", against.wall_ms / run.wall_ms),
+            format!(
+                "{:.1}×",
+                against.peak_rss_kib as f64 / run.peak_rss_kib as f64
+            ),
+        ]
+    };
+    let rows = vec![
+        row(&format!("{REPOMIX}, token cache off (cold)"), &cold, &cold),
+        row(&format!("{REPOMIX}, its token cache warm"), &warm, &cold),
+        row(
+            "context-loader files (measure every file)",
+            &ours_measure,
+            &cold,
+        ),
+        row(
+            "context-loader load (pack every file, xml)",
+            &ours_pack,
+            &cold,
+        ),
+    ];
+    let processes = table(
+        &[
+            "process (fresh each run)",
+            "wall ms",
+            "CPU ms",
+            "peak RSS MB",
+            "× faster than repomix cold",
+            "× less memory",
+        ],
+        &rows,
+    );
+
+    if !bench.quick {
+        let measure_ratio = cold.wall_ms / ours_measure.wall_ms;
+        let pack_ratio = cold.wall_ms / ours_pack.wall_ms;
+        let memory_ratio =
+            cold.peak_rss_kib as f64 / ours_pack.peak_rss_kib.max(ours_measure.peak_rss_kib) as f64;
+        bench.check(
+            "file-tokens ≥ 20× faster than repomix measuring the same tree (o200k)",
+            format!(
+                "{:.0} ms vs {:.0} ms: {measure_ratio:.1}× (a warm server call: {:.0}×)",
+                ours_measure.wall_ms,
+                cold.wall_ms,
+                cold.wall_ms / warm_server_ms
+            ),
+            measure_ratio >= 20.0,
+        );
+        bench.check(
+            "load-files ≥ 10× faster than repomix packing the same tree",
+            format!(
+                "{:.0} ms vs {:.0} ms: {pack_ratio:.1}×",
+                ours_pack.wall_ms, cold.wall_ms
+            ),
+            pack_ratio >= 10.0,
+        );
+        bench.check(
+            "peak memory ≤ 1/4 of repomix's",
+            format!(
+                "{:.0} MB vs {:.0} MB: 1/{memory_ratio:.1}",
+                ours_pack.peak_rss_kib.max(ours_measure.peak_rss_kib) as f64 / 1024.0,
+                cold.peak_rss_kib as f64 / 1024.0
+            ),
+            memory_ratio >= 4.0,
+        );
+        bench.check(
+            "per-file token counts identical to tiktoken-rs",
+            format!("{identical:.0} of {files:.0} files"),
+            identical == files,
+        );
+    }
+    Ok(format!(
+        "## 7. Files: measuring and packing a source tree ({} crates, {} files, {:.1} MB)\n\n\
+         Every crate of this workspace's Cargo.lock that cargo unpacked under \
+         ~/.cargo/registry/src, copied outside any git repository. Both tools honour \
+         .gitignore files, skip binaries and count with o200k_base ({REPOMIX}: \
+         `repomix DIR --style xml --token-count-encoding o200k_base`, its default \
+         security check on; ours: `--model gpt-4o`). Each process starts fresh; repomix \
+         also keeps a token cache on disk, so it is timed with the cache off and warm. \
+         Medians of {rounds} rounds.\n\n{processes}\n\
+         In one process (`files_bench`, medians): the loop reads and counts one file at a \
+         time with the engine behind `count-tokens`, which is what an agent without \
+         file-tokens does (without even the transport); \"warm\" is a repeat call of a \
+         long-lived server, answered from the measurement cache. Every file's count \
+         equals tiktoken-rs's: {identical:.0} of {files:.0}.\n\n{in_process_table}",
+        corpus.crates,
+        files,
+        corpus.bytes as f64 / 1e6,
+    ))
+}
+
+/// One process run: wall time, CPU time and peak resident memory.
+#[derive(Debug, Clone, Copy, Default)]
+struct Run {
+    wall_ms: f64,
+    cpu_ms: f64,
+    peak_rss_kib: u64,
+}
+
+impl Run {
+    fn median(runs: &[Run]) -> Run {
+        let pick = |f: fn(&Run) -> f64| median(&runs.iter().map(f).collect::<Vec<_>>());
+        Run {
+            wall_ms: pick(|r| r.wall_ms),
+            cpu_ms: pick(|r| r.cpu_ms),
+            peak_rss_kib: pick(|r| r.peak_rss_kib as f64) as u64,
+        }
+    }
+}
+
+#[derive(Default)]
+struct Runs {
+    ours_measure: Vec<Run>,
+    ours_pack: Vec<Run>,
+    repomix_cold: Vec<Run>,
+    repomix_warm: Vec<Run>,
+}
+
+/// Run `command` under GNU time (`/usr/bin/time`, Debian package `time`), which
+/// reports the child's own peak RSS and CPU time from wait4.
+fn timed(command: &mut Command) -> anyhow::Result<Run> {
+    let report = workspace_root().join("target/bench/files-out/time.txt");
+    let program = command.get_program().to_owned();
+    let args: Vec<_> = command.get_args().map(|a| a.to_owned()).collect();
+    let envs: Vec<_> = command
+        .get_envs()
+        .map(|(k, v)| (k.to_owned(), v.map(|v| v.to_owned())))
+        .collect();
+    let mut wrapped = Command::new("/usr/bin/time");
+    wrapped
+        .args(["-f", "%e %U %S %M", "-o"])
+        .arg(&report)
+        .arg(&program)
+        .args(&args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    for (key, value) in envs {
+        match value {
+            Some(value) => wrapped.env(key, value),
+            None => wrapped.env_remove(key),
+        };
+    }
+    let output = wrapped
+        .output()
+        .context("cannot run /usr/bin/time (install the Debian package `time`)")?;
+    if !output.status.success() {
+        bail!(
+            "{} failed: {}",
+            Path::new(&program).display(),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let text = std::fs::read_to_string(&report)?;
+    let fields: Vec<f64> = text
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|v| v.parse().ok())
+        .collect();
+    let [wall, user, system, rss] = fields[..] else {
+        bail!("unexpected /usr/bin/time output: {text}");
+    };
+    Ok(Run {
+        wall_ms: wall * 1e3,
+        cpu_ms: (user + system) * 1e3,
+        peak_rss_kib: rss as u64,
+    })
+}
+
+/// A command that can be built again for each run.
+struct CommandLine {
+    program: PathBuf,
+    args: Vec<String>,
+}
+
+impl CommandLine {
+    fn new(program: &Path, args: &[&str]) -> CommandLine {
+        CommandLine {
+            program: program.to_path_buf(),
+            args: args.iter().map(|a| a.to_string()).collect(),
+        }
+    }
+
+    fn make(&self) -> Command {
+        let mut command = Command::new(&self.program);
+        command.args(&self.args);
+        command
+    }
+}
+
+/// repomix, installed with `npm ci` from bench/peers/repomix's lockfile into
+/// target/bench/peers/repomix, run on Node ≥ 22 (what it requires).
+struct Repomix {
+    bin: PathBuf,
+    path: String,
+}
+
+impl Repomix {
+    fn install() -> anyhow::Result<Repomix> {
+        let target = workspace_root().join("target");
+        let node = crate::node::ensure(&target)?;
+        let source = workspace_root().join("bench/peers/repomix");
+        let dir = target.join("bench/peers/repomix");
+        std::fs::create_dir_all(&dir)?;
+        let lock = std::fs::read(source.join("package-lock.json"))
+            .context("bench/peers/repomix/package-lock.json is missing")?;
+        for file in ["package.json", "package-lock.json"] {
+            std::fs::copy(source.join(file), dir.join(file))
+                .with_context(|| format!("cannot copy bench/peers/repomix/{file}"))?;
+        }
+        let stamp = dir.join("node_modules/.installed-package-lock.json");
+        if std::fs::read(&stamp).ok().as_deref() != Some(lock.as_slice()) {
+            eprintln!("$ npm ci ({REPOMIX}, {})", dir.display());
+            let status = Command::new("npm")
+                .args(["ci", "--no-audit", "--no-fund"])
+                .current_dir(&dir)
+                .env("PATH", &node.path)
+                .env("npm_config_cache", &node.npm_cache)
+                .status()
+                .context("cannot run npm")?;
+            if !status.success() {
+                bail!("npm ci for {REPOMIX} failed ({status})");
+            }
+            std::fs::write(&stamp, &lock)?;
+        }
+        Ok(Repomix {
+            bin: dir.join("node_modules/.bin/repomix"),
+            path: node.path,
+        })
+    }
+
+    /// `repomix DIR -o OUT --style xml --token-count-encoding o200k_base --quiet`.
+    fn pack(&self, dir: &Path, out: &Path) -> Command {
+        let mut command = Command::new(&self.bin);
+        command
+            .arg(dir)
+            .arg("-o")
+            .arg(out)
+            .args([
+                "--style",
+                "xml",
+                "--token-count-encoding",
+                "o200k_base",
+                "--quiet",
+            ])
+            .env("PATH", &self.path);
+        command
+    }
+}
+
+/// The benchmark tree and its size.
+struct Corpus {
+    dir: PathBuf,
+    crates: usize,
+    bytes: u64,
+}
+
+/// Copy up to `max_crates` crates of Cargo.lock from cargo's registry sources.
+fn corpus(max_crates: usize) -> anyhow::Result<Corpus> {
+    let lock = std::fs::read_to_string(workspace_root().join("Cargo.lock"))?;
+    let home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
+        .context("neither CARGO_HOME nor HOME is set")?;
+    let registries: Vec<PathBuf> = std::fs::read_dir(home.join("registry/src"))
+        .context("no ~/.cargo/registry/src (build the workspace first)")?
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    let mut packages: Vec<String> = Vec::new();
+    let mut name = None;
+    for line in lock.lines() {
+        if let Some(n) = line.strip_prefix("name = ") {
+            name = Some(n.trim_matches('"').to_string());
+        } else if let (Some(v), Some(n)) = (line.strip_prefix("version = "), name.take()) {
+            packages.push(format!("{n}-{}", v.trim_matches('"')));
+        }
+    }
+    packages.sort();
+    let dir = std::env::temp_dir().join(if max_crates == usize::MAX {
+        "context-loader-bench-files".to_string()
+    } else {
+        format!("context-loader-bench-files-{max_crates}")
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir)?;
+    let (mut crates, mut bytes) = (0, 0);
+    for package in packages {
+        if crates >= max_crates {
+            break;
+        }
+        let Some(source) = registries
+            .iter()
+            .map(|r| r.join(&package))
+            .find(|p| p.is_dir())
+        else {
+            continue;
+        };
+        bytes += copy_tree(&source, &dir.join(&package))?;
+        crates += 1;
+    }
+    if crates == 0 {
+        bail!(
+            "no crate of Cargo.lock is unpacked under {}",
+            home.display()
+        );
+    }
+    Ok(Corpus { dir, crates, bytes })
+}
+
+/// Copy regular files and folders (links are not followed); returns bytes copied.
+fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<u64> {
+    std::fs::create_dir_all(to)?;
+    let mut bytes = 0;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        let target = to.join(entry.file_name());
+        if kind.is_dir() {
+            bytes += copy_tree(&entry.path(), &target)?;
+        } else if kind.is_file() {
+            bytes += std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(bytes)
+}
