@@ -83,10 +83,10 @@ pub fn parse_params<T: DeserializeOwned>(
     args: Option<JsonObject>,
 ) -> Result<T, ToolError> {
     let args = args.unwrap_or_default();
-    if let Some(accepted) = accepted_names::<T>() {
-        if let Some(unknown) = args.keys().find(|key| !accepted.contains(&key.as_str())) {
-            return Err(unknown_argument(tool, unknown, accepted));
-        }
+    if let Some(accepted) = accepted_names::<T>()
+        && let Some(unknown) = args.keys().find(|key| !accepted.contains(&key.as_str()))
+    {
+        return Err(unknown_argument(tool, unknown, accepted));
     }
     serde_json::from_value(serde_json::Value::Object(args)).map_err(|e| {
         ToolError::new(
