@@ -124,7 +124,7 @@ fn check_base64_image(data: &str) -> Result<(), String> {
         ));
     }
     let bytes = data.as_bytes();
-    if bytes.is_empty() || bytes.len() % 4 != 0 {
+    if bytes.is_empty() || !bytes.len().is_multiple_of(4) {
         return Err("image data is not base64 (length is not a positive multiple of 4)".into());
     }
     let padding = bytes.iter().rev().take_while(|&&b| b == b'=').count();

@@ -47,6 +47,9 @@ impl ServerHandler for Echo {
 
 type Client = RunningService<RoleClient, ()>;
 
+/// One content block as (kind, text or base64 data, image mime type).
+type Block<'a> = (&'a str, &'a str, Option<&'a str>);
+
 /// The handler behind the stdio framing, its other end of the pipe as the client's.
 async fn over_stdio() -> Client {
     let (client_side, server_side) = tokio::io::duplex(1 << 20);
@@ -94,7 +97,7 @@ fn kinds(result: &CallToolResult) -> Vec<(&'static str, String, Option<String>)>
 #[tokio::test]
 async fn plain_returns_arrive_as_the_content_kinds_the_rules_name() {
     let png = "iVBORw0KGgo=";
-    let cases: Vec<(Value, Vec<(&str, &str, Option<&str>)>)> = vec![
+    let cases: Vec<(Value, Vec<Block>)> = vec![
         (json!("plain"), vec![("text", "plain", None)]),
         (json!({"text": "bare"}), vec![("text", "bare", None)]),
         (
@@ -128,7 +131,7 @@ async fn plain_returns_arrive_as_the_content_kinds_the_rules_name() {
             let result = call(&client, "echo", json!({ "value": value })).await;
             assert_eq!(result.is_error, Some(false), "{name} {value}");
             let got = kinds(&result);
-            let got: Vec<(&str, &str, Option<&str>)> = got
+            let got: Vec<Block> = got
                 .iter()
                 .map(|(k, d, m)| (*k, d.as_str(), m.as_deref()))
                 .collect();
