@@ -27,6 +27,7 @@ const SECTIONS: &[Section] = &[
     counting::throughput,
     startup::encoder_load,
     startup::cold_start,
+    startup::first_count,
     mcp::stdio_round_trips,
     mcp::http_stateless,
     specs::listing,

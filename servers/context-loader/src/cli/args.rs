@@ -64,6 +64,10 @@ pub struct GlobalArgs {
         default_value_t = 5000
     )]
     pub anthropic_timeout_ms: u64,
+    /// Do not load the vocabularies in the background at start (servers then load
+    /// them on the first count). Only for `cargo xtask bench`'s unwarmed variant.
+    #[arg(long, global = true, hide = true)]
+    pub no_warm_up: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -46,10 +46,13 @@ pub fn service(global: &GlobalArgs) -> anyhow::Result<Service> {
                 .map_err(|e| anyhow::anyhow!("invalid --models-file: {e}"))?
         }
     };
-    let service = Service::new(
+    let mut service = Service::new(
         TokenCounter::new(Arc::new(catalog), global.max_input_bytes),
         SpecStore::new(&global.specs_dir),
     );
+    if global.no_warm_up {
+        service = service.without_warm_up();
+    }
     if !global.exact_claude {
         return Ok(service);
     }
