@@ -98,6 +98,12 @@ impl Service {
         }
     }
 
+    /// Count the models `exact` covers with it (e.g. Claude with Anthropic's API).
+    pub fn with_exact(mut self, exact: Arc<dyn ExactCounter>) -> Self {
+        self.exact = Some(exact);
+        self
+    }
+
     pub fn counter(&self) -> &TokenCounter {
         &self.counter
     }
