@@ -5,7 +5,7 @@
 
 use mcp_common::normalize_result;
 use mcp_common::transport::stdio_framing::{FramedStdio, MAX_LINE_BYTES};
-use mcp_common::transport::{HttpOptions, http_router};
+use mcp_common::transport::{HttpOptions, JsonLimits, ShutdownTokens, http_router};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, JsonObject, ServerCapabilities, ServerConfig};
@@ -14,7 +14,6 @@ use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use serde_json::{Value, json};
 use test_support::call;
 use test_support::client::http_transport;
-use tokio_util::sync::CancellationToken;
 
 #[derive(Clone)]
 struct Echo {
@@ -54,7 +53,12 @@ type Block<'a> = (&'a str, &'a str, Option<&'a str>);
 async fn over_stdio() -> Client {
     let (client_side, server_side) = tokio::io::duplex(1 << 20);
     let (server_read, server_write) = tokio::io::split(server_side);
-    let (transport, _writer) = FramedStdio::new(server_read, server_write, MAX_LINE_BYTES);
+    let (transport, _writer) = FramedStdio::new(
+        server_read,
+        server_write,
+        MAX_LINE_BYTES,
+        JsonLimits::default(),
+    );
     tokio::spawn(async move {
         if let Ok(running) = Echo::new().serve(transport).await {
             let _ = running.waiting().await;
@@ -75,7 +79,8 @@ async fn over_http(stateless: bool) -> Client {
         stateless,
         ..HttpOptions::default()
     };
-    let router = http_router(Echo::new, &options, CancellationToken::new()).expect("valid options");
+    let router =
+        http_router(Echo::new, &options, &ShutdownTokens::default()).expect("valid options");
     tokio::spawn(async move { axum::serve(listener, router).await });
     ().serve(http_transport(format!("http://{address}/mcp")))
         .await

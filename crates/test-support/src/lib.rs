@@ -8,6 +8,7 @@
 //! - [`RawStdio`] and [`http1`]: hand-written JSON-RPC lines and HTTP/1.1 requests,
 //!   for tests about exactly what goes over the wire;
 //! - [`anthropic`]: a fake Anthropic count_tokens API on loopback;
+//! - [`process`]: a server's peak memory, for tests that bound it;
 //! - [`readme`]: the README's examples as checks (which blocks, how compared, `--bless`).
 //!
 //! Integration tests name their binary once:
@@ -18,6 +19,7 @@ pub mod anthropic;
 mod binary;
 pub mod client;
 pub mod http1;
+pub mod process;
 pub mod readme;
 
 use std::time::Duration;

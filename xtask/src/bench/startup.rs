@@ -154,11 +154,12 @@ pub fn first_count(bench: &mut Bench) -> anyhow::Result<String> {
         })
         .collect();
     Ok(format!(
-        "## 2c. First count after start, warmed vs not (ms, request → reply)
-
-         A stdio server is started, initialized, and {} ms later sent its first          count-tokens (gpt-4o), then one for claude; warmed is the default (encoders          loaded on a background thread at start), not warmed is `--no-warm-up` (loaded          by the first count). Median of {launches} alternating launches after one          warm-up launch.
-
-{}",
+        "## 2c. First count after start, warmed vs not (ms, request → reply)\n\n\
+         A stdio server is started, initialized, and {} ms later sent its first \
+         count-tokens (gpt-4o), then one for claude; warmed is the default (encoders \
+         loaded on a background thread at start), not warmed is `--no-warm-up` (loaded \
+         by the first count). Median of {launches} alternating launches after one \
+         warm-up launch.\n\n{}",
         FIRST_CALL_AFTER.as_millis(),
         table(&["what", "warmed", "not warmed", "ratio"], &rows)
     ))
