@@ -10,6 +10,12 @@
 //!     MB/s per corpus, encoding and thread count; `@256` counts the file as
 //!     separate ~256-byte messages (chat-sized calls) instead of one text:
 //!     `row corpus=… encoding=… threads=… bytes=… ours_mbps=… reference_mbps=…`
+//! count_throughput pathological [--bytes N] [--rounds N]
+//!     long runs of one kind of character (one letter, spaces, digits, a mixed
+//!     pattern), N bytes each, counted with cl100k_base by both libraries:
+//!     `pathological input=… bytes=… ours_mbps=… reference_mbps=…`; and each input
+//!     at 8 MiB by ours alone (tiktoken-rs's merge is quadratic there):
+//!     `pathological_large input=… bytes=… ours_mbps=…`
 //! ```
 //!
 //! With T threads, each thread counts the whole corpus at once and MB/s is the total
@@ -24,6 +30,7 @@ fn main() {
     match args.first().map(String::as_str) {
         Some("load") => load(args.iter().any(|a| a == "--reference-first")),
         Some("throughput") => throughput(&args[1..]),
+        Some("pathological") => pathological(&args[1..]),
         _ => {
             eprintln!(
                 "usage: count_throughput load | throughput NAME=FILE[@PIECE]... [--rounds N] [--threads 1,2]"
@@ -37,7 +44,7 @@ fn main() {
 fn load(reference_first: bool) {
     let ours = || {
         let rss = rss_kib();
-        let seconds = time(|| Tokenizer::EXACT.iter().for_each(|t| t.preload()));
+        let seconds = time(|| Tokenizer::OPENAI.iter().for_each(|t| t.preload()));
         (seconds, rss_kib().saturating_sub(rss))
     };
     let reference = || {
@@ -60,6 +67,56 @@ fn load(reference_first: bool) {
         ours_s * 1e3,
         reference_s * 1e3
     );
+}
+
+/// The issue's worst cases: one huge pre-token piece each (digits come three at a
+/// time, so they are the fast control).
+fn pathological(args: &[String]) {
+    let flag = |name: &str, default: usize| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1)?.parse().ok())
+            .unwrap_or(default)
+    };
+    let (bytes, rounds) = (flag("--bytes", 64 * 1024), flag("--rounds", 3));
+    let inputs = [
+        ("one_letter", "a"),
+        ("spaces", " "),
+        ("digits", "7"),
+        ("mixed", "ab="),
+    ];
+    let reference = tiktoken_rs::cl100k_base_singleton();
+    let tokenizer = Tokenizer::Cl100kBase;
+    for (name, unit) in inputs {
+        let text = unit.repeat(bytes / unit.len());
+        let expected = reference.encode_ordinary(&text).len();
+        assert_eq!(tokenizer.count(&text), expected, "counts differ on {name}");
+        let mb = text.len() as f64 / 1e6;
+        let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+        for _ in 0..rounds {
+            ours.push(mb / time(|| assert_eq!(tokenizer.count(&text), expected)));
+            theirs.push(mb / time(|| assert_eq!(reference.encode_ordinary(&text).len(), expected)));
+        }
+        println!(
+            "pathological input={name} bytes={} ours_mbps={:.2} reference_mbps={:.2}",
+            text.len(),
+            median(&mut ours),
+            median(&mut theirs)
+        );
+        let large = unit.repeat(8 * 1024 * 1024 / unit.len());
+        let mut ours = vec![
+            large.len() as f64
+                / 1e6
+                / time(|| {
+                    tokenizer.count(&large);
+                }),
+        ];
+        println!(
+            "pathological_large input={name} bytes={} ours_mbps={:.2}",
+            large.len(),
+            median(&mut ours)
+        );
+    }
 }
 
 struct Corpus {
@@ -93,7 +150,7 @@ fn throughput(args: &[String]) {
         }
     }
     for corpus in &corpora {
-        for tokenizer in Tokenizer::EXACT {
+        for tokenizer in Tokenizer::OPENAI {
             let reference = match tokenizer {
                 Tokenizer::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
                 _ => tiktoken_rs::o200k_base_singleton(),

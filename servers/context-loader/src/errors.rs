@@ -3,7 +3,7 @@
 //! instead. A new engine error gets its code and suggestion here, once, for every
 //! tool and the CLI.
 
-use context_budget::limits::SpecCountError;
+use context_budget::limits::{LimitError, SpecCountError};
 use context_budget::spec::SpecError;
 use context_budget::{AssembleError, CountError, DEFAULT_MODEL, FitError};
 use mcp_common::{ErrorCode, ToolError};
@@ -52,6 +52,68 @@ impl IntoToolError for CountError {
             )
             .with_detail("input_bytes", bytes)
             .with_detail("limit_bytes", limit),
+            CountError::Limit(limit) => limit.into_tool_error(),
+            CountError::Cancelled => cancelled(),
+        }
+    }
+}
+
+/// The answer to a request that was cancelled (or timed out) while it ran.
+fn cancelled() -> ToolError {
+    ToolError::new(
+        ErrorCode::Cancelled,
+        "the request was cancelled",
+        "Nothing to do: the request was cancelled or timed out. Repeat it if the answer is still wanted.",
+    )
+}
+
+/// The flag that sets the limit on `field`.
+fn limit_flag(field: &str) -> &'static str {
+    match field {
+        "messages" => "--max-messages",
+        "sections" => "--max-sections",
+        _ => "--max-name-bytes",
+    }
+}
+
+impl IntoToolError for LimitError {
+    fn into_tool_error(self) -> ToolError {
+        let message = self.to_string();
+        match self {
+            LimitError::NameTooLong {
+                field,
+                bytes,
+                limit,
+                ..
+            } => ToolError::new(
+                ErrorCode::InputTooLarge,
+                message,
+                format!(
+                    "Send the name itself (list-models and spec-tokens list them); the server's \
+                     operator can raise {}.",
+                    limit_flag(field)
+                ),
+            )
+            .with_detail("field", field)
+            .with_detail("length_bytes", bytes)
+            .with_detail("limit", limit)
+            .with_detail("flag", limit_flag(field)),
+            LimitError::TooMany {
+                field,
+                count,
+                limit,
+            } => ToolError::new(
+                ErrorCode::InputTooLarge,
+                message,
+                format!(
+                    "Send at most {limit} {field} per call (split the work), or raise {} on the server.",
+                    limit_flag(field)
+                ),
+            )
+            .with_detail("field", field)
+            .with_detail("count", count)
+            .with_detail("limit", limit)
+            .with_detail("flag", limit_flag(field)),
         }
     }
 }

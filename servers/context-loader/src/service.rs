@@ -118,17 +118,24 @@ impl Service {
     }
 
     /// Run `work` inline when it is small and cannot reach the network, else on the
-    /// blocking pool.
+    /// blocking pool. `work` gets a token that is cancelled when the request is, and
+    /// also when this future is dropped (an HTTP timeout, a vanished client, shutdown):
+    /// the pool thread cannot be stopped from outside, so it must notice by itself.
     async fn run<T: Send + 'static>(
         &self,
         input_bytes: usize,
-        work: impl FnOnce(&Service) -> Result<T, ToolError> + Send + 'static,
+        cancelled: &CancellationToken,
+        work: impl FnOnce(&Service, &CancellationToken) -> Result<T, ToolError> + Send + 'static,
     ) -> Result<T, ToolError> {
         if input_bytes <= INLINE_MAX_BYTES && self.exact.is_none() {
-            return work(self);
+            return work(self, cancelled);
         }
         let service = self.clone();
-        run_blocking(move || work(&service)).await
+        let token = cancelled.child_token();
+        let abandoned = token.clone().drop_guard();
+        let result = run_blocking(move || work(&service, &token)).await;
+        abandoned.disarm();
+        result
     }
 
     pub async fn count_tokens(
@@ -136,14 +143,15 @@ impl Service {
         params: CountTokensParams,
         cancelled: CancellationToken,
     ) -> Result<TokenCount, ToolError> {
-        self.run(params.text.len(), move |service| {
-            let exact = service.exact_for(&cancelled);
+        self.run(params.text.len(), &cancelled, move |service, cancelled| {
+            let exact = service.exact_for(cancelled);
             service
                 .counter
-                .count_with(
+                .count_until(
                     &params.text,
                     params.model.as_deref(),
                     exact.as_ref().map(|e| e as &dyn ExactCounter),
+                    &|| cancelled.is_cancelled(),
                 )
                 .map_err(tool_error)
         })
@@ -160,8 +168,8 @@ impl Service {
         cancelled: CancellationToken,
     ) -> Result<FittedMessages, ToolError> {
         let bytes = limits::messages_bytes(&params.messages);
-        self.run(bytes, move |service| {
-            let exact = service.exact_for(&cancelled);
+        self.run(bytes, &cancelled, move |service, cancelled| {
+            let exact = service.exact_for(cancelled);
             fit_messages(
                 &service.counter,
                 &params.messages,
@@ -197,9 +205,14 @@ impl Service {
         params: SpecTokensParams,
         scan: SharedScan,
     ) -> Result<SpecTokens, ToolError> {
+        if let Some(path) = &params.spec_path {
+            self.counter
+                .check_name("specPath", path)
+                .map_err(tool_error)?;
+        }
         let query = params.query();
-        self.on_specs(params.model, move |specs, model| {
-            specs.spec_tokens(&query, model, scan.as_ref())
+        self.on_specs(params.model, scan, move |specs, model, scan| {
+            specs.spec_tokens(&query, model, scan)
         })
         .await
     }
@@ -210,27 +223,54 @@ impl Service {
         scan: SharedScan,
     ) -> Result<SpecBudget, ToolError> {
         limits::check_spec_count(params.specs.len()).map_err(tool_error)?;
-        self.on_specs(params.model, move |specs, model| {
-            specs.spec_budget(&params.specs, params.budget, model, scan.as_ref())
+        for spec in &params.specs {
+            self.counter.check_name("specs", spec).map_err(tool_error)?;
+        }
+        self.on_specs(params.model, scan, move |specs, model, scan| {
+            specs.spec_budget(&params.specs, params.budget, model, scan)
         })
         .await
     }
 
     /// Spec work for `model`: file reads and tokenizing, always on the blocking pool.
+    /// The scan also stops when this future is dropped (HTTP timeout, shutdown), not
+    /// only when the request is cancelled.
     async fn on_specs<T: Send + 'static>(
         &self,
         model: Option<String>,
-        work: impl FnOnce(&SpecStore, &ResolvedModel<'_>) -> Result<T, SpecError> + Send + 'static,
+        scan: SharedScan,
+        work: impl FnOnce(&SpecStore, &ResolvedModel<'_>, &dyn ScanControl) -> Result<T, SpecError>
+        + Send
+        + 'static,
     ) -> Result<T, ToolError> {
         let service = self.clone();
+        let abandoned = CancellationToken::new();
+        let _stop_when_dropped = abandoned.clone().drop_guard();
         run_blocking(move || {
             let model = service
                 .counter
                 .resolve(model.as_deref())
                 .map_err(tool_error)?;
-            work(&service.specs, &model).map_err(tool_error)
+            let scan = UntilAbandoned { scan, abandoned };
+            work(&service.specs, &model, &scan).map_err(tool_error)
         })
         .await
+    }
+}
+
+/// A scan that also stops once the future waiting for it is gone.
+struct UntilAbandoned {
+    scan: SharedScan,
+    abandoned: CancellationToken,
+}
+
+impl ScanControl for UntilAbandoned {
+    fn progress(&self, done: usize, total: usize) {
+        self.scan.progress(done, total);
+    }
+
+    fn is_cancelled(&self) -> bool {
+        self.abandoned.is_cancelled() || self.scan.is_cancelled()
     }
 }
 
@@ -279,13 +319,14 @@ impl ExactCounter for UntilCancelled<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use context_budget::Tokenizer;
 
     /// Counts every Claude text as 7 tokens.
     struct Seven;
 
     impl ExactCounter for Seven {
         fn provider_model(&self, requested: &str, entry: &ModelEntry) -> Option<String> {
-            (entry.tokenizer == Tokenizer::ClaudeEstimate).then(|| requested.to_string())
+            entry.tokenizer.is_claude().then(|| requested.to_string())
         }
         fn count_messages(&self, _: &str, m: &[Message]) -> Result<u64, ExactCountFailure> {
             Ok(7 * m.len() as u64)
@@ -328,7 +369,7 @@ mod tests {
             .await
             .expect("counts");
         assert!(!local.exact);
-        assert_eq!(local.encoding, "claude_estimate");
+        assert_eq!(local.encoding, "claude_4_7_estimate");
         assert!(
             local
                 .warning
@@ -336,6 +377,28 @@ mod tests {
                 .is_some_and(|w| w.contains("cancelled")),
             "{local:?}"
         );
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_request_stops_counting_a_large_text() {
+        let service = Service::new(TokenCounter::default(), SpecStore::new("specs"));
+        let text = "Plans change.\nSo do budgets.\n".repeat(120_000);
+        let cancelled = CancellationToken::new();
+        cancelled.cancel();
+        let params = CountTokensParams {
+            text: text.clone(),
+            model: Some("gpt-4o".into()),
+        };
+        let error = service
+            .count_tokens(params.clone(), cancelled)
+            .await
+            .expect_err("cancelled before the first part");
+        assert_eq!(error.code, mcp_common::ErrorCode::Cancelled);
+        let count = service
+            .count_tokens(params, CancellationToken::new())
+            .await
+            .expect("counts");
+        assert_eq!(count.token_count, Tokenizer::O200kBase.count(&text));
     }
 
     #[tokio::test]

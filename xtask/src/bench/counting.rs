@@ -102,3 +102,81 @@ pub fn throughput(bench: &mut Bench) -> anyhow::Result<String> {
         )
     ))
 }
+
+/// Row 1b: texts that are one huge pre-token piece (the hardening issue's 8 MiB of
+/// one letter took 5.1 s): ours vs tiktoken-rs at a size tiktoken-rs's quadratic
+/// merge still finishes, and ours alone at 8 MiB.
+pub fn pathological(bench: &mut Bench) -> anyhow::Result<String> {
+    let (bytes, rounds) = (bench.size("65536", "8192"), bench.size("3", "1"));
+    let output = Command::new(bench.artifact("examples/count_throughput"))
+        .args(["pathological", "--bytes", bytes, "--rounds", rounds])
+        .output()
+        .context("cannot run count_throughput pathological")?;
+    if !output.status.success() {
+        bail!(
+            "count_throughput pathological failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let mut large = std::collections::HashMap::new();
+    for line in stdout
+        .lines()
+        .filter(|l| l.starts_with("pathological_large "))
+    {
+        let values = key_values(line);
+        let input = line
+            .split_whitespace()
+            .find_map(|p| p.strip_prefix("input="));
+        if let (Some(input), Some(mbps)) = (input, values.get("ours_mbps")) {
+            large.insert(input.to_string(), *mbps);
+        }
+    }
+    let mut rows = Vec::new();
+    let mut slowest_large = f64::INFINITY;
+    for line in stdout.lines().filter(|l| l.starts_with("pathological ")) {
+        let values = key_values(line);
+        let number = |key: &str| values.get(key).copied().unwrap_or(f64::NAN);
+        let input = line
+            .split_whitespace()
+            .find_map(|p| p.strip_prefix("input="))
+            .unwrap_or("?");
+        let (ours, reference) = (number("ours_mbps"), number("reference_mbps"));
+        let at_8mib = large.get(input).copied().unwrap_or(f64::NAN);
+        slowest_large = slowest_large.min(at_8mib);
+        rows.push(vec![
+            input.to_string(),
+            format!("{:.0} KiB", number("bytes") / 1024.0),
+            format!("{ours:.1}"),
+            format!("{reference:.2}"),
+            format!("{:.0}×", ratio(ours, reference, true)),
+            format!("{at_8mib:.1} ({:.2} s)", 8.388608 / at_8mib),
+        ]);
+    }
+    if rows.is_empty() {
+        bail!("count_throughput pathological printed no rows:\n{stdout}");
+    }
+    bench.check(
+        "8 MiB of one character counts in linear time (was 5.1 s): ≥ 10 MB/s",
+        format!("slowest input at 8 MiB: {slowest_large:.1} MB/s"),
+        slowest_large >= 10.0,
+    );
+    Ok(format!(
+        "## 1b. Pathological text: one huge pre-token piece (cl100k_base, MB/s)\n\n\
+         A run of one letter, of spaces or of punctuation is one pre-token piece; tiktoken-rs\n\
+         merges it in quadratic time, so it is compared at a size it still finishes. Ours\n\
+         counts such texts with bpe-openai's linear-time BPE (same counts: the warm-up asserts\n\
+         it, and the differential test). Digits come three at a time: the fast control.\n\n{}",
+        table(
+            &[
+                "input",
+                "size",
+                "ours",
+                "tiktoken-rs",
+                "ratio",
+                "ours at 8 MiB"
+            ],
+            &rows
+        )
+    ))
+}

@@ -126,10 +126,21 @@ impl FileIssue {
 
 /// Measure a Markdown text with `tokenizer`.
 pub fn measure_text(text: &str, tokenizer: Tokenizer) -> TextMeasure {
+    // Never cancelled, so always measured.
+    measure_text_until(text, tokenizer, &|| false).unwrap_or_else(|| unreachable!())
+}
+
+/// [`measure_text`], giving up (`None`) soon after `cancelled` turns true: a large
+/// file is tokenized in parts that check it.
+pub fn measure_text_until(
+    text: &str,
+    tokenizer: Tokenizer,
+    cancelled: &dyn Fn() -> bool,
+) -> Option<TextMeasure> {
     let classified = classify(text);
     let mut cursor = classified.cursor();
     let mut tenths = [0u64; 4];
-    tokenizer.for_each_token(text, |start, weight| {
+    tokenizer.for_each_token_until(text, cancelled, |start, weight| {
         let slot = match cursor.category_at(start) {
             Category::Prose => 0,
             Category::Code => 1,
@@ -137,24 +148,50 @@ pub fn measure_text(text: &str, tokenizer: Tokenizer) -> TextMeasure {
             Category::Frontmatter => 3,
         };
         tenths[slot] += weight;
-    });
+    })?;
     let (tokens, breakdown) = Breakdown::from_tenths(tenths);
-    TextMeasure {
+    Some(TextMeasure {
         tokens,
         lines: count_lines(text),
         bytes: text.len() as u64,
         breakdown,
         frontmatter: classified.frontmatter,
         heading: classified.heading,
-    }
+    })
 }
 
 /// Read and measure a file; binary, oversize, non-UTF-8 and unreadable files are
 /// issues, not panics or whole-listing failures.
 pub fn measure_file(path: &Path, tokenizer: Tokenizer) -> Result<TextMeasure, FileIssue> {
+    measure_file_until(path, tokenizer, &|| false)
+        .unwrap_or_else(|| Err(FileIssue::Unreadable("cancelled".into())))
+}
+
+/// [`measure_file`], giving up (`None`) soon after `cancelled` turns true, also in
+/// the middle of a large file.
+///
+/// `path` must be canonical (as the layout lists files): it is opened without
+/// following a final symlink or blocking on a FIFO, and the opened handle must be a
+/// regular file still at `path` (see [`crate::safe_open`]).
+pub fn measure_file_until(
+    path: &Path,
+    tokenizer: Tokenizer,
+    cancelled: &dyn Fn() -> bool,
+) -> Option<Result<TextMeasure, FileIssue>> {
+    let text = match read_text(path) {
+        Ok(text) => text,
+        Err(issue) => return Some(Err(issue)),
+    };
+    measure_text_until(&text, tokenizer, cancelled).map(Ok)
+}
+
+/// The file's text, checked: a regular file opened without races, at most
+/// [`MAX_FILE_BYTES`], no NUL bytes, UTF-8.
+fn read_text(path: &Path) -> Result<String, FileIssue> {
     let unreadable = |e: std::io::Error| FileIssue::Unreadable(e.to_string());
-    let file = std::fs::File::open(path).map_err(unreadable)?;
-    let size = file.metadata().map_err(unreadable)?.len();
+    let (file, metadata) =
+        crate::safe_open::open_regular(path).map_err(|e| FileIssue::Unreadable(e.to_string()))?;
+    let size = metadata.len();
     if size > MAX_FILE_BYTES {
         return Err(FileIssue::TooLarge {
             bytes: size,
@@ -175,10 +212,9 @@ pub fn measure_file(path: &Path, tokenizer: Tokenizer) -> Result<TextMeasure, Fi
     if bytes[..bytes.len().min(BINARY_SNIFF_BYTES)].contains(&0) {
         return Err(FileIssue::Binary);
     }
-    let text = String::from_utf8(bytes).map_err(|e| FileIssue::InvalidUtf8 {
+    String::from_utf8(bytes).map_err(|e| FileIssue::InvalidUtf8 {
         offset: e.utf8_error().valid_up_to(),
-    })?;
-    Ok(measure_text(&text, tokenizer))
+    })
 }
 
 /// Lines as an editor shows them: a final line without a newline still counts.

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use super::layout::SpecFile;
-use super::measure::{FileIssue, TextMeasure, measure_file};
+use super::measure::{FileIssue, TextMeasure, measure_file_until};
 use crate::Tokenizer;
 
 /// A file's measurement, shared between the cache and the reports that use it.
@@ -126,7 +126,15 @@ pub fn measure_all(
             let Some(&index) = pending.get(next.fetch_add(1, Ordering::Relaxed)) else {
                 break;
             };
-            let measured: Measured = Arc::new(measure_file(&files[index].path, tokenizer));
+            // Checked inside the file too: one 60 MB file must not hold a cancelled
+            // scan (or a shutdown) for seconds.
+            let Some(measured) =
+                measure_file_until(&files[index].path, tokenizer, &|| control.is_cancelled())
+            else {
+                cancelled.store(true, Ordering::Relaxed);
+                break;
+            };
+            let measured: Measured = Arc::new(measured);
             cache.put(files[index], tokenizer, &measured);
             local.push((index, measured));
             control.progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);

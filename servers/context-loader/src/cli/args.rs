@@ -9,6 +9,7 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 use context_budget::DEFAULT_MAX_INPUT_BYTES;
 use context_budget::Strategy;
+use context_budget::limits::{DEFAULT_MAX_MESSAGES, DEFAULT_MAX_NAME_BYTES, DEFAULT_MAX_SECTIONS};
 use context_budget::spec::SortOrder;
 use context_budget::wire::{UnknownName, WireName};
 
@@ -29,6 +30,15 @@ pub struct GlobalArgs {
     /// Largest text accepted in one call, in bytes; larger gets INPUT_TOO_LARGE.
     #[arg(long, global = true, env = "CONTEXT_LOADER_MAX_INPUT_BYTES", default_value_t = DEFAULT_MAX_INPUT_BYTES)]
     pub max_input_bytes: usize,
+    /// Longest model name or spec path accepted, in bytes; longer gets INPUT_TOO_LARGE.
+    #[arg(long, global = true, env = "CONTEXT_LOADER_MAX_NAME_BYTES", default_value_t = DEFAULT_MAX_NAME_BYTES)]
+    pub max_name_bytes: usize,
+    /// Most chat messages one fit-messages call accepts; more gets INPUT_TOO_LARGE.
+    #[arg(long, global = true, env = "CONTEXT_LOADER_MAX_MESSAGES", default_value_t = DEFAULT_MAX_MESSAGES)]
+    pub max_messages: usize,
+    /// Most sections one assemble-context call accepts; more gets INPUT_TOO_LARGE.
+    #[arg(long, global = true, env = "CONTEXT_LOADER_MAX_SECTIONS", default_value_t = DEFAULT_MAX_SECTIONS)]
+    pub max_sections: usize,
     /// Folder holding the specs (`NNN-name/README.md`, ...), for spec-tokens and spec-budget.
     #[arg(
         long,

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use context_budget::spec::SpecStore;
-use context_budget::{Catalog, FittedMessages, Message, Section, TokenCounter};
+use context_budget::{Catalog, FittedMessages, InputLimits, Message, Section, TokenCounter};
 use mcp_common::ToolError;
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
@@ -41,13 +41,23 @@ pub fn service(global: &GlobalArgs) -> anyhow::Result<Service> {
             let json = std::fs::read_to_string(path).map_err(|e| {
                 anyhow::anyhow!("cannot read --models-file {}: {e}", path.display())
             })?;
+            // A `tokenizer_file` in it is relative to the file's own folder.
+            let folder = path.parent().unwrap_or(std::path::Path::new("."));
             Catalog::builtin()
-                .with_overrides(&json, &path.display().to_string())
+                .with_models_file(&json, &path.display().to_string(), folder)
                 .map_err(|e| anyhow::anyhow!("invalid --models-file: {e}"))?
         }
     };
     let mut service = Service::new(
-        TokenCounter::new(Arc::new(catalog), global.max_input_bytes),
+        TokenCounter::with_limits(
+            Arc::new(catalog),
+            InputLimits {
+                max_input_bytes: global.max_input_bytes,
+                max_name_bytes: global.max_name_bytes,
+                max_messages: global.max_messages,
+                max_sections: global.max_sections,
+            },
+        ),
         SpecStore::new(&global.specs_dir),
     );
     if global.no_warm_up {

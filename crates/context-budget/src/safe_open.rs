@@ -1,0 +1,117 @@
+//! Opening a file under a root without races: open, then check the opened handle.
+//!
+//! Checking a path and then opening it leaves a window in which the path can be
+//! swapped (a file for a symlink out of the root, or for a FIFO that blocks `open`
+//! forever). So the open itself refuses a final symlink (`O_NOFOLLOW`) and never
+//! waits (`O_NONBLOCK`: a FIFO opens at once), and everything else is checked on the
+//! handle: `fstat` says it is a regular file, and the kernel's own name for it
+//! (`/proc/self/fd`) must be the path asked for, so a directory on the way swapped
+//! for a link elsewhere is caught too. `O_NONBLOCK` changes nothing for reading a
+//! regular file.
+
+use std::fs::{File, Metadata, OpenOptions};
+use std::path::{Path, PathBuf};
+
+/// Why a file was not opened.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error("cannot open: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("not a regular file (a symlink, FIFO, device or directory)")]
+    NotRegular,
+    #[error("the file moved while being opened (now `{}`)", actual.display())]
+    Moved { actual: PathBuf },
+}
+
+/// Open `path` (absolute and canonical: no links on the way) for reading, as a
+/// regular file that is still at `path`; its metadata from the handle.
+pub fn open_regular(path: &Path) -> Result<(File, Metadata), OpenError> {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    let file = options.open(path).map_err(|e| {
+        // ELOOP is how O_NOFOLLOW says "that was a symlink".
+        #[cfg(unix)]
+        if e.raw_os_error() == Some(libc::ELOOP) {
+            return OpenError::NotRegular;
+        }
+        OpenError::Io(e)
+    })?;
+    let metadata = file.metadata()?;
+    if !metadata.is_file() {
+        return Err(OpenError::NotRegular);
+    }
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        // Without /proc (some sandboxes) the checks above still hold.
+        if let Ok(actual) = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd()))
+            && actual != path
+        {
+            return Err(OpenError::Moved { actual });
+        }
+    }
+    Ok((file, metadata))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("cb-open-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        std::fs::canonicalize(&dir).expect("canonical")
+    }
+
+    #[test]
+    fn regular_files_open_and_everything_else_is_refused_without_blocking() {
+        let dir = temp_dir("kinds");
+        let file = dir.join("README.md");
+        std::fs::write(&file, "# hi\n").expect("write");
+        let (_, metadata) = open_regular(&file).expect("a regular file opens");
+        assert_eq!(metadata.len(), 5);
+        assert!(matches!(open_regular(&dir), Err(OpenError::NotRegular)));
+        assert!(matches!(
+            open_regular(&dir.join("missing.md")),
+            Err(OpenError::Io(_))
+        ));
+        #[cfg(unix)]
+        {
+            let outside = temp_dir("outside").join("secret.md");
+            std::fs::write(&outside, "secret").expect("write");
+            let link = dir.join("link.md");
+            std::os::unix::fs::symlink(&outside, &link).expect("symlink");
+            assert!(matches!(open_regular(&link), Err(OpenError::NotRegular)));
+            // A FIFO with no writer: a plain open would block forever.
+            let fifo = dir.join("fifo.md");
+            let name = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).expect("path");
+            // SAFETY: mkfifo reads a NUL-terminated path and touches no Rust memory.
+            assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+            assert!(matches!(open_regular(&fifo), Err(OpenError::NotRegular)));
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_directory_on_the_way_swapped_for_a_link_is_caught() {
+        let dir = temp_dir("swap");
+        let elsewhere = temp_dir("swap-elsewhere");
+        std::fs::write(elsewhere.join("README.md"), "outside").expect("write");
+        // `dir/spec` is a link to elsewhere: the path looks inside, the file is not.
+        std::os::unix::fs::symlink(&elsewhere, dir.join("spec")).expect("symlink");
+        let asked = dir.join("spec").join("README.md");
+        assert!(matches!(
+            open_regular(&asked),
+            Err(OpenError::Moved { actual }) if actual == elsewhere.join("README.md")
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_dir_all(&elsewhere);
+    }
+}

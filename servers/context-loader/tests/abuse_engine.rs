@@ -1,0 +1,296 @@
+//! Hostile requests against the built binary (loopback only) that target the work a
+//! call causes inside the server: huge names, too many messages or sections, a
+//! 1M-character spec path over 10,000 specs, pathological text. Each must get a fast,
+//! clear, small answer, leave the server's memory bounded and its CPU idle, and
+//! /healthz answering. Every test stops by itself.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use test_support::http1::{authority, post_mcp, request};
+use test_support::{ALL, Transport};
+use test_support::{Binary, call, structured};
+
+const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
+
+/// CPU time the process has used so far (user + system), in clock ticks.
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("proc stat");
+    // Fields after the command name (which may hold spaces) start after ") ".
+    let rest = &stat[stat.rfind(')').expect("comm") + 2..];
+    let fields: Vec<&str> = rest.split(' ').collect();
+    fields[11].parse::<u64>().expect("utime") + fields[12].parse::<u64>().expect("stime")
+}
+
+/// The server's CPU ticks over one idle second: near zero unless work was left behind.
+async fn idle_cpu_ticks(pid: u32) -> u64 {
+    let before = cpu_ticks(pid);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    cpu_ticks(pid) - before
+}
+
+fn tool_call(id: u64, tool: &str, arguments: Value) -> Vec<u8> {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+           "params": {"name": tool, "arguments": arguments}})
+    .to_string()
+    .into_bytes()
+}
+
+/// The error object of a stateless tools/call reply that must be an isError result.
+fn tool_error(reply: &test_support::http1::Reply) -> Value {
+    assert_eq!(reply.status, 200, "{reply:?}");
+    let body = reply.json();
+    assert_eq!(body["result"]["isError"], json!(true), "{body}");
+    body["result"]["structuredContent"].clone()
+}
+
+async fn assert_healthy(addr: &str) {
+    assert_eq!(request(addr, "GET", "/healthz", &[], b"").await.status, 200);
+}
+
+#[tokio::test]
+async fn over_limit_names_messages_and_sections_get_input_too_large_naming_the_flag() {
+    for transport in ALL {
+        let connection = BIN
+            .connect(transport, &["--max-messages", "5", "--max-sections", "5"])
+            .await;
+        let client = &connection.client;
+        let long_model = "x".repeat(200_000);
+        let result = call(
+            client,
+            "count-tokens",
+            json!({"text": "hi", "model": long_model}),
+        )
+        .await;
+        assert_eq!(result.is_error, Some(true), "{transport:?}");
+        let error = structured(&result);
+        assert_eq!(error["error_code"], "INPUT_TOO_LARGE", "{error}");
+        assert_eq!(error["field"], "model");
+        assert_eq!(error["flag"], "--max-name-bytes");
+        assert_eq!(error["length_bytes"], 200_000);
+        // The answer never echoes the name: a preview of it, and the numbers.
+        assert!(error.to_string().len() < 2_000, "{transport:?}: {error}");
+
+        let messages: Vec<Value> = (0..6)
+            .map(|_| json!({"role": "user", "content": "hi"}))
+            .collect();
+        let result = call(
+            client,
+            "fit-messages",
+            json!({"messages": messages, "model": "gpt-4o"}),
+        )
+        .await;
+        let error = structured(&result);
+        assert_eq!(
+            (
+                &error["error_code"],
+                &error["field"],
+                &error["count"],
+                &error["limit"],
+                &error["flag"]
+            ),
+            (
+                &json!("INPUT_TOO_LARGE"),
+                &json!("messages"),
+                &json!(6),
+                &json!(5),
+                &json!("--max-messages")
+            ),
+            "{transport:?}: {error}"
+        );
+        let five = &messages[..5];
+        let result = call(
+            client,
+            "fit-messages",
+            json!({"messages": five, "model": "gpt-4o"}),
+        )
+        .await;
+        assert_eq!(
+            result.is_error,
+            Some(false),
+            "{transport:?}: the limit itself is accepted"
+        );
+
+        let sections: Vec<Value> = (0..6)
+            .map(|i| json!({"name": format!("s{i}"), "content": "text"}))
+            .collect();
+        let result = call(
+            client,
+            "assemble-context",
+            json!({"sections": sections, "budget": 100}),
+        )
+        .await;
+        let error = structured(&result);
+        assert_eq!(
+            (&error["error_code"], &error["field"], &error["flag"]),
+            (
+                &json!("INPUT_TOO_LARGE"),
+                &json!("sections"),
+                &json!("--max-sections")
+            ),
+            "{transport:?}: {error}"
+        );
+
+        let result = call(
+            client,
+            "spec-tokens",
+            json!({"specPath": "y".repeat(5_000)}),
+        )
+        .await;
+        let error = structured(&result);
+        assert_eq!(
+            (&error["error_code"], &error["field"]),
+            (&json!("INPUT_TOO_LARGE"), &json!("specPath")),
+            "{transport:?}: {error}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_cli_refuses_an_over_long_model_name_the_same_way() {
+    let model = "m".repeat(5_000);
+    let (code, _, stderr) = BIN.run_cli(&["count", "--model", &model, "hi"], None);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("INPUT_TOO_LARGE") && stderr.contains("--max-name-bytes"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.len() < 2_000,
+        "the name is not echoed: {} bytes",
+        stderr.len()
+    );
+}
+
+/// The row: `model` = "x" x 16.7M burned ~15 s of CPU and echoed 67 MB.
+#[tokio::test]
+async fn a_16_mb_model_name_is_refused_with_a_small_answer_and_bounded_memory() {
+    let (server, url) = BIN
+        .spawn_http(&[], &["--stateless", "--max-body-bytes", "40000000"])
+        .await;
+    let pid = server.id().expect("pid");
+    let addr = authority(&url);
+    let name = "x".repeat(16_700_000);
+    let body = tool_call(1, "count-tokens", json!({"text": "hi", "model": name}));
+    drop(name);
+    let (reply, health) = tokio::join!(post_mcp(&addr, &[], &body), async {
+        request(&addr, "GET", "/healthz", &[], b"").await.status
+    });
+    assert_eq!(health, 200);
+    assert!(
+        reply.body.len() < 4_000,
+        "answer is {} bytes",
+        reply.body.len()
+    );
+    let error = tool_error(&reply);
+    assert_eq!(error["error_code"], "INPUT_TOO_LARGE", "{error}");
+    assert_eq!(error["length_bytes"], 16_700_000);
+    // Peak memory: a small multiple of the 16.7 MB body (the JSON text, its parsed
+    // value and the typed copy), not the hundreds of MB of unbounded work.
+    let peak_mb = test_support::process::peak_rss_bytes(pid) / (1024 * 1024);
+    assert!(peak_mb < 16 * 10, "peak RSS {peak_mb} MB");
+    assert!(
+        idle_cpu_ticks(pid).await < 30,
+        "the refused call left work running"
+    );
+    assert_healthy(&addr).await;
+}
+
+/// The row: a 1M-character specPath over 10,000 specs ran edit distances
+/// for over 60 s and kept a core busy after its 408.
+#[tokio::test]
+async fn a_huge_spec_path_over_10000_specs_is_refused_and_leaves_no_cpu_behind() {
+    let root = std::env::temp_dir().join(format!("cl-abuse-specs-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    for i in 0..10_000 {
+        let dir = root.join(format!("{i:04}-spec-about-topic-{i}"));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        std::fs::write(dir.join("README.md"), format!("# Spec {i}\n")).expect("write");
+    }
+    let specs_dir = root.to_string_lossy().to_string();
+    let (server, url) = BIN
+        .spawn_http(
+            &["--specs-dir", &specs_dir],
+            &["--stateless", "--max-body-bytes", "40000000"],
+        )
+        .await;
+    let pid = server.id().expect("pid");
+    let addr = authority(&url);
+
+    let huge = "z".repeat(1_000_000);
+    let reply = post_mcp(
+        &addr,
+        &[],
+        &tool_call(1, "spec-tokens", json!({"specPath": huge})),
+    )
+    .await;
+    let error = tool_error(&reply);
+    assert_eq!(
+        (&error["error_code"], &error["field"]),
+        (&json!("INPUT_TOO_LARGE"), &json!("specPath"))
+    );
+    assert!(reply.body.len() < 4_000);
+
+    // Just under the limit: a real lookup with a bounded suggestion search.
+    let long = "q".repeat(1_000);
+    let reply = post_mcp(
+        &addr,
+        &[],
+        &tool_call(2, "spec-tokens", json!({"specPath": long})),
+    )
+    .await;
+    let error = tool_error(&reply);
+    assert_eq!(error["error_code"], "SPEC_NOT_FOUND", "{error}");
+    // A typo still gets its suggestion.
+    let reply = post_mcp(
+        &addr,
+        &[],
+        &tool_call(3, "spec-tokens", json!({"specPath": "spec-about-topc-42"})),
+    )
+    .await;
+    let error = tool_error(&reply);
+    assert_eq!(
+        error["available_options"][0], "0042-spec-about-topic-42",
+        "{error}"
+    );
+
+    assert!(
+        idle_cpu_ticks(pid).await < 30,
+        "refused calls left work running"
+    );
+    assert_healthy(&addr).await;
+    drop(server);
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// The rows: 8 MiB of one letter took 5.1 s and 4 MiB of spaces 2.6 s.
+/// Exactness is the differential test's; here: the answer, and the server idle after.
+#[tokio::test]
+async fn pathological_text_is_counted_and_exactly() {
+    let connection = BIN.connect(Transport::HttpStateless, &[]).await;
+    for (text, model) in [
+        ("a".repeat(8 * 1024 * 1024 - 64), "gpt-4o"),
+        (" ".repeat(4 * 1024 * 1024), "gpt-4"),
+    ] {
+        let expected = context_budget::Tokenizer::OPENAI
+            .into_iter()
+            .find(|t| {
+                t.name()
+                    == if model == "gpt-4o" {
+                        "o200k_base"
+                    } else {
+                        "cl100k_base"
+                    }
+            })
+            .expect("tokenizer")
+            .count(&text);
+        let result = call(
+            &connection.client,
+            "count-tokens",
+            json!({"text": text, "model": model}),
+        )
+        .await;
+        assert_eq!(result.is_error, Some(false));
+        assert_eq!(structured(&result)["token_count"], expected, "{model}");
+    }
+}
