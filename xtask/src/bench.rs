@@ -30,6 +30,7 @@ const SECTIONS: &[(&str, Section)] = &[
     ("pathological", counting::pathological),
     ("encoder-load", startup::encoder_load),
     ("cold-start", startup::cold_start),
+    ("first-count", startup::first_count),
     ("stdio", mcp::stdio_round_trips),
     ("http", mcp::http_stateless),
     ("specs", specs::listing),

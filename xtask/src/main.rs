@@ -85,6 +85,12 @@ enum Task {
     Clients,
     /// mcp-fuzzer, tools and protocol modes over stdio and HTTP: 0 crashes, 0 hangs.
     Fuzz,
+    /// Check the README's marked examples against the built binary (ci runs the same
+    /// test); `--bless` rewrites the ones that differ from a real run.
+    Readme {
+        #[arg(long)]
+        bless: bool,
+    },
 }
 
 fn main() -> anyhow::Result<()> {
@@ -105,7 +111,31 @@ fn main() -> anyhow::Result<()> {
         Task::Proxy => nginx::run(),
         Task::Clients => clients::run(&workspace_root()),
         Task::Fuzz => fuzz::run(&workspace_root()),
+        Task::Readme { bless } => readme(bless),
     }
+}
+
+/// The README test (`servers/context-loader/tests/readme.rs`); with `bless` it
+/// rewrites the examples that differ instead of failing.
+fn readme(bless: bool) -> anyhow::Result<()> {
+    let args = ["test", "-p", "context-loader", "--test", "readme"];
+    eprintln!(
+        "$ cargo {}{}",
+        args.join(" "),
+        if bless { " (README_BLESS=1)" } else { "" }
+    );
+    let mut command = Command::new(cargo_bin());
+    command.args(args).current_dir(workspace_root());
+    if bless {
+        command.env("README_BLESS", "1");
+    }
+    let status = command.status().context("cannot run cargo test")?;
+    if !status.success() {
+        bail!(
+            "the README's examples differ from the binary: `cargo xtask readme --bless` rewrites them"
+        );
+    }
+    Ok(())
 }
 
 fn ci() -> anyhow::Result<()> {

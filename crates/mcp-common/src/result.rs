@@ -31,34 +31,56 @@ impl<T: Serialize> IntoCallToolResult for Structured<T> {
     }
 }
 
-/// Turn a plain handler return into a tool result:
+/// Largest image [`normalize_result`] passes on, in decoded bytes (5 MiB, what
+/// Anthropic's API accepts per image): a bigger one would be refused by the model
+/// anyway, after costing the transport megabytes.
+pub const MAX_IMAGE_BYTES: usize = 5 * 1024 * 1024;
+
+/// The mime type of an `{image}` return without `mimeType`.
+pub const DEFAULT_IMAGE_MIME_TYPE: &str = "image/png";
+
+/// Turn a plain handler return into a tool result, by airmcp's normalizeResult rules:
 ///
 /// | handler returned                                 | result content              |
 /// |--------------------------------------------------|-----------------------------|
 /// | nothing (`null`)                                 | one empty text              |
 /// | a string                                         | that text                   |
 /// | a number or boolean                              | its JSON text (`42`, `true`)|
-/// | `{"type":"text","text":…}`                       | that text                   |
+/// | `{"type":"text","text":…}` or `{"text":…}`       | that text                   |
 /// | `{"type":"image","data":…,"mimeType":…}` or `{data, mimeType}` | an image      |
+/// | `{"image":<base64>}` or `{"image":…,"mimeType":…}` | an image (default mime `image/png`) |
 /// | a built result (`{"content":[…], …}`) or a list of content blocks | passed through |
 /// | any other array or object                        | pretty JSON text            |
+///
+/// The shorthand forms match only objects with exactly those keys: `{"text": …,
+/// "score": 3}` is data and stays JSON. Image data must be standard base64 of at most
+/// [`MAX_IMAGE_BYTES`]; otherwise the result is an INTERNAL_ERROR naming the problem
+/// (the handler's output is wrong, not the caller's input), never a broken image.
 pub fn normalize_result(value: Value) -> CallToolResult {
     match value {
         Value::Null => text_result(String::new()),
         Value::String(s) => text_result(s),
         Value::Bool(_) | Value::Number(_) => text_result(value.to_string()),
         Value::Object(ref map) => {
-            let kind = map.get("type").and_then(Value::as_str);
             let str_field = |key| map.get(key).and_then(Value::as_str);
+            let only_keys = |allowed: &[&str]| map.keys().all(|k| allowed.contains(&k.as_str()));
             match (
-                kind,
+                str_field("type"),
                 str_field("text"),
                 str_field("data"),
                 str_field("mimeType"),
+                str_field("image"),
             ) {
-                (Some("text"), Some(text), _, _) => text_result(text.to_string()),
-                (Some("image") | None, _, Some(data), Some(mime)) => {
-                    CallToolResult::success(vec![ContentBlock::image(data, mime)])
+                (Some("text"), Some(text), ..) => text_result(text.to_string()),
+                (None, Some(text), ..) if only_keys(&["text"]) => text_result(text.to_string()),
+                (Some("image") | None, _, Some(data), Some(mime), _) => image_result(data, mime),
+                (None, _, _, mime, Some(data)) if only_keys(&["image", "mimeType"]) => {
+                    let explicit = map.contains_key("mimeType");
+                    match mime {
+                        Some(mime) => image_result(data, mime),
+                        None if !explicit => image_result(data, DEFAULT_IMAGE_MIME_TYPE),
+                        None => pretty_json_result(&value),
+                    }
                 }
                 _ if map.get("content").is_some_and(Value::is_array) => {
                     serde_json::from_value::<CallToolResult>(value.clone())
@@ -75,6 +97,46 @@ pub fn normalize_result(value: Value) -> CallToolResult {
             }
         }
     }
+}
+
+/// An image block, or the error saying why `data` cannot be one.
+fn image_result(data: &str, mime_type: &str) -> CallToolResult {
+    match check_base64_image(data) {
+        Ok(()) => CallToolResult::success(vec![ContentBlock::image(data, mime_type)]),
+        Err(problem) => crate::create_mcp_error(
+            crate::ErrorCode::InternalError,
+            format!("the tool returned an image that cannot be sent: {problem}"),
+            "This is a fault of the tool, not of the arguments; report it.",
+            None,
+        ),
+    }
+}
+
+/// Standard base64 (RFC 4648 alphabet, `=` padding to a multiple of 4) of at most
+/// [`MAX_IMAGE_BYTES`] decoded bytes. Checked without decoding: the data is passed on
+/// as it came.
+fn check_base64_image(data: &str) -> Result<(), String> {
+    let max_len = MAX_IMAGE_BYTES.div_ceil(3) * 4;
+    if data.len() > max_len {
+        return Err(format!(
+            "{} bytes of base64 is over the limit of {MAX_IMAGE_BYTES} bytes of image",
+            data.len()
+        ));
+    }
+    let bytes = data.as_bytes();
+    if bytes.is_empty() || !bytes.len().is_multiple_of(4) {
+        return Err("image data is not base64 (length is not a positive multiple of 4)".into());
+    }
+    let padding = bytes.iter().rev().take_while(|&&b| b == b'=').count();
+    let body = &bytes[..bytes.len() - padding];
+    let valid = padding <= 2
+        && body
+            .iter()
+            .all(|&b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/');
+    if !valid {
+        return Err("image data is not base64 (RFC 4648 standard alphabet, `=` padding)".into());
+    }
+    Ok(())
 }
 
 fn text_result(text: String) -> CallToolResult {
@@ -162,6 +224,67 @@ mod tests {
                 ("iVBORw0KGgo=", "image/png")
             );
         }
+    }
+
+    #[test]
+    fn a_bare_text_object_becomes_text() {
+        assert_eq!(
+            only_text(&normalize_result(json!({"text": "hi"}))),
+            Some("hi")
+        );
+        // With other keys it is data, not content.
+        assert_eq!(
+            only_text(&normalize_result(json!({"text": "hi", "score": 3}))),
+            Some("{\n  \"text\": \"hi\",\n  \"score\": 3\n}")
+        );
+    }
+
+    #[test]
+    fn a_bare_image_object_becomes_an_image_png_unless_told() {
+        let image = |value| {
+            let result = normalize_result(value);
+            let block = result.content.first().and_then(|c| c.as_image()).cloned();
+            block.map(|i| (i.data, i.mime_type))
+        };
+        assert_eq!(
+            image(json!({"image": "iVBORw0KGgo="})),
+            Some(("iVBORw0KGgo=".into(), "image/png".into()))
+        );
+        assert_eq!(
+            image(json!({"image": "/9j/4AAQ", "mimeType": "image/jpeg"})),
+            Some(("/9j/4AAQ".into(), "image/jpeg".into()))
+        );
+        assert_eq!(image(json!({"image": "AA==", "caption": "x"})), None);
+    }
+
+    #[test]
+    fn image_data_that_is_not_base64_or_too_large_is_an_internal_error() {
+        let too_large = "A".repeat(MAX_IMAGE_BYTES.div_ceil(3) * 4 + 4);
+        for (data, why) in [
+            ("not base64!", "not base64"),
+            ("AAA", "multiple of 4"),
+            ("A===", "not base64"),
+            ("", "multiple of 4"),
+            (too_large.as_str(), "over the limit"),
+        ] {
+            for value in [
+                json!({"image": data}),
+                json!({"type": "image", "data": data, "mimeType": "image/png"}),
+            ] {
+                let result = normalize_result(value);
+                assert_eq!(result.is_error, Some(true), "{why}");
+                let error = result.structured_content.expect("structured error");
+                assert_eq!(error["error_code"], "INTERNAL_ERROR");
+                let message = error["message"].as_str().unwrap_or_default();
+                assert!(message.contains(why), "{message}");
+                assert!(message.len() < 200, "the data is not echoed");
+            }
+        }
+        let at_limit = "A".repeat(MAX_IMAGE_BYTES.div_ceil(3) * 4);
+        assert_eq!(
+            normalize_result(json!({"image": at_limit})).is_error,
+            Some(false)
+        );
     }
 
     #[test]

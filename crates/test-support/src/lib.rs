@@ -8,7 +8,8 @@
 //! - [`RawStdio`] and [`http1`]: hand-written JSON-RPC lines and HTTP/1.1 requests,
 //!   for tests about exactly what goes over the wire;
 //! - [`anthropic`]: a fake Anthropic count_tokens API on loopback;
-//! - [`process`]: a server's peak memory, for tests that bound it.
+//! - [`process`]: a server's peak memory, for tests that bound it;
+//! - [`readme`]: the README's examples as checks (which blocks, how compared, `--bless`).
 //!
 //! Integration tests name their binary once:
 //! `const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));`
@@ -19,6 +20,7 @@ mod binary;
 pub mod client;
 pub mod http1;
 pub mod process;
+pub mod readme;
 
 use std::time::Duration;
 

@@ -2,7 +2,6 @@
 //! serving are `mcp_common::transport`'s; this file names the variables and says when
 //! the server is ready.
 
-use context_budget::Tokenizer;
 use mcp_common::metrics;
 use mcp_common::transport::{EnvPrefix, Readiness, serve_http};
 
@@ -19,14 +18,13 @@ impl EnvPrefix for Env {
 pub type HttpArgs = mcp_common::transport::HttpArgs<Env>;
 
 pub async fn run(service: Service, args: HttpArgs) -> anyhow::Result<()> {
-    // Ready once both vocabularies are loaded (the same OnceLocks the start-up
-    // preload fills, so this only waits for it).
+    // Ready once the encoders are warm (the same OnceLocks the start-up warm-up
+    // fills, so this mostly waits for it).
     let readiness = Readiness::default();
     let options = args.into_options(readiness.clone())?;
+    let warm = service.clone();
     tokio::task::spawn_blocking(move || {
-        for tokenizer in [Tokenizer::O200kBase, Tokenizer::Cl100kBase] {
-            tokenizer.preload();
-        }
+        warm.warm_up();
         readiness.mark_ready();
     });
     // The registry's metered router counts into the process's metrics: wait for those.

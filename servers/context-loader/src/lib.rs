@@ -8,6 +8,7 @@
 
 pub mod anthropic;
 pub mod cli;
+pub mod client_log;
 pub mod errors;
 pub mod http;
 pub mod registry;

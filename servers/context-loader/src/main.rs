@@ -4,8 +4,8 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use context_budget::Tokenizer;
 use context_loader::cli::args::{Cli, Command};
+use context_loader::service::Service;
 use context_loader::{cli, http, stdio};
 
 /// Exit code for a configuration error (as clap uses for usage errors).
@@ -24,13 +24,22 @@ fn main() -> ExitCode {
     };
     match command {
         Command::Tool(tool) => cli::run(&service, tool),
-        Command::Stdio(args) => serve(stdio::run(service, args), global.log_format),
-        Command::Http(args) => serve(http::run(service, args), global.log_format),
+        Command::Stdio(args) => serve(
+            &service,
+            stdio::run(service.clone(), args),
+            global.log_format,
+        ),
+        Command::Http(args) => serve(
+            &service,
+            http::run(service.clone(), args),
+            global.log_format,
+        ),
     }
 }
 
 /// Run a server on a multi-threaded runtime; logs (and a fatal error) go to stderr.
 fn serve(
+    service: &Service,
     server: impl Future<Output = anyhow::Result<()>>,
     log_format: mcp_common::transport::LogFormat,
 ) -> ExitCode {
@@ -38,11 +47,8 @@ fn serve(
     mcp_common::transport::init_logging_as("info,rmcp=warn", log_format);
     // Load the vocabularies (~100 ms) beside start-up rather than in it: `initialize`
     // is answered at once, and by the time the first count arrives they are ready.
-    std::thread::spawn(|| {
-        for tokenizer in [Tokenizer::O200kBase, Tokenizer::Cl100kBase] {
-            tokenizer.preload();
-        }
-    });
+    let warm = service.clone();
+    std::thread::spawn(move || warm.warm_up());
     let Some(runtime) = cli::runtime(None) else {
         return ExitCode::FAILURE;
     };

@@ -9,10 +9,13 @@ use mcp_common::metrics::MeteredToolRouter;
 use mcp_common::{Structured, ToolError, input_schema, output_schema};
 use rmcp::RoleServer;
 use rmcp::handler::server::wrapper::Parameters;
+#[allow(deprecated)] // MCP logging: see client_log.
+use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{Implementation, JsonObject, ServerCapabilities, ServerConfig};
 use rmcp::service::RequestContext;
 use rmcp::{ServerHandler, tool, tool_handler, tool_router};
 
+use crate::client_log::ClientLog;
 use crate::service::Service;
 use crate::tools::{
     assemble_context, count_tokens, file_tokens, fit_messages, list_models, load_files,
@@ -23,6 +26,8 @@ use crate::tools::{
 pub struct ContextLoader {
     service: Service,
     tool_router: MeteredToolRouter<Self>,
+    /// This session's `logging/setLevel` (a handler is made per session).
+    log: ClientLog,
 }
 
 impl ContextLoader {
@@ -30,6 +35,7 @@ impl ContextLoader {
         ContextLoader {
             service,
             tool_router: MeteredToolRouter::new(Self::tool_router()),
+            log: ClientLog::default(),
         }
     }
 }
@@ -48,7 +54,11 @@ impl ContextLoader {
         Parameters(args): Parameters<JsonObject>,
         context: RequestContext<RoleServer>,
     ) -> Result<Structured<TokenCount>, ToolError> {
-        count_tokens::call(&self.service, args, &context).await
+        let result = count_tokens::call(&self.service, args, &context).await;
+        self.log
+            .forward(&context, count_tokens::NAME, &result)
+            .await;
+        result
     }
 
     #[tool(
@@ -107,7 +117,9 @@ impl ContextLoader {
         Parameters(args): Parameters<JsonObject>,
         context: RequestContext<RoleServer>,
     ) -> Result<Structured<SpecTokens>, ToolError> {
-        spec_tokens::call(&self.service, args, &context).await
+        let result = spec_tokens::call(&self.service, args, &context).await;
+        self.log.forward(&context, spec_tokens::NAME, &result).await;
+        result
     }
 
     #[tool(
@@ -122,7 +134,9 @@ impl ContextLoader {
         Parameters(args): Parameters<JsonObject>,
         context: RequestContext<RoleServer>,
     ) -> Result<Structured<SpecBudget>, ToolError> {
-        spec_budget::call(&self.service, args, &context).await
+        let result = spec_budget::call(&self.service, args, &context).await;
+        self.log.forward(&context, spec_budget::NAME, &result).await;
+        result
     }
 
     #[tool(
@@ -137,7 +151,11 @@ impl ContextLoader {
         Parameters(args): Parameters<JsonObject>,
         context: RequestContext<RoleServer>,
     ) -> Result<Structured<FittedMessages>, ToolError> {
-        fit_messages::call(&self.service, args, &context).await
+        let result = fit_messages::call(&self.service, args, &context).await;
+        self.log
+            .forward(&context, fit_messages::NAME, &result)
+            .await;
+        result
     }
 
     #[tool(
@@ -157,8 +175,14 @@ impl ContextLoader {
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for ContextLoader {
+    #[allow(deprecated)] // enable_logging: see client_log
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_logging()
+                .build(),
+        )
             .with_server_info(Implementation::new("context-loader", env!("CARGO_PKG_VERSION")))
             .with_instructions(
                 "Plan a context window before loading anything into it: count-tokens tells what a text \
@@ -170,5 +194,17 @@ impl ServerHandler for ContextLoader {
                  fit-messages trims a chat history to the window without breaking tool-call pairs; \
                  assemble-context builds a prompt from prioritized sections within their budgets.",
             )
+    }
+
+    /// Warnings (exact-count fallbacks, skipped files, broken specs) are sent as
+    /// `notifications/message` at or above this level; see `client_log`.
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), rmcp::ErrorData> {
+        self.log.set_level(request.level);
+        Ok(())
     }
 }

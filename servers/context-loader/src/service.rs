@@ -17,7 +17,8 @@ use context_budget::spec::scan::ScanControl;
 use context_budget::spec::{SpecBudget, SpecError, SpecStore, SpecTokens};
 use context_budget::{
     AssembledContext, ExactCountFailure, ExactCounter, FittedMessages, Message, ModelEntry,
-    ModelListing, ResolvedModel, TokenCount, TokenCounter, assemble_context, fit_messages, limits,
+    ModelListing, ResolvedModel, TokenCount, TokenCounter, Tokenizer, assemble_context,
+    fit_messages, limits,
 };
 use mcp_common::{ToolError, run_blocking};
 use tokio_util::sync::CancellationToken;
@@ -52,6 +53,8 @@ pub struct Service {
     /// The file tools' roots (`None`: none configured, e.g. HTTP without --root) and
     /// their measurement cache and limits.
     files: Arc<(Option<Roots>, FileStore)>,
+    /// Whether [`Service::warm_up`] does anything (off only to measure its worth).
+    warm: bool,
 }
 
 impl std::fmt::Debug for Service {
@@ -72,6 +75,36 @@ impl Service {
             specs: Arc::new(specs),
             exact: None,
             files: Arc::new((None, FileStore::new(FileLimits::default()))),
+            warm: true,
+        }
+    }
+
+    /// Make [`Service::warm_up`] a no-op (`--no-warm-up`, for the benchmark's
+    /// unwarmed variant).
+    pub fn without_warm_up(mut self) -> Self {
+        self.warm = false;
+        self
+    }
+
+    /// Load what the first count of each tokenizer would otherwise load on its way:
+    /// the vocabularies (~100 ms, process-wide), the token tables the Claude estimate
+    /// and the spec breakdowns weigh tokens with, by counting a few words with each.
+    /// Servers run it on a background thread right after start, so `initialize` is
+    /// answered at once and a first count that comes after finds everything loaded.
+    /// (tiktoken's piece cache is per thread and fills with use; a fresh worker's
+    /// costs an allocation, not a load.)
+    pub fn warm_up(&self) {
+        if !self.warm {
+            return;
+        }
+        // Vocabularies first (every count needs one), o200k_base before cl100k_base
+        // (gpt-4o and Claude are the common asks); then the token tables, which only
+        // the Claude estimate and spec breakdowns need.
+        for tokenizer in [Tokenizer::O200kBase, Tokenizer::Cl100kBase] {
+            tokenizer.count("warm up");
+        }
+        for tokenizer in [Tokenizer::ClaudeEstimate, Tokenizer::Cl100kBase] {
+            tokenizer.for_each_token("warm up", |_, _| {});
         }
     }
 

@@ -116,6 +116,99 @@ pub fn cold_start(bench: &mut Bench) -> anyhow::Result<String> {
     ))
 }
 
+/// How long after `initialize` the first count is sent in [`first_count`]: an agent
+/// calls a tool only after its model has read the tool list, which takes longer.
+const FIRST_CALL_AFTER: Duration = Duration::from_millis(300);
+
+/// Row 2c: the first count-tokens a client sends some time after start, with the
+/// background warm-up (the default) and without it (`--no-warm-up`), same run.
+pub fn first_count(bench: &mut Bench) -> anyhow::Result<String> {
+    let launches = bench.size(10, 2);
+    let binary = bench.artifact("context-loader");
+    let (mut warm, mut cold) = (Vec::new(), Vec::new());
+    // One warm-up launch (page cache), then alternating variants.
+    for launch in 0..=launches {
+        let mut warmed = Command::new(&binary);
+        warmed.arg("stdio");
+        let mut unwarmed = Command::new(&binary);
+        unwarmed.args(["--no-warm-up", "stdio"]);
+        let w = first_counts_after_start(warmed)?;
+        let c = first_counts_after_start(unwarmed)?;
+        if launch > 0 {
+            warm.push(w);
+            cold.push(c);
+        }
+    }
+    let column = |runs: &[[f64; 2]], i: usize| runs.iter().map(|r| r[i]).collect::<Vec<_>>();
+    let rows: Vec<Vec<String>> = ["gpt-4o (o200k_base)", "claude (estimate)"]
+        .iter()
+        .enumerate()
+        .map(|(i, what)| {
+            let (w, c) = (median(&column(&warm, i)), median(&column(&cold, i)));
+            vec![
+                format!("first count-tokens, {what}"),
+                format!("{w:.2}"),
+                format!("{c:.2}"),
+                format!("{:.0}×", ratio(w, c, false)),
+            ]
+        })
+        .collect();
+    Ok(format!(
+        "## 2c. First count after start, warmed vs not (ms, request → reply)\n\n\
+         A stdio server is started, initialized, and {} ms later sent its first \
+         count-tokens (gpt-4o), then one for claude; warmed is the default (encoders \
+         loaded on a background thread at start), not warmed is `--no-warm-up` (loaded \
+         by the first count). Median of {launches} alternating launches after one \
+         warm-up launch.\n\n{}",
+        FIRST_CALL_AFTER.as_millis(),
+        table(&["what", "warmed", "not warmed", "ratio"], &rows)
+    ))
+}
+
+/// Start a stdio server, initialize it, wait [`FIRST_CALL_AFTER`], then time the
+/// first gpt-4o count and the first claude count (ms each, request to reply).
+fn first_counts_after_start(mut command: Command) -> anyhow::Result<[f64; 2]> {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .with_context(|| format!("cannot start {:?}", command.get_program()))?;
+    let mut stdin = child.stdin.take().context("no stdin")?;
+    let mut stdout = BufReader::new(child.stdout.take().context("no stdout")?);
+    let mut exchange = |request: &str, expect: &str| -> anyhow::Result<f64> {
+        let start = Instant::now();
+        writeln!(stdin, "{request}")?;
+        let mut line = String::new();
+        stdout.read_line(&mut line)?;
+        let ms = start.elapsed().as_secs_f64() * 1e3;
+        if !line.contains(expect) {
+            bail!("unexpected reply to {request}: {line}");
+        }
+        Ok(ms)
+    };
+    let measured = (|| {
+        exchange(
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"xtask-bench","version":"0"}}}"#,
+            "\"serverInfo\"",
+        )?;
+        std::thread::sleep(FIRST_CALL_AFTER);
+        let gpt = exchange(
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"count-tokens","arguments":{"text":"Cold start: how long until the first count?","model":"gpt-4o"}}}"#,
+            "\"token_count\":10",
+        )?;
+        let claude = exchange(
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"count-tokens","arguments":{"text":"Cold start: how long until the first count?","model":"claude"}}}"#,
+            "\"claude_estimate\"",
+        )?;
+        Ok([gpt, claude])
+    })();
+    let _ = child.kill();
+    let _ = child.wait();
+    measured
+}
+
 /// Spawn a stdio server; milliseconds to the initialize reply and to the first count.
 fn spawn_to_replies(mut command: Command) -> anyhow::Result<(f64, f64)> {
     let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"xtask-bench","version":"0"}}}"#;

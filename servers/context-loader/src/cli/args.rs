@@ -96,6 +96,10 @@ pub struct GlobalArgs {
     /// File tools: longest time one call's walk may take, in milliseconds.
     #[arg(long, global = true, env = "CONTEXT_LOADER_WALK_TIMEOUT_MS", default_value_t = FileLimits::default().walk_timeout.as_millis() as u64)]
     pub walk_timeout_ms: u64,
+    /// Do not load the vocabularies in the background at start (servers then load
+    /// them on the first count). Only for `cargo xtask bench`'s unwarmed variant.
+    #[arg(long, global = true, hide = true)]
+    pub no_warm_up: bool,
 }
 
 /// How CONTEXT_LOADER_ROOTS separates folders (as PATH does).

@@ -62,7 +62,7 @@ pub fn service(global: &GlobalArgs, cwd_by_default: bool) -> anyhow::Result<Serv
         true => None,
         false => Some(Roots::new(&root_dirs).map_err(|e| anyhow::anyhow!("invalid --root: {e}"))?),
     };
-    let service = Service::new(
+    let mut service = Service::new(
         TokenCounter::with_limits(
             Arc::new(catalog),
             InputLimits {
@@ -75,6 +75,9 @@ pub fn service(global: &GlobalArgs, cwd_by_default: bool) -> anyhow::Result<Serv
         SpecStore::new(&global.specs_dir),
     )
     .with_files(roots, global.file_limits());
+    if global.no_warm_up {
+        service = service.without_warm_up();
+    }
     if !global.exact_claude {
         return Ok(service);
     }

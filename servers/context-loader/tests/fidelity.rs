@@ -1,0 +1,221 @@
+//! What the source documents ask of the protocol side (issue 13): unknown argument
+//! names refused by every tool, MCP logging, over stdio and streamable HTTP (stateful
+//! and stateless), and the CLI where it applies.
+
+#![allow(deprecated)] // rmcp marks MCP logging deprecated (SEP-2577); the protocol we serve has it.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use rmcp::ClientHandler;
+use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, SetLevelRequestParams};
+use rmcp::service::{NotificationContext, RoleClient};
+use serde_json::json;
+use test_support::anthropic::{FakeAnthropic, Reply};
+use test_support::{ALL, Binary, Transport, call, structured};
+
+const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
+/// This repository's own specs.
+const SPECS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../specs");
+
+/// A misspelt argument must not silently fall back to its default
+/// (`{"text":"hi","modle":"gpt-4o"}` used to count with gpt-4).
+#[tokio::test]
+async fn every_tool_refuses_unknown_argument_names_with_did_you_mean() {
+    let cases = [
+        (
+            "count-tokens",
+            json!({"text": "hi", "modle": "gpt-4o"}),
+            "model",
+        ),
+        ("list-models", json!({"filtr": "gpt"}), "filter"),
+        (
+            "spec-tokens",
+            json!({"includeSubspecs": true}),
+            "includeSubSpecs",
+        ),
+        (
+            "spec-budget",
+            json!({"specs": ["1"], "budgte": 10}),
+            "budget",
+        ),
+        (
+            "fit-messages",
+            json!({"messages": [], "reserve_output_token": 5}),
+            "reserve_output_tokens",
+        ),
+        (
+            "assemble-context",
+            json!({"sections": [], "budget": 10, "modle": "gpt-4o"}),
+            "model",
+        ),
+    ];
+    for transport in ALL {
+        let conn = BIN.connect(transport, &["--specs-dir", SPECS]).await;
+        for (tool, args, meant) in &cases {
+            let result = call(&conn.client, tool, args.clone()).await;
+            assert_eq!(result.is_error, Some(true), "{transport:?} {tool}");
+            let error = structured(&result);
+            assert_eq!(error["error_code"], "INVALID_INPUT", "{transport:?} {tool}");
+            assert_eq!(
+                error["did_you_mean"], *meant,
+                "{transport:?} {tool}: {error}"
+            );
+            assert!(
+                error["suggestion"]
+                    .as_str()
+                    .is_some_and(|s| s.starts_with(&format!("Did you mean `{meant}`?"))),
+                "{transport:?} {tool}: {error}"
+            );
+        }
+        // Aliases the tools document stay accepted.
+        let alias = call(&conn.client, "spec-tokens", json!({"spec": "1"})).await;
+        assert_eq!(alias.is_error, Some(false), "{transport:?}");
+        // A hostile name is cut, not echoed back whole.
+        let long = "k".repeat(20_000);
+        let result = call(&conn.client, "count-tokens", json!({"text": "hi", long: 1})).await;
+        let error = structured(&result);
+        assert_eq!(error["error_code"], "INVALID_INPUT");
+        assert!(error["message"].as_str().is_some_and(|m| m.len() < 200));
+    }
+}
+
+#[test]
+fn cli_refuses_unknown_flags_with_the_close_one() {
+    let (code, _, err) = BIN.run_cli(&["count", "--modle", "gpt-4o", "hi"], None);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--model"), "{err}");
+}
+
+/// A client that keeps every `notifications/message` it is sent.
+#[derive(Clone, Default)]
+struct LogRecorder(Arc<Mutex<Vec<LoggingMessageNotificationParam>>>);
+
+impl ClientHandler for LogRecorder {
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.0.lock().expect("lock").push(params);
+    }
+}
+
+impl LogRecorder {
+    fn take(&self) -> Vec<LoggingMessageNotificationParam> {
+        std::mem::take(&mut *self.0.lock().expect("lock"))
+    }
+}
+
+/// A specs root with one good spec and one without a README, removed on drop.
+struct BrokenSpecs(PathBuf);
+
+impl BrokenSpecs {
+    fn new() -> BrokenSpecs {
+        let root = std::env::temp_dir().join(format!("cl-fidelity-log-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        for (path, text) in [
+            ("001-fine/README.md", "---\nstatus: planned\n---\n# Fine\n"),
+            ("002-broken/DESIGN.md", "# Only a design\n"),
+        ] {
+            let path = root.join(path);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            std::fs::write(path, text).expect("write");
+        }
+        BrokenSpecs(root)
+    }
+}
+
+impl Drop for BrokenSpecs {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// `logging` is declared; `logging/setLevel` is honoured; warnings in a result (a
+/// broken spec in a listing, an exact-count fallback) reach the client as
+/// `notifications/message` before the result, on every transport. Stateless HTTP
+/// has no session, so a level set there lasts for that one request only.
+#[tokio::test]
+async fn warnings_reach_the_client_as_log_messages_at_the_level_it_set() {
+    let specs = BrokenSpecs::new();
+    let fake = FakeAnthropic::start(Reply::Status(503)).await;
+    let specs_dir = specs.0.display().to_string();
+    for transport in ALL {
+        let recorder = LogRecorder::default();
+        let conn = BIN
+            .connect_as(
+                recorder.clone(),
+                transport,
+                &["--specs-dir", &specs_dir],
+                &fake.server_env(),
+            )
+            .await;
+        let client = &conn.client;
+        let info = client.peer_info().expect("initialize result");
+        assert!(info.capabilities.logging.is_some(), "{transport:?}");
+        // Stateless HTTP has no session: a level set by one request is gone by the next.
+        let remembers_level = !matches!(transport, Transport::HttpStateless);
+
+        client
+            .set_level(SetLevelRequestParams::new(LoggingLevel::Warning))
+            .await
+            .expect("logging/setLevel is answered");
+        let listing = call(client, "spec-tokens", json!({})).await;
+        let row = &structured(&listing)["specs"];
+        assert!(row.to_string().contains("002-broken"), "{row}");
+        let count = call(
+            client,
+            "count-tokens",
+            json!({"text": "hi", "model": "claude"}),
+        )
+        .await;
+        assert_eq!(structured(&count)["exact"], false, "the API answered 503");
+        // Notifications are sent before the result they belong to.
+        let messages = recorder.take();
+        {
+            let broken = messages
+                .iter()
+                .find(|m| m.logger.as_deref() == Some("spec-tokens"))
+                .unwrap_or_else(|| panic!("{transport:?}: {messages:?}"));
+            assert_eq!(broken.level, LoggingLevel::Warning);
+            assert!(
+                broken
+                    .data
+                    .as_str()
+                    .is_some_and(|d| d.starts_with("002-broken: ")),
+                "{broken:?}"
+            );
+            let fallback = messages
+                .iter()
+                .find(|m| m.logger.as_deref() == Some("count-tokens"))
+                .unwrap_or_else(|| panic!("{transport:?}: {messages:?}"));
+            assert!(
+                fallback.data.as_str().is_some_and(|d| d.contains("503")),
+                "{fallback:?}"
+            );
+        }
+
+        // Above warning: the same calls send nothing.
+        client
+            .set_level(SetLevelRequestParams::new(LoggingLevel::Error))
+            .await
+            .expect("setLevel");
+        call(client, "spec-tokens", json!({})).await;
+        call(
+            client,
+            "count-tokens",
+            json!({"text": "hi", "model": "claude"}),
+        )
+        .await;
+        // A notification sent anyway would arrive before the result; give a stray
+        // one on its way a moment to land before asserting there is none.
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        let after = recorder.take();
+        assert_eq!(
+            after.is_empty(),
+            remembers_level,
+            "{transport:?}: {after:?}"
+        );
+    }
+}
