@@ -33,8 +33,9 @@ pub enum ErrorCode {
     SpecFileNotFound,
     /// A path points outside the specs root (`..`, absolute, or a symlink).
     PathOutsideRoot,
-    /// A requested spec file is not readable text (binary, not UTF-8, unreadable).
-    SpecUnreadable,
+    /// A file that must be measured is missing or not readable text (binary, not
+    /// UTF-8, too large, unreadable). LeanSpec's code for the same failure.
+    FileAccessError,
     /// The client cancelled the request.
     Cancelled,
     /// What must be kept (e.g. the system message) does not fit the token budget.
@@ -53,7 +54,7 @@ impl ErrorCode {
             ErrorCode::AmbiguousSpec => "AMBIGUOUS_SPEC",
             ErrorCode::SpecFileNotFound => "SPEC_FILE_NOT_FOUND",
             ErrorCode::PathOutsideRoot => "PATH_OUTSIDE_ROOT",
-            ErrorCode::SpecUnreadable => "SPEC_UNREADABLE",
+            ErrorCode::FileAccessError => "FILE_ACCESS_ERROR",
             ErrorCode::Cancelled => "CANCELLED",
             ErrorCode::ContextOverflow => "CONTEXT_OVERFLOW",
         }
@@ -170,7 +171,7 @@ mod tests {
             ErrorCode::AmbiguousSpec,
             ErrorCode::SpecFileNotFound,
             ErrorCode::PathOutsideRoot,
-            ErrorCode::SpecUnreadable,
+            ErrorCode::FileAccessError,
             ErrorCode::Cancelled,
             ErrorCode::ContextOverflow,
         ] {

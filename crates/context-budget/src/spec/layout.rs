@@ -57,6 +57,11 @@ pub struct SpecFile {
     pub path: PathBuf,
     pub size: u64,
     pub modified: Option<SystemTime>,
+    /// Inode and status-change time: an edit that keeps size and mtime (`rsync -t`,
+    /// `touch -d`) still moves ctime, which no user call can set back, and a
+    /// replaced file has a new inode. Zero where the platform has neither.
+    pub inode: u64,
+    pub changed: (i64, i64),
 }
 
 impl SpecFile {
@@ -200,11 +205,14 @@ pub fn load_files(root: &Path, spec: &mut SpecFolder) {
                     continue;
                 }
                 let metadata = std::fs::metadata(&path).ok();
+                let (inode, changed) = metadata.as_ref().map_or((0, (0, 0)), identity);
                 files.push(SpecFile {
                     name: entry.name,
                     path,
                     size: metadata.as_ref().map_or(0, |m| m.len()),
                     modified: metadata.and_then(|m| m.modified().ok()),
+                    inode,
+                    changed,
                 });
             }
         }
@@ -213,6 +221,18 @@ pub fn load_files(root: &Path, spec: &mut SpecFolder) {
     files.sort_by_key(|f| !f.is_readme());
     spec.files = files;
     spec.skipped = skipped;
+}
+
+/// A file's inode and status-change time (seconds, nanoseconds).
+#[cfg(unix)]
+fn identity(metadata: &std::fs::Metadata) -> (u64, (i64, i64)) {
+    use std::os::unix::fs::MetadataExt;
+    (metadata.ino(), (metadata.ctime(), metadata.ctime_nsec()))
+}
+
+#[cfg(not(unix))]
+fn identity(_: &std::fs::Metadata) -> (u64, (i64, i64)) {
+    (0, (0, 0))
 }
 
 /// [`load_files`] for many specs, on all cores: a repository listing stats every

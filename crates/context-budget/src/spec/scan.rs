@@ -29,8 +29,9 @@ pub trait ScanControl: Sync {
 pub struct Unobserved;
 impl ScanControl for Unobserved {}
 
-/// Measurements keyed by file path and tokenizer, valid while the file's size and
-/// modification time are unchanged. Holds numbers only, never file contents.
+/// Measurements keyed by file path and tokenizer, valid while the file's size,
+/// modification time, inode and status-change time are unchanged. Holds numbers
+/// only, never file contents.
 #[derive(Debug, Default)]
 pub struct MeasureCache {
     entries: Mutex<HashMap<(PathBuf, Tokenizer), CacheEntry>>,
@@ -40,6 +41,8 @@ pub struct MeasureCache {
 struct CacheEntry {
     size: u64,
     modified: SystemTime,
+    inode: u64,
+    changed: (i64, i64),
     measured: Measured,
 }
 
@@ -52,7 +55,11 @@ impl MeasureCache {
         let modified = file.modified?;
         let entries = self.entries.lock().ok()?;
         let entry = entries.get(&(file.path.clone(), tokenizer))?;
-        (entry.size == file.size && entry.modified == modified).then(|| entry.measured.clone())
+        let unchanged = entry.size == file.size
+            && entry.modified == modified
+            && entry.inode == file.inode
+            && entry.changed == file.changed;
+        unchanged.then(|| entry.measured.clone())
     }
 
     fn put(&self, file: &SpecFile, tokenizer: Tokenizer, measured: &Measured) {
@@ -73,6 +80,8 @@ impl MeasureCache {
                 CacheEntry {
                     size: file.size,
                     modified,
+                    inode: file.inode,
+                    changed: file.changed,
                     measured: measured.clone(),
                 },
             );
