@@ -248,8 +248,11 @@ impl IntoToolError for SpecError {
             SpecError::FileUnreadable { path, reason } => ToolError::new(
                 ErrorCode::FileAccessError,
                 message,
-                "Add or fix the file (specs are UTF-8 Markdown text), or measure one of the spec's \
-                 other files by name (e.g. `059/DESIGN.md`).",
+                format!(
+                    "Add or fix `{path}` (specs are UTF-8 Markdown text), or measure another file of \
+                     the spec by name (`{}/DESIGN.md`).",
+                    path.rsplit_once('/').map_or(path.as_str(), |(folder, _)| folder)
+                ),
             )
             .with_detail("path", path)
             .with_detail("reason", reason),
