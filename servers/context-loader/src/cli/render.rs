@@ -460,12 +460,7 @@ mod tests {
         let text = spec_tokens(&result);
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[0], "059-token-engine — Token engine [planned]");
-        assert!(
-            lines[1]
-                .trim_start()
-                .starts_with("059-token-engine/README.md"),
-            "{text}"
-        );
+        assert!(lines[1].trim_start().starts_with("README.md"), "{text}");
         assert!(
             text.contains("DESIGN.md") && text.contains("(not counted; --include-sub-specs)"),
             "{text}"
