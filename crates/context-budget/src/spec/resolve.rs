@@ -168,9 +168,8 @@ fn closest_by_name(specs: &[SpecFolder], part: &str) -> Vec<String> {
         .iter()
         .filter_map(|spec| {
             let name: Vec<char> = compared(spec).chars().take(MAX_COMPARED_CHARS).collect();
-            let distance = substring_distance(&query, &name);
-            (distance <= limit)
-                .then(|| (distance, name.len().abs_diff(query.len()), spec.id.as_str()))
+            let distance = substring_distance(&query, &name, limit)?;
+            Some((distance, name.len().abs_diff(query.len()), spec.id.as_str()))
         })
         .collect();
     scored.sort_unstable();
@@ -182,8 +181,10 @@ fn closest_by_name(specs: &[SpecFolder], part: &str) -> Vec<String> {
 }
 
 /// Edits that turn `query` into some substring of `name` (Sellers' algorithm:
-/// skipping the start and end of `name` is free). Two rows of memory.
-fn substring_distance(query: &[char], name: &[char]) -> usize {
+/// skipping the start and end of `name` is free), or `None` once it is certain to
+/// exceed `limit` (a row's minimum never decreases, so most names stop after a few
+/// rows). Two rows of memory.
+fn substring_distance(query: &[char], name: &[char], limit: usize) -> Option<usize> {
     let mut previous = vec![0usize; name.len() + 1];
     let mut current = vec![0usize; name.len() + 1];
     for (i, &q) in query.iter().enumerate() {
@@ -194,8 +195,11 @@ fn substring_distance(query: &[char], name: &[char]) -> usize {
                 .min(current[j] + 1);
         }
         std::mem::swap(&mut previous, &mut current);
+        if previous.iter().min().is_some_and(|&m| m > limit) {
+            return None;
+        }
     }
-    previous.into_iter().min().unwrap_or(0)
+    previous.into_iter().min().filter(|&d| d <= limit)
 }
 
 #[cfg(test)]
@@ -377,19 +381,16 @@ mod tests {
     #[test]
     fn substring_distance_ignores_the_rest_of_a_long_name() {
         let chars = |s: &str| s.chars().collect::<Vec<_>>();
+        let within = |q: &str, n: &str, limit| substring_distance(&chars(q), &chars(n), limit);
         assert_eq!(
-            substring_distance(
-                &chars("programatic"),
-                &chars("programmatic-spec-management")
-            ),
-            1
+            within("programatic", "programmatic-spec-management", 3),
+            Some(1)
         );
-        assert_eq!(
-            substring_distance(&chars("engine"), &chars("token-engine")),
-            0
-        );
-        assert_eq!(substring_distance(&chars(""), &chars("x")), 0);
-        assert_eq!(substring_distance(&chars("abc"), &chars("")), 3);
+        assert_eq!(within("engine", "token-engine", 0), Some(0));
+        assert_eq!(within("", "x", 0), Some(0));
+        assert_eq!(within("abc", "", 3), Some(3));
+        assert_eq!(within("abc", "", 2), None, "over the limit");
+        assert_eq!(within("zzzzzz", "token-engine", 2), None);
     }
 
     #[test]
