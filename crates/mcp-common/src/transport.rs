@@ -12,7 +12,9 @@
 
 pub mod auth;
 pub mod flags;
+pub mod guard;
 pub mod http;
+pub mod json_scan;
 pub mod options;
 pub mod stdio_framing;
 
@@ -21,7 +23,8 @@ use rmcp::{ServerHandler, ServiceExt};
 
 pub use auth::BearerTokens;
 pub use flags::{EnvPrefix, HttpArgs, HttpFlags};
-pub use http::{HandlerFactory, http_router, mcp_router, serve_http};
+pub use http::{HandlerFactory, ShutdownTokens, http_router, mcp_router, serve_http};
+pub use json_scan::JsonLimits;
 pub use options::{HttpOptions, HttpSetting, InvalidHttpOptions, Readiness};
 
 /// How log lines look on stderr.
@@ -63,15 +66,24 @@ pub fn init_logging_as(default: &str, format: LogFormat) {
 }
 
 /// Serve one client over stdin/stdout until it disconnects. Bad lines (not JSON, a
-/// batch, over 16 MiB) are answered with JSON-RPC errors and the session goes on.
-pub async fn serve_stdio<S: ServerHandler>(handler: S) -> anyhow::Result<()> {
+/// batch, over 16 MiB, more JSON values than `limits`) are answered with JSON-RPC
+/// errors and the session goes on; end of input is a clean exit, even before
+/// `initialize`.
+pub async fn serve_stdio<S: ServerHandler>(handler: S, limits: JsonLimits) -> anyhow::Result<()> {
     let (reader, writer) = rmcp::transport::stdio_pipes();
     let (transport, writer_task) =
-        stdio_framing::FramedStdio::new(reader, writer, stdio_framing::MAX_LINE_BYTES);
-    let running = handler
-        .serve(transport)
-        .await
-        .context("MCP session over stdio failed to start")?;
+        stdio_framing::FramedStdio::new(reader, writer, stdio_framing::MAX_LINE_BYTES, limits);
+    let initialize_seen = transport.initialize_seen();
+    let running = match handler.serve(transport).await {
+        Ok(running) => running,
+        Err(e) if !initialize_seen.load(std::sync::atomic::Ordering::SeqCst) => {
+            // The client left (or stdin closed) before initializing: nothing failed.
+            tracing::debug!("stdio client left before initialize: {e}");
+            let _ = writer_task.await;
+            return Ok(());
+        }
+        Err(e) => return Err(e).context("MCP session over stdio failed to start"),
+    };
     let ended = running
         .waiting()
         .await

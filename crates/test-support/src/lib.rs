@@ -7,7 +7,8 @@
 //!   results;
 //! - [`RawStdio`] and [`http1`]: hand-written JSON-RPC lines and HTTP/1.1 requests,
 //!   for tests about exactly what goes over the wire;
-//! - [`anthropic`]: a fake Anthropic count_tokens API on loopback.
+//! - [`anthropic`]: a fake Anthropic count_tokens API on loopback;
+//! - [`process`]: a server's peak memory, for tests that bound it.
 //!
 //! Integration tests name their binary once:
 //! `const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));`
@@ -17,6 +18,7 @@ pub mod anthropic;
 mod binary;
 pub mod client;
 pub mod http1;
+pub mod process;
 
 use std::time::Duration;
 

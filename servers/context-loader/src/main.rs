@@ -22,7 +22,7 @@ fn main() -> ExitCode {
     };
     match command {
         Command::Tool(tool) => cli::run(&service, tool),
-        Command::Stdio => serve(stdio::run(service), global.log_format),
+        Command::Stdio(args) => serve(stdio::run(service, args), global.log_format),
         Command::Http(args) => serve(http::run(service, args), global.log_format),
     }
 }
@@ -44,7 +44,11 @@ fn serve(
     let Some(runtime) = cli::runtime(None) else {
         return ExitCode::FAILURE;
     };
-    match runtime.block_on(server) {
+    let served = runtime.block_on(server);
+    // Dropping a runtime waits for its blocking pool: a call still running there
+    // (a shutdown grace that ran out) would keep the process alive. Exit promptly.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!("{e:#}");

@@ -12,6 +12,7 @@ use anyhow::Context;
 use clap::{ArgMatches, Args, Command, FromArgMatches};
 
 use super::auth::BearerTokens;
+use super::json_scan::JsonLimits;
 use super::options::{HttpOptions, HttpSetting, Readiness};
 
 /// The server's prefix for the flags' environment variables, e.g. `"MY_SERVER_"`.
@@ -69,6 +70,22 @@ pub struct HttpFlags {
     /// On SIGTERM/SIGINT, seconds in-flight tool calls get to finish.
     #[arg(long, default_value_t = HttpOptions::DEFAULT_SHUTDOWN_GRACE.as_secs())]
     pub shutdown_grace: u64,
+    /// Most JSON values in one request body, checked before it is parsed; more gets 413.
+    #[arg(long, default_value_t = JsonLimits::DEFAULT_MAX_VALUES)]
+    pub max_json_values: usize,
+    /// Stateful mode: sessions held at once; a new `initialize` beyond it gets 503.
+    #[arg(long, default_value_t = HttpOptions::DEFAULT_MAX_SESSIONS)]
+    pub max_sessions: usize,
+    /// Seconds a connection may take to send a request head; also closes connections
+    /// idle that long (new, or kept alive after a response).
+    #[arg(long, default_value_t = HttpOptions::DEFAULT_HEADER_READ_TIMEOUT.as_secs())]
+    pub header_read_timeout: u64,
+    /// Seconds a request body may take, plus one per --min-body-rate bytes; 408 after.
+    #[arg(long, default_value_t = HttpOptions::DEFAULT_BODY_READ_TIMEOUT.as_secs())]
+    pub body_read_timeout: u64,
+    /// Bytes per second a request body must average beyond --body-read-timeout.
+    #[arg(long, default_value_t = HttpOptions::DEFAULT_MIN_BODY_RATE)]
+    pub min_body_rate: u64,
 }
 
 impl HttpFlags {
@@ -88,6 +105,13 @@ impl HttpFlags {
             max_concurrent_requests: self.max_concurrent_requests,
             request_timeout: Duration::from_secs(self.request_timeout),
             shutdown_grace: Duration::from_secs(self.shutdown_grace),
+            json_limits: JsonLimits {
+                max_values: self.max_json_values,
+            },
+            max_sessions: self.max_sessions,
+            header_read_timeout: Duration::from_secs(self.header_read_timeout),
+            body_read_timeout: Duration::from_secs(self.body_read_timeout),
+            min_body_rate: self.min_body_rate,
             readiness,
         };
         options
@@ -113,14 +137,19 @@ impl HttpFlags {
     }
 }
 
-/// The flag that sets a setting.
-fn flag(setting: HttpSetting) -> &'static str {
+/// The flag that sets a setting (refusals at run time name it too).
+pub fn flag(setting: HttpSetting) -> &'static str {
     match setting {
         HttpSetting::Path => "--path",
         HttpSetting::AllowedHosts => "--allowed-host",
         HttpSetting::MaxBodyBytes => "--max-body-bytes",
         HttpSetting::MaxConcurrentRequests => "--max-concurrent-requests",
         HttpSetting::RequestTimeout => "--request-timeout",
+        HttpSetting::MaxJsonValues => "--max-json-values",
+        HttpSetting::MaxSessions => "--max-sessions",
+        HttpSetting::HeaderReadTimeout => "--header-read-timeout",
+        HttpSetting::BodyReadTimeout => "--body-read-timeout",
+        HttpSetting::MinBodyRate => "--min-body-rate",
     }
 }
 
@@ -208,6 +237,11 @@ mod tests {
         );
         assert_eq!(parsed.request_timeout, default.request_timeout);
         assert_eq!(parsed.shutdown_grace, default.shutdown_grace);
+        assert_eq!(parsed.json_limits, default.json_limits);
+        assert_eq!(parsed.max_sessions, default.max_sessions);
+        assert_eq!(parsed.header_read_timeout, default.header_read_timeout);
+        assert_eq!(parsed.body_read_timeout, default.body_read_timeout);
+        assert_eq!(parsed.min_body_rate, default.min_body_rate);
         assert!(!parsed.stateless && !parsed.auth.is_enabled());
     }
 

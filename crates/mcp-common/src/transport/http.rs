@@ -1,11 +1,13 @@
 //! Serving streamable HTTP: the router (probes, auth, limits, rmcp) and the process
-//! lifecycle around it (bind, log the URL, graceful shutdown).
+//! lifecycle around it (bind, accept, per-connection timeouts, graceful shutdown).
 //!
 //! Request path, outermost first (see ARCHITECTURE.md):
-//! observe (status metrics, debug log) → `/healthz`, `/readyz` (no auth) | bearer auth →
-//! `/metrics` | request timeout → concurrency limit → rmcp (Host/Origin check, body
-//! limit, sessions, JSON-RPC) → the server's tools.
+//! observe (status metrics, debug log) → `/healthz`, `/readyz` (no auth) | Host
+//! allow-list → bearer auth → `/metrics` | request timeout → concurrency limit →
+//! body guard (read deadline, JSON scan, session cap) → rmcp (Host/Origin check,
+//! sessions, JSON-RPC) → the server's tools.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -14,14 +16,18 @@ use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
 use rmcp::ServerHandler;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 use tower::limit::ConcurrencyLimitLayer;
 use tower_http::timeout::TimeoutLayer;
 
 use super::auth;
+use super::guard::{self, AllowedHosts, BodyGuard};
 use super::options::HttpOptions;
 use crate::metrics::{self, InFlightCalls};
 
@@ -30,13 +36,22 @@ use crate::metrics::{self, InFlightCalls};
 pub trait HandlerFactory<S>: Fn() -> S + Send + Sync + 'static {}
 impl<S, F: Fn() -> S + Send + Sync + 'static> HandlerFactory<S> for F {}
 
+/// The two moments of shutdown the router reacts to.
+#[derive(Debug, Clone, Default)]
+pub struct ShutdownTokens {
+    /// The grace period is over: calls still running get a JSON-RPC error.
+    pub grace_over: CancellationToken,
+    /// Close rmcp's sessions and their streams.
+    pub close_sessions: CancellationToken,
+}
+
 /// The MCP service alone (rmcp's checks and sessions, no auth or limits) as an axum
-/// router mounted at `options.path`.
+/// router mounted at `options.path`, and its sessions (stateful mode).
 pub fn mcp_router<S: ServerHandler + Send + 'static>(
     factory: impl HandlerFactory<S>,
     options: &HttpOptions,
-    shutdown: CancellationToken,
-) -> anyhow::Result<axum::Router> {
+    close_sessions: CancellationToken,
+) -> anyhow::Result<(axum::Router, Option<Arc<LocalSessionManager>>)> {
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(options.effective_allowed_hosts()?)
         .with_allowed_origins(options.effective_allowed_origins())
@@ -44,37 +59,57 @@ pub fn mcp_router<S: ServerHandler + Send + 'static>(
         .with_max_request_body_bytes(options.max_body_bytes)
         .with_legacy_session_mode(!options.stateless)
         .with_json_response(options.stateless)
-        .with_cancellation_token(shutdown);
+        .with_cancellation_token(close_sessions);
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(options.session_idle_timeout);
-    let service = StreamableHttpService::new(move || Ok(factory()), sessions.into(), config);
-    Ok(axum::Router::new().nest_service(&options.normalized_path()?, service))
+    let sessions = Arc::new(sessions);
+    let service = StreamableHttpService::new(move || Ok(factory()), sessions.clone(), config);
+    let router = axum::Router::new().nest_service(&options.normalized_path()?, service);
+    Ok((router, (!options.stateless).then_some(sessions)))
 }
 
-/// Everything served over HTTP: the MCP endpoint behind auth, a timeout and a
-/// concurrency limit; `/healthz` and `/readyz` for orchestrators (never behind auth);
-/// `/metrics` (behind auth when auth is on).
+/// Everything served over HTTP: the MCP endpoint behind the Host check, auth, a
+/// timeout, a concurrency limit and the body guard; `/healthz` and `/readyz` for
+/// orchestrators (never behind auth or the Host check: probes use any address);
+/// `/metrics` (behind the Host check, and auth when auth is on).
 pub fn http_router<S: ServerHandler + Send + 'static>(
     factory: impl HandlerFactory<S>,
     options: &HttpOptions,
-    shutdown: CancellationToken,
+    shutdown: &ShutdownTokens,
 ) -> anyhow::Result<axum::Router> {
     options.validate()?;
-    // Timeout outside the limit: a request waiting for a slot is bounded too.
-    let mcp = mcp_router(factory, options, shutdown)?.layer(
+    let (mcp, sessions) = mcp_router(factory, options, shutdown.close_sessions.clone())?;
+    let body_guard = Arc::new(BodyGuard::new(
+        options,
+        sessions,
+        shutdown.grace_over.clone(),
+    ));
+    // Timeout outside the limit: a request waiting for a slot is bounded too. The body
+    // guard inside it: bodies are buffered only by requests holding a slot, so memory
+    // is bounded by slots × body size.
+    let mcp = mcp.layer(
         tower::ServiceBuilder::new()
             .layer(TimeoutLayer::with_status_code(
                 StatusCode::REQUEST_TIMEOUT,
                 options.request_timeout,
             ))
-            .layer(ConcurrencyLimitLayer::new(options.max_concurrent_requests)),
+            .layer(ConcurrencyLimitLayer::new(options.max_concurrent_requests))
+            .layer(middleware::from_fn_with_state(
+                body_guard,
+                guard::guard_body,
+            )),
     );
-    let authenticated = axum::Router::new()
+    let allowed_hosts = Arc::new(AllowedHosts::new(options)?);
+    let protected = axum::Router::new()
         .route("/metrics", get(metrics_page))
         .merge(mcp)
         .layer(middleware::from_fn_with_state(
             options.auth.clone(),
             auth::require_bearer,
+        ))
+        .layer(middleware::from_fn_with_state(
+            allowed_hosts,
+            guard::check_host,
         ));
     let readiness = options.readiness.clone();
     Ok(axum::Router::new()
@@ -92,7 +127,7 @@ pub fn http_router<S: ServerHandler + Send + 'static>(
                 }
             }),
         )
-        .merge(authenticated)
+        .merge(protected)
         .layer(middleware::from_fn(observe)))
 }
 
@@ -122,17 +157,15 @@ async fn observe(request: Request, next: Next) -> Response {
 /// Bind, log the URL to stderr, and serve until SIGINT/SIGTERM. Shutdown stops
 /// accepting connections, waits up to `shutdown_grace` for the calls `in_flight`
 /// counts (the server's metered router: `metrics::global().in_flight_calls()`),
-/// then closes sessions and streams and returns `Ok` (exit 0).
+/// answers calls still running with a JSON-RPC error, closes sessions and streams,
+/// and returns `Ok` (exit 0).
 pub async fn serve_http<S: ServerHandler + Send + 'static>(
     factory: impl HandlerFactory<S>,
     options: HttpOptions,
     in_flight: InFlightCalls,
 ) -> anyhow::Result<()> {
-    // Two stages: stop accepting first, close sessions (and their SSE streams,
-    // which would otherwise hold connections open) only after calls finished.
-    let stop_accepting = CancellationToken::new();
-    let close_sessions = CancellationToken::new();
-    let router = http_router(factory, &options, close_sessions.clone())?;
+    let shutdown = ShutdownTokens::default();
+    let router = http_router(factory, &options, &shutdown)?;
     let listener = tokio::net::TcpListener::bind(options.bind)
         .await
         .with_context(|| format!("cannot bind {}", options.bind))?;
@@ -148,42 +181,89 @@ pub async fn serve_http<S: ServerHandler + Send + 'static>(
     );
     tracing::info!("listening on http://{local}{}", options.normalized_path()?);
 
-    let server = axum::serve(listener, router)
-        .with_graceful_shutdown(stop_accepting.clone().cancelled_owned())
-        .into_future();
-    let mut server = tokio::spawn(server);
+    // Two stages: stop accepting first (and let idle connections go), close sessions
+    // (and their SSE streams, which would otherwise hold connections open) only after
+    // calls finished.
+    let stop_accepting = CancellationToken::new();
+    let connections = TaskTracker::new();
     tokio::select! {
-        joined = &mut server => {
-            // The server only ends by itself on an accept/IO failure.
-            joined.context("HTTP server task failed")?.context("HTTP server failed")?;
-            return Ok(());
-        }
+        () = accept_loop(listener, router, &options, &connections, &stop_accepting) => {}
         () = wait_for_signal() => {}
     }
+    stop_accepting.cancel();
+    connections.close();
     tracing::info!(
         in_flight = in_flight.count(),
         grace_s = options.shutdown_grace.as_secs_f64(),
         "shutting down: no new connections, finishing in-flight tool calls"
     );
-    stop_accepting.cancel();
     let unfinished = in_flight.drained(options.shutdown_grace).await;
     if unfinished > 0 {
         tracing::warn!(
             unfinished,
-            "tool calls still running after the grace period; closing"
+            "tool calls still running after the grace period; answering them with an error"
         );
     }
+    shutdown.grace_over.cancel();
     // Give just-finished calls a moment to write their responses, then end sessions.
     tokio::time::sleep(Duration::from_millis(100)).await;
-    close_sessions.cancel();
-    match tokio::time::timeout(Duration::from_secs(5), server).await {
-        Ok(joined) => joined
-            .context("HTTP server task failed")?
-            .context("HTTP server failed")?,
-        Err(_) => tracing::warn!("connections still open 5 s after sessions closed; exiting"),
+    shutdown.close_sessions.cancel();
+    if tokio::time::timeout(Duration::from_secs(5), connections.wait())
+        .await
+        .is_err()
+    {
+        tracing::warn!("connections still open 5 s after sessions closed; exiting");
     }
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Accept connections until `stop` and serve each on its own task, HTTP/1.1 with
+/// hyper's header-read timer (which also ends idle keep-alive connections).
+async fn accept_loop(
+    listener: tokio::net::TcpListener,
+    router: axum::Router,
+    options: &HttpOptions,
+    connections: &TaskTracker,
+    stop: &CancellationToken,
+) {
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(options.header_read_timeout)
+        .keep_alive(true);
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // Out of descriptors (EMFILE) or a connection reset before accept:
+                    // back off briefly rather than spin, and keep serving.
+                    tracing::warn!("accept failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = stop.cancelled() => return,
+        };
+        let service = TowerToHyperService::new(router.clone());
+        let connection = builder.serve_connection(TokioIo::new(stream), service);
+        let stop = stop.clone();
+        connections.spawn(async move {
+            let mut connection = std::pin::pin!(connection);
+            tokio::select! {
+                result = connection.as_mut() => {
+                    if let Err(e) = result {
+                        tracing::debug!("connection ended: {e}");
+                    }
+                    return;
+                }
+                () = stop.cancelled() => connection.as_mut().graceful_shutdown(),
+            }
+            // Finish the request in progress (idle connections close at once).
+            let _ = connection.await;
+        });
+    }
 }
 
 async fn wait_for_signal() {

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use super::auth::BearerTokens;
+use super::json_scan::JsonLimits;
 
 /// Whether the server can do its work yet (e.g. vocabularies loaded); `/readyz`
 /// answers 503 until [`Readiness::mark_ready`].
@@ -54,6 +55,19 @@ pub struct HttpOptions {
     pub request_timeout: Duration,
     /// On SIGTERM/SIGINT, how long in-flight tool calls may take to finish.
     pub shutdown_grace: Duration,
+    /// What one request body may contain, checked before rmcp parses it.
+    pub json_limits: JsonLimits,
+    /// Stateful mode: sessions held at once; an `initialize` beyond it gets 503.
+    pub max_sessions: usize,
+    /// How long a connection may take to send a complete request head. Counted from
+    /// when the connection starts waiting for one, so it also closes connections left
+    /// idle (new or kept alive after a response).
+    pub header_read_timeout: Duration,
+    /// A request body must arrive within this time plus one second per
+    /// `min_body_rate` bytes received; slower senders get 408 and lose their slot.
+    pub body_read_timeout: Duration,
+    /// Bytes per second a request body must keep up with after `body_read_timeout`.
+    pub min_body_rate: u64,
     pub readiness: Readiness,
 }
 
@@ -68,6 +82,16 @@ impl HttpOptions {
     pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 64;
     pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
     pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+    /// ~0.35 MB each as measured (rmcp's session worker, channels, the handler): 1,000
+    /// hold ~350 MB, within the reference unit's 1 GB; far above one per agent.
+    pub const DEFAULT_MAX_SESSIONS: usize = 1_000;
+    /// Honest clients send a head in one packet; nginx keeps idle upstream
+    /// connections 5 s (`keepalive_timeout` in deploy/nginx), below this.
+    pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(15);
+    pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
+    /// 64 KiB/s: a 16 MiB body may take 10 s + 256 s; a client dribbling a byte
+    /// at a time is cut off after 10 s.
+    pub const DEFAULT_MIN_BODY_RATE: u64 = 64 * 1024;
 }
 
 impl Default for HttpOptions {
@@ -84,6 +108,11 @@ impl Default for HttpOptions {
             max_concurrent_requests: Self::DEFAULT_MAX_CONCURRENT_REQUESTS,
             request_timeout: Self::DEFAULT_REQUEST_TIMEOUT,
             shutdown_grace: Self::DEFAULT_SHUTDOWN_GRACE,
+            json_limits: JsonLimits::default(),
+            max_sessions: Self::DEFAULT_MAX_SESSIONS,
+            header_read_timeout: Self::DEFAULT_HEADER_READ_TIMEOUT,
+            body_read_timeout: Self::DEFAULT_BODY_READ_TIMEOUT,
+            min_body_rate: Self::DEFAULT_MIN_BODY_RATE,
             readiness: Readiness::ready(),
         }
     }
@@ -98,6 +127,11 @@ pub enum HttpSetting {
     MaxBodyBytes,
     MaxConcurrentRequests,
     RequestTimeout,
+    MaxJsonValues,
+    MaxSessions,
+    HeaderReadTimeout,
+    BodyReadTimeout,
+    MinBodyRate,
 }
 
 impl HttpSetting {
@@ -109,6 +143,11 @@ impl HttpSetting {
             HttpSetting::MaxBodyBytes => "max_body_bytes",
             HttpSetting::MaxConcurrentRequests => "max_concurrent_requests",
             HttpSetting::RequestTimeout => "request_timeout",
+            HttpSetting::MaxJsonValues => "json_limits.max_values",
+            HttpSetting::MaxSessions => "max_sessions",
+            HttpSetting::HeaderReadTimeout => "header_read_timeout",
+            HttpSetting::BodyReadTimeout => "body_read_timeout",
+            HttpSetting::MinBodyRate => "min_body_rate",
         }
     }
 }
@@ -178,6 +217,21 @@ impl HttpOptions {
         }
         if self.request_timeout.is_zero() {
             return Err(invalid(HttpSetting::RequestTimeout, "must be above 0"));
+        }
+        if self.json_limits.max_values == 0 {
+            return Err(invalid(HttpSetting::MaxJsonValues, "must be at least 1"));
+        }
+        if self.max_sessions == 0 {
+            return Err(invalid(HttpSetting::MaxSessions, "must be at least 1"));
+        }
+        if self.header_read_timeout.is_zero() {
+            return Err(invalid(HttpSetting::HeaderReadTimeout, "must be above 0"));
+        }
+        if self.body_read_timeout.is_zero() {
+            return Err(invalid(HttpSetting::BodyReadTimeout, "must be above 0"));
+        }
+        if self.min_body_rate == 0 {
+            return Err(invalid(HttpSetting::MinBodyRate, "must be at least 1"));
         }
         self.effective_allowed_hosts()?;
         self.normalized_path().map(drop)

@@ -12,7 +12,7 @@ use context_budget::Strategy;
 use context_budget::spec::SortOrder;
 use context_budget::wire::{UnknownName, WireName};
 
-use crate::{anthropic, http};
+use crate::{anthropic, http, stdio};
 
 #[derive(Debug, Parser)]
 #[command(name = "context-loader", version, about, long_about = None)]
@@ -69,7 +69,7 @@ pub struct GlobalArgs {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve MCP over stdin/stdout (for Claude Desktop, Claude Code, other agents).
-    Stdio,
+    Stdio(stdio::StdioArgs),
     /// Serve MCP over streamable HTTP (default http://127.0.0.1:8787/mcp).
     Http(http::HttpArgs),
     #[command(flatten)]
