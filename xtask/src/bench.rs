@@ -13,6 +13,7 @@ mod counting;
 mod mcp;
 mod specs;
 mod startup;
+mod tokenizer_families;
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -23,15 +24,21 @@ use crate::{cargo, workspace_root};
 /// One section of the report. To add a benchmark, write a function and append it.
 type Section = fn(&mut Bench) -> anyhow::Result<String>;
 
-const SECTIONS: &[Section] = &[
-    counting::throughput,
-    startup::encoder_load,
-    startup::cold_start,
-    mcp::stdio_round_trips,
-    mcp::http_stateless,
-    specs::listing,
-    specs::fit_messages,
+const SECTIONS: &[(&str, Section)] = &[
+    ("counting", counting::throughput),
+    ("encoder-load", startup::encoder_load),
+    ("cold-start", startup::cold_start),
+    ("stdio", mcp::stdio_round_trips),
+    ("http", mcp::http_stateless),
+    ("specs", specs::listing),
+    ("fit-messages", specs::fit_messages),
+    ("tokenizer-families", tokenizer_families::families),
 ];
+
+/// The names `--only` accepts.
+pub fn section_names() -> Vec<&'static str> {
+    SECTIONS.iter().map(|(name, _)| *name).collect()
+}
 
 /// What every section gets: the mode, built artifacts, corpora, the peer.
 pub struct Bench {
@@ -82,8 +89,23 @@ impl Bench {
     }
 }
 
-pub fn run(quick: bool) -> anyhow::Result<()> {
-    let profile = build(!quick)?;
+/// Run every section (or those named in `only`); a full run of every section writes
+/// BENCHMARKS.md, a run of some sections only target/bench/report.md.
+///
+/// `no_build` uses the artifacts already in target/ (for `--only` after building just
+/// what those sections run).
+pub fn run(quick: bool, only: &[String], no_build: bool) -> anyhow::Result<()> {
+    if let Some(unknown) = only.iter().find(|n| !section_names().contains(&n.as_str())) {
+        anyhow::bail!(
+            "no bench section `{unknown}` (sections: {})",
+            section_names().join(", ")
+        );
+    }
+    let profile = match (no_build, quick) {
+        (false, _) => build(!quick)?,
+        (true, true) => "debug",
+        (true, false) => "release",
+    };
     let out_dir = workspace_root().join("target/bench");
     std::fs::create_dir_all(&out_dir)?;
     let mut bench = Bench {
@@ -100,7 +122,10 @@ pub fn run(quick: bool) -> anyhow::Result<()> {
             "> --quick: dev build and tiny sizes; these figures only show the harness works.\n\n",
         );
     }
-    for section in SECTIONS {
+    for (name, section) in SECTIONS {
+        if !only.is_empty() && !only.iter().any(|o| o == name) {
+            continue;
+        }
         let started = std::time::Instant::now();
         let markdown = section(&mut bench)?;
         eprintln!("bench: section done in {:.0?}", started.elapsed());
@@ -113,7 +138,7 @@ pub fn run(quick: bool) -> anyhow::Result<()> {
     report.push_str(&targets);
     std::fs::write(out_dir.join("report.md"), &report)?;
     eprintln!("written to {}", out_dir.join("report.md").display());
-    if !quick {
+    if !quick && only.is_empty() {
         let page = format!("# Benchmarks\n\n{}\n{report}", provenance(&bench));
         std::fs::write(workspace_root().join("BENCHMARKS.md"), page)?;
         eprintln!("written to BENCHMARKS.md");
@@ -138,6 +163,7 @@ pub fn build(release: bool) -> anyhow::Result<&'static str> {
         &["-p", "context-budget", "--example", "count_throughput"][..],
         &["-p", "context-budget", "--example", "spec_scan"][..],
         &["-p", "context-budget", "--example", "fit_messages_bench"][..],
+        &["-p", "context-budget", "--example", "family_throughput"][..],
     ] {
         let mut build = vec!["build", "--locked", "--release"];
         build.extend_from_slice(target);

@@ -3,6 +3,7 @@
 //! shell scripts, so it runs wherever cargo does.
 
 mod bench;
+mod catalog;
 mod clients;
 mod conformance;
 mod fuzz;
@@ -16,6 +17,7 @@ mod server;
 mod spawned;
 mod spec_corpus;
 mod timing;
+mod tokenizer_refs;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -46,7 +48,22 @@ enum Task {
         /// Dev build and tiny corpora, no BENCHMARKS.md: only checks the harness works.
         #[arg(long)]
         quick: bool,
+        /// Run only these sections (repeatable; report in target/bench/report.md, not
+        /// BENCHMARKS.md): counting, encoder-load, cold-start, stdio, http, specs,
+        /// fit-messages, tokenizer-families.
+        #[arg(long)]
+        only: Vec<String>,
+        /// Use the binaries already built in target/ (with --only, after building just
+        /// the examples those sections run).
+        #[arg(long)]
+        no_build: bool,
     },
+    /// Regenerate the shipped model catalog from LiteLLM's model list (`--from FILE`),
+    /// or check (`--check`) that it is exactly what the pinned LiteLLM release gives.
+    Catalog(catalog::CatalogArgs),
+    /// Reference counts by Python sentencepiece and tokenizers for the differential
+    /// tests of Gemini and open-weight tokenizers (target/xtask/tokenizer-refs).
+    TokenizerRefs,
     /// Bounded load test: concurrent MCP clients against the stateless HTTP server on
     /// loopback; fails on any error or memory growth.
     Load(load::LoadArgs),
@@ -73,7 +90,15 @@ enum Task {
 fn main() -> anyhow::Result<()> {
     match Cli::parse().task {
         Task::Ci => ci(),
-        Task::Bench { quick } => bench::run(quick),
+        Task::Bench {
+            quick,
+            only,
+            no_build,
+        } => bench::run(quick, &only, no_build),
+        Task::Catalog(args) => catalog::run(&args),
+        Task::TokenizerRefs => tokenizer_refs::ensure(&workspace_root()).map(|dir| {
+            eprintln!("reference counts in {}", dir.display());
+        }),
         Task::Load(args) => load::run(&args),
         Task::SpecCorpus { dir, specs } => spec_corpus::run(&dir, specs),
         Task::Conformance => conformance::run(&workspace_root()),
@@ -99,6 +124,27 @@ fn ci() -> anyhow::Result<()> {
     // suite (which starts the built binary over stdio and HTTP).
     cargo(&["test", "--workspace", "--all-targets", "--locked"])?;
     cargo(&["test", "--workspace", "--doc", "--locked"])?;
+    // The shipped catalog is exactly what its rules make of the pinned LiteLLM file.
+    timing::step("catalog = LiteLLM release + overrides", || {
+        catalog::check(&workspace_root())
+    })?;
+    // Gemini and open-weight counts against Python sentencepiece / tokenizers.
+    timing::step("tokenizer differential tests (Python references)", || {
+        let refs = tokenizer_refs::ensure(&workspace_root())?;
+        cargo_with_env(
+            &[
+                "test",
+                "-p",
+                "context-budget",
+                "--test",
+                "tokenizer_references",
+                "--locked",
+                "--",
+                "--ignored",
+            ],
+            &[(tokenizer_refs::ENV, refs.as_os_str())],
+        )
+    })?;
     // Deployment and interoperability: real nginx, the official conformance suite.
     timing::step(
         "e2e suite through nginx (two stateless replicas)",
@@ -115,7 +161,7 @@ fn ci() -> anyhow::Result<()> {
     })?;
     // Keep the benchmark harness working (figures are printed, never asserted: a timed
     // check on a shared 2-core machine is noise).
-    bench::run(true)?;
+    bench::run(true, &[], false)?;
     load::run(&load::LoadArgs::smoke())?;
     eprintln!("xtask ci: all green in {:.0?}", started.elapsed());
     Ok(())
@@ -123,9 +169,15 @@ fn ci() -> anyhow::Result<()> {
 
 /// Run `cargo <args>` at the workspace root, failing on a non-zero exit.
 fn cargo(args: &[&str]) -> anyhow::Result<()> {
+    cargo_with_env(args, &[])
+}
+
+/// [`cargo`] with extra environment variables.
+fn cargo_with_env(args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> anyhow::Result<()> {
     eprintln!("$ cargo {}", args.join(" "));
     let status = Command::new(cargo_bin())
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(workspace_root())
         .status()
         .with_context(|| format!("cannot run cargo {}", args.join(" ")))?;

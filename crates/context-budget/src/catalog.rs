@@ -1,25 +1,34 @@
 //! The model catalog: which tokenizer, window and prices a model name means.
 //!
-//! The built-in catalog is data (`data/models.json`, dated, with its sources) so that
-//! updating a price is a one-line change, and later a user-supplied file can extend it.
+//! The built-in catalog is data (`data/models.json`, dated, with its sources),
+//! generated from LiteLLM's model list by `cargo xtask catalog` (rules in
+//! [`crate::litellm`], hand-kept overrides in `data/catalog-overrides.json`). A
+//! user's models file — ours, or LiteLLM's file as it is — extends it at startup.
 
 use std::collections::HashSet;
+use std::path::Path;
 use std::sync::LazyLock;
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Serialize, Serializer};
 
 use crate::Tokenizer;
+use crate::huggingface::{self, HuggingFaceError};
+use crate::litellm;
 
 /// One model as the catalog describes it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ModelEntry {
     /// Canonical id, e.g. `gpt-4o` or `claude-sonnet-4-5`.
     pub name: String,
     /// Group used for filtering, e.g. `gpt-4o`, `o-series`, `claude-4.5`.
     pub family: String,
+    #[serde(serialize_with = "tokenizer_name")]
     pub tokenizer: Tokenizer,
-    /// Total tokens the model accepts (input + output).
+    /// The `tokenizer.json` of a `huggingface` tokenizer, as the models file gave it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokenizer_file: Option<String>,
+    /// Total tokens the model accepts (input + output; for catalog entries from
+    /// LiteLLM, its `max_input_tokens`).
     pub context_window: u64,
     pub max_output_tokens: u64,
     pub input_usd_per_mtok: f64,
@@ -27,6 +36,80 @@ pub struct ModelEntry {
     /// Other exact names for this model (no prefix matching on these).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub aliases: Vec<String>,
+}
+
+fn tokenizer_name<S: Serializer>(tokenizer: &Tokenizer, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(tokenizer.name())
+}
+
+/// A model as a file spells it; the tokenizer is resolved when the file is loaded.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawEntry {
+    name: String,
+    family: String,
+    tokenizer: String,
+    #[serde(default)]
+    tokenizer_file: Option<String>,
+    context_window: u64,
+    max_output_tokens: u64,
+    input_usd_per_mtok: f64,
+    output_usd_per_mtok: f64,
+    #[serde(default)]
+    aliases: Vec<String>,
+}
+
+/// How a file's tokenizer names are taken.
+#[derive(Clone, Copy)]
+enum Names<'a> {
+    /// The built-in catalog: every name must be known.
+    Strict,
+    /// A user's models file: `huggingface` files resolve against this folder, and an
+    /// unknown name is the labelled [`Tokenizer::Estimate`], never an error.
+    User(&'a Path),
+}
+
+impl RawEntry {
+    fn resolve(self, names: Names<'_>) -> Result<ModelEntry, CatalogError> {
+        let tokenizer = match (Tokenizer::from_name(&self.tokenizer), names) {
+            (Some(tokenizer), _) => tokenizer,
+            (None, Names::User(folder)) if self.tokenizer == "huggingface" => {
+                let Some(file) = &self.tokenizer_file else {
+                    return Err(CatalogError::InvalidField {
+                        name: self.name,
+                        field: "tokenizer_file",
+                        reason: "is required with \"tokenizer\": \"huggingface\"",
+                    });
+                };
+                let tokenizer = huggingface::load_shared(&folder.join(file)).map_err(|source| {
+                    CatalogError::TokenizerFile {
+                        name: self.name.clone(),
+                        source,
+                    }
+                })?;
+                Tokenizer::HuggingFace(tokenizer)
+            }
+            (None, Names::User(_)) => Tokenizer::Estimate,
+            (None, Names::Strict) => {
+                return Err(CatalogError::InvalidField {
+                    name: self.name,
+                    field: "tokenizer",
+                    reason: "is not a known tokenizer",
+                });
+            }
+        };
+        Ok(ModelEntry {
+            name: self.name,
+            family: self.family,
+            tokenizer,
+            tokenizer_file: self.tokenizer_file,
+            context_window: self.context_window,
+            max_output_tokens: self.max_output_tokens,
+            input_usd_per_mtok: self.input_usd_per_mtok,
+            output_usd_per_mtok: self.output_usd_per_mtok,
+            aliases: self.aliases,
+        })
+    }
 }
 
 /// One row of a catalog listing: the catalog entry plus what a caller needs to know about
@@ -116,16 +199,30 @@ pub enum CatalogError {
         field: &'static str,
         reason: &'static str,
     },
+    #[error("model `{name}`: {source}")]
+    TokenizerFile {
+        name: String,
+        source: HuggingFaceError,
+    },
 }
 
 /// A dated list of models.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Catalog {
     /// The date the figures were checked (YYYY-MM-DD).
     pub as_of: String,
     /// Where the figures come from.
     pub source: String,
     pub models: Vec<ModelEntry>,
+}
+
+/// A catalog file in our format (`as_of` and `source` optional in a user's file).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCatalog {
+    as_of: Option<String>,
+    source: Option<String>,
+    models: Vec<RawEntry>,
 }
 
 static BUILTIN: LazyLock<Catalog> = LazyLock::new(|| {
@@ -141,13 +238,30 @@ impl Catalog {
         &BUILTIN
     }
 
-    /// Parse and validate a catalog: unique names, positive windows, sane prices.
+    /// Parse and validate a catalog: known tokenizers, unique names, positive
+    /// windows, sane prices.
     pub fn from_json(json: &str) -> Result<Catalog, CatalogError> {
-        let catalog: Catalog = serde_json::from_str(json)?;
+        let raw: RawCatalog = serde_json::from_str(json)?;
+        let catalog = Catalog {
+            as_of: raw.as_of.unwrap_or_default(),
+            source: raw.source.unwrap_or_default(),
+            models: raw
+                .models
+                .into_iter()
+                .map(|m| m.resolve(Names::Strict))
+                .collect::<Result<_, _>>()?,
+        };
+        catalog.validate()?;
+        Ok(catalog)
+    }
+
+    fn validate(&self) -> Result<(), CatalogError> {
         let mut seen = HashSet::new();
-        for model in &catalog.models {
+        for model in &self.models {
             for name in std::iter::once(&model.name).chain(&model.aliases) {
-                if !seen.insert(name.as_str()) || Tokenizer::from_encoding_name(name).is_some() {
+                if !seen.insert(name.to_ascii_lowercase())
+                    || Tokenizer::from_encoding_name(name).is_some()
+                {
                     return Err(CatalogError::DuplicateName(name.clone()));
                 }
             }
@@ -171,22 +285,33 @@ impl Catalog {
                 }
             }
         }
-        Ok(catalog)
+        Ok(())
     }
 
-    /// This catalog extended by a user's models file (same format as
-    /// `data/models.json`; `as_of` and `source` optional). A model whose name is
-    /// already in the catalog replaces it; any other is added. The result is
-    /// validated like the built-in catalog. `origin` (e.g. the path) names the file in
-    /// errors, which carry the line, column and field of the problem.
+    /// [`Self::with_models_file`] with `huggingface` tokenizer files resolved against
+    /// the current directory.
     pub fn with_overrides(&self, json: &str, origin: &str) -> Result<Catalog, CatalogError> {
-        #[derive(Deserialize)]
-        #[serde(deny_unknown_fields)]
-        struct ModelsFile {
-            as_of: Option<String>,
-            source: Option<String>,
-            models: Vec<ModelEntry>,
-        }
+        self.with_models_file(json, origin, Path::new("."))
+    }
+
+    /// This catalog extended by a user's models file: our format (as
+    /// `data/models.json`; `as_of` and `source` optional) or LiteLLM's
+    /// `model_prices_and_context_window.json` as it is (recognised by its shape, read
+    /// by the rules that build the built-in catalog, [`crate::litellm`]). A model whose
+    /// name is already in the catalog replaces it; any other is added. The result is
+    /// validated like the built-in catalog.
+    ///
+    /// `origin` (e.g. the path) names the file in errors, which carry the line,
+    /// column and field of the problem. A `huggingface` tokenizer's `tokenizer_file`
+    /// resolves against `folder` (the models file's folder) and is read and built now,
+    /// once per file for the process; a missing or invalid file is an error naming it.
+    /// An unknown tokenizer name gives the labelled estimate, never an error.
+    pub fn with_models_file(
+        &self,
+        json: &str,
+        origin: &str,
+        folder: &Path,
+    ) -> Result<Catalog, CatalogError> {
         let malformed = |field: String, error: serde_json::Error| {
             // serde_json's message ends with " at line L column C"; we report those apart.
             let reason = error.to_string();
@@ -202,14 +327,36 @@ impl Catalog {
                 reason,
             }
         };
-        let mut deserializer = serde_json::Deserializer::from_str(json);
-        let file: ModelsFile = serde_path_to_error::deserialize(&mut deserializer)
-            .map_err(|e| malformed(e.path().to_string(), e.into_inner()))?;
-        deserializer
-            .end()
-            .map_err(|e| malformed(".".to_string(), e))?;
+        let document: serde_json::Value =
+            serde_json::from_str(json).map_err(|e| malformed(".".to_string(), e))?;
+        let (as_of, source, raw_models) = if litellm::is_litellm_shape(&document) {
+            let models =
+                litellm::models_from_litellm(json).map_err(|e| CatalogError::Malformed {
+                    origin: origin.to_string(),
+                    line: e.line,
+                    column: e.column,
+                    field: e.field,
+                    reason: e.reason,
+                })?;
+            let count = models.len();
+            let raw: Vec<RawEntry> = models
+                .into_iter()
+                .map(serde_json::from_value)
+                .collect::<Result<_, _>>()?;
+            (
+                None,
+                Some(format!("LiteLLM model list, {count} chat models")),
+                raw,
+            )
+        } else {
+            let mut deserializer = serde_json::Deserializer::from_str(json);
+            let file: RawCatalog = serde_path_to_error::deserialize(&mut deserializer)
+                .map_err(|e| malformed(e.path().to_string(), e.into_inner()))?;
+            (file.as_of, file.source, file.models)
+        };
         let mut merged = self.clone();
-        for model in file.models {
+        for raw in raw_models {
+            let model = raw.resolve(Names::User(folder))?;
             match merged
                 .models
                 .iter_mut()
@@ -222,14 +369,12 @@ impl Catalog {
         merged.source = format!(
             "{} Extended by {origin}{}{}",
             merged.source,
-            file.as_of
-                .map(|d| format!(" (as of {d})"))
-                .unwrap_or_default(),
-            file.source.map(|s| format!(": {s}")).unwrap_or_default(),
+            as_of.map(|d| format!(" (as of {d})")).unwrap_or_default(),
+            source.map(|s| format!(": {s}")).unwrap_or_default(),
         );
-        // Re-validate the whole: an added alias may collide with a built-in name.
-        let json = serde_json::to_string(&merged)?;
-        Catalog::from_json(&json)
+        // Validate the whole: an added alias may collide with a built-in name.
+        merged.validate()?;
+        Ok(merged)
     }
 
     /// Resolve a user-supplied model name, the way tiktoken's model table does:
@@ -365,9 +510,41 @@ mod tests {
             "claude-haiku-4-5",
             "claude-opus-4-5",
             "claude",
+            // Current models, by their published names (LiteLLM 1.109.1).
+            "claude-sonnet-4-6",
+            "claude-opus-4-6",
+            "claude-opus-4-7",
+            "claude-opus-4-8",
+            "claude-opus-5",
+            "gpt-5.5",
+            "gemini-2.5-pro",
+            "gemini-2.5-flash",
+            "gemini-3-flash-preview",
+            "grok-4.3",
+            "mistral-large-3",
+            "deepseek-v4-pro",
+            "llama-3.3-70b-instruct",
         ] {
             assert!(catalog.resolve(name).is_some(), "{name} is missing");
         }
+        for (name, tokenizer) in [
+            ("claude-sonnet-4-6", Tokenizer::ClaudeEstimate),
+            ("claude-3-5-sonnet", Tokenizer::ClaudeEstimate),
+            ("claude-opus-4-7-20260416", Tokenizer::Claude47Estimate),
+            ("claude-opus-5", Tokenizer::Claude47Estimate),
+            ("claude", Tokenizer::Claude47Estimate),
+            ("gemini-2.5-pro", Tokenizer::Gemma3),
+            ("gemini-pro-latest", Tokenizer::Gemma3),
+            ("gpt-5.5-2026-04-23", Tokenizer::O200kBase),
+            ("grok-4.3", Tokenizer::Estimate),
+        ] {
+            assert_eq!(
+                catalog.resolve(name).map(|r| r.tokenizer()),
+                Some(tokenizer),
+                "{name}"
+            );
+        }
+        assert!(catalog.source.contains("LiteLLM 1.109.1"));
         assert_eq!(catalog.as_of.len(), 10, "as_of must be a YYYY-MM-DD date");
     }
 
@@ -396,7 +573,7 @@ mod tests {
         assert_eq!(resolved("gpt-5.3"), None);
         assert_eq!(resolved("gpt-40"), None);
         // Aliases are exact: `claude` is a name, not a prefix for every `claude-*` id.
-        assert_eq!(resolved("claude").as_deref(), Some("claude-sonnet-4-5"));
+        assert_eq!(resolved("claude").as_deref(), Some("claude-opus-4-7"));
         assert_eq!(resolved("claude-banana"), None);
         assert_eq!(resolved(""), None);
     }
@@ -445,7 +622,7 @@ mod tests {
             .collect();
         assert_eq!(
             claude,
-            ["claude-sonnet-4-5", "claude-haiku-4-5", "claude-opus-4-5"]
+            ["claude-haiku-4-5", "claude-opus-4-5", "claude-sonnet-4-5"]
         );
         let gpt41: Vec<_> = catalog
             .filter(Some("GPT-4.1"))
@@ -453,7 +630,12 @@ mod tests {
             .collect();
         assert_eq!(gpt41, ["gpt-4.1", "gpt-4.1-mini", "gpt-4.1-nano"]);
         assert_eq!(catalog.filter(None).count(), catalog.models.len());
-        assert_eq!(catalog.filter(Some("llama")).count(), 0);
+        assert_eq!(catalog.filter(Some("nothing-like-this")).count(), 0);
+        assert!(
+            catalog
+                .filter(Some("llama"))
+                .all(|m| m.family.starts_with("llama"))
+        );
     }
 
     #[test]
@@ -573,7 +755,84 @@ mod tests {
             {"name":"a","family":"f","tokenizer":"p50k","context_window":10,"max_output_tokens":5,"input_usd_per_mtok":1,"output_usd_per_mtok":1}]}"#;
         assert!(matches!(
             Catalog::from_json(unknown_tokenizer),
-            Err(CatalogError::Parse(_))
+            Err(CatalogError::InvalidField {
+                field: "tokenizer",
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn a_litellm_file_is_a_models_file_by_its_shape() {
+        let litellm = r#"{
+  "sample_spec": {"max_input_tokens": "max input tokens, if the provider specifies it"},
+  "claude-opus-9": {"litellm_provider": "anthropic", "mode": "chat", "max_input_tokens": 2000000,
+    "max_output_tokens": 256000, "input_cost_per_token": 5e-06, "output_cost_per_token": 2.5e-05},
+  "gpt-4o": {"litellm_provider": "openai", "mode": "chat", "max_input_tokens": 128000,
+    "max_output_tokens": 16384, "input_cost_per_token": 1e-06, "output_cost_per_token": 4e-06}
+}"#;
+        let merged = Catalog::builtin()
+            .with_overrides(litellm, "litellm.json")
+            .expect("a LiteLLM file loads");
+        let opus = merged.resolve("claude-opus-9").expect("added");
+        assert_eq!(opus.tokenizer(), Tokenizer::Claude47Estimate);
+        assert_eq!(opus.entry().map(|e| e.context_window), Some(2_000_000));
+        let gpt4o = merged.resolve("gpt-4o").and_then(|r| r.entry().cloned());
+        assert_eq!(gpt4o.map(|e| e.input_usd_per_mtok), Some(1.0));
+        assert!(
+            merged
+                .source
+                .contains("litellm.json: LiteLLM model list, 2 chat models")
+        );
+
+        let bad = litellm.replace(
+            "\"max_input_tokens\": 2000000",
+            "\"max_input_tokens\": \"big\"",
+        );
+        let err = Catalog::builtin()
+            .with_overrides(&bad, "litellm.json")
+            .expect_err("string window");
+        assert!(
+            err.to_string().starts_with(
+                "litellm.json: line 3, column 94, at `claude-opus-9.max_input_tokens`"
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn unknown_tokenizers_in_a_models_file_are_labelled_estimates() {
+        let file = USER_FILE.replace("\"cl100k_base\"", "\"acme_bpe_v2\"");
+        let merged = Catalog::builtin()
+            .with_overrides(&file, "m.json")
+            .expect("an unknown tokenizer is not an error");
+        let acme = merged.resolve("acme").expect("added");
+        assert_eq!(acme.tokenizer(), Tokenizer::Estimate);
+        assert!(!acme.tokenizer().is_exact());
+        assert!(acme.tokenizer().method().contains("not known"));
+    }
+
+    #[test]
+    fn a_huggingface_tokenizer_needs_a_readable_file() {
+        let file = USER_FILE.replace(
+            "\"tokenizer\": \"cl100k_base\"",
+            "\"tokenizer\": \"huggingface\", \"tokenizer_file\": \"no/such/tokenizer.json\"",
+        );
+        let err = Catalog::builtin()
+            .with_models_file(&file, "m.json", Path::new("/nonexistent-folder"))
+            .expect_err("missing file");
+        assert!(matches!(err, CatalogError::TokenizerFile { .. }), "{err}");
+        assert!(err.to_string().contains("no/such/tokenizer.json"), "{err}");
+        let without = USER_FILE.replace(
+            "\"tokenizer\": \"cl100k_base\"",
+            "\"tokenizer\": \"huggingface\"",
+        );
+        assert!(matches!(
+            Catalog::builtin().with_overrides(&without, "m.json"),
+            Err(CatalogError::InvalidField {
+                field: "tokenizer_file",
+                ..
+            })
         ));
     }
 }

@@ -197,7 +197,9 @@ mod tests {
         let claude = TokenCounter::default()
             .count("hi", Some("claude"))
             .expect("counts");
-        assert_eq!(claude.model, "claude-sonnet-4-5");
+        // `claude` is the current tokenizer generation's first model.
+        assert_eq!(claude.model, "claude-opus-4-7");
+        assert_eq!(claude.encoding, "claude_4_7_estimate");
         assert!(!claude.exact);
         assert!(claude.method.starts_with("estimate"));
         let encoding = TokenCounter::default()
@@ -233,7 +235,9 @@ mod tests {
 
     impl ExactCounter for Seven {
         fn provider_model(&self, requested: &str, entry: &ModelEntry) -> Option<String> {
-            (entry.tokenizer == crate::Tokenizer::ClaudeEstimate)
+            entry
+                .tokenizer
+                .is_claude()
                 .then(|| format!("api:{requested}"))
         }
         fn count_messages(

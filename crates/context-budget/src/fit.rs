@@ -633,7 +633,7 @@ mod tests {
 
     impl ExactCounter for Provider {
         fn provider_model(&self, requested: &str, entry: &ModelEntry) -> Option<String> {
-            (entry.tokenizer == Tokenizer::ClaudeEstimate).then(|| requested.to_string())
+            entry.tokenizer.is_claude().then(|| requested.to_string())
         }
         fn count_messages(
             &self,
@@ -715,7 +715,7 @@ mod tests {
         let estimated = fit_messages(
             &counter,
             &messages,
-            Some("claude"),
+            Some("claude-sonnet-4-5"),
             &FitOptions::default(),
             Some(&offline),
         )
@@ -741,7 +741,7 @@ mod tests {
             fit_messages(
                 &TokenCounter::default(),
                 &messages,
-                Some("claude"),
+                Some("claude-sonnet-4-5"),
                 &options,
                 Some(&greedy)
             ),

@@ -13,12 +13,16 @@
 
 mod assemble;
 mod catalog;
+mod claude;
 mod counter;
 pub mod exact;
 mod fit;
+mod huggingface;
 pub mod limits;
+pub mod litellm;
 mod messages;
 mod parallel;
+pub mod sentencepiece;
 pub mod spec;
 mod suggest;
 mod tokenizer;
@@ -41,10 +45,13 @@ pub use messages::{
 };
 
 pub use catalog::{Catalog, CatalogError, ModelEntry, ModelInfo, ModelListing, ResolvedModel};
+pub use claude::ClaudeGeneration;
 pub use counter::{CountError, TokenCount, TokenCounter, usd};
+pub use huggingface::{HuggingFaceError, HuggingFaceTokenizer, MAX_TOKENIZER_FILE_BYTES};
 pub use parallel::PARALLEL_MIN_BYTES;
+pub use sentencepiece::{GEMMA3_MODEL_SHA256, gemma3_model_bytes};
 pub use suggest::closest_names;
-pub use tokenizer::{ClaudeEstimate, Tokenizer};
+pub use tokenizer::{ClaudeEstimate, Estimate, Tokenizer};
 
 /// The model used when a caller does not name one.
 pub const DEFAULT_MODEL: &str = "gpt-4";

@@ -176,10 +176,30 @@ impl ChatOverhead {
         encode_role: false,
     };
 
+    /// Open-weight chat templates and Gemini: measured framing of one message
+    /// (role header, separators, end-of-turn) with each model's own tokenizer —
+    /// Llama 3.1 5, Qwen3 (ChatML) 5, Gemma 3 5, DeepSeek V3 1 — and of the reply
+    /// priming with the BOS token — Llama 3.1 5, Gemma 3 4, Qwen3 3, DeepSeek V3 2.
+    /// We charge the largest: 5 per message and 5 for the reply, 10 per tool call.
+    /// Gemini's API counts the same text; its framing is not published, so this errs
+    /// high there too. Also used for the unknown-tokenizer estimate.
+    pub const CHAT_TEMPLATE: ChatOverhead = ChatOverhead {
+        per_message: 5,
+        per_name: 1,
+        per_tool_call: 10,
+        reply_priming: 5,
+        encode_role: false,
+    };
+
     pub fn for_tokenizer(tokenizer: Tokenizer) -> ChatOverhead {
         match tokenizer {
             Tokenizer::Cl100kBase | Tokenizer::O200kBase => ChatOverhead::OPENAI,
-            Tokenizer::ClaudeEstimate => ChatOverhead::CLAUDE_ESTIMATE,
+            Tokenizer::ClaudeEstimate | Tokenizer::Claude47Estimate => {
+                ChatOverhead::CLAUDE_ESTIMATE
+            }
+            Tokenizer::Gemma3 | Tokenizer::HuggingFace(_) | Tokenizer::Estimate => {
+                ChatOverhead::CHAT_TEMPLATE
+            }
         }
     }
 }
@@ -190,8 +210,14 @@ pub fn overhead_method(tokenizer: Tokenizer) -> &'static str {
         Tokenizer::Cl100kBase | Tokenizer::O200kBase => {
             "exact: OpenAI BPE + cookbook chat overhead (3 per message, +1 per name, +3 reply priming)"
         }
-        Tokenizer::ClaudeEstimate => {
+        Tokenizer::ClaudeEstimate | Tokenizer::Claude47Estimate => {
             "estimate: Claude text estimate + 3 per message, +10 per tool call, +3 reply priming (errs high)"
+        }
+        Tokenizer::Gemma3 | Tokenizer::HuggingFace(_) => {
+            "exact text + chat-template framing: 5 per message, +1 per name, +10 per tool call, +5 reply priming and BOS (the largest of Llama 3.1, Qwen3, Gemma 3, DeepSeek V3; errs high)"
+        }
+        Tokenizer::Estimate => {
+            "estimate: text estimate + 5 per message, +1 per name, +10 per tool call, +5 reply priming (errs high)"
         }
     }
 }

@@ -12,7 +12,9 @@
 //! run is a piece of its own or ends a punctuation piece (`[^\s\p{L}\p{N}]+[\r\n]*`),
 //! and no word piece starts with a newline (`[^\r\n\p{L}\p{N}]?\p{L}+`) — and BPE
 //! never merges across pieces, so the halves' counts add up to the whole's. The
-//! differential test checks this against tiktoken-rs.
+//! differential test checks this against tiktoken-rs. Gemma 3 (SentencePiece) cuts
+//! there too: a newline run is a user-defined symbol, matched whole and never merged
+//! (see `sentencepiece::SentencePiece::segments`).
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -15,7 +15,7 @@ use std::num::NonZeroUsize;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use context_budget::{ExactCountFailure, ExactCounter, Message, ModelEntry, Role, Tokenizer};
+use context_budget::{ExactCountFailure, ExactCounter, Message, ModelEntry, Role};
 use lru::LruCache;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
@@ -194,7 +194,10 @@ impl From<CountFailure> for ExactCountFailure {
 /// the client runs on, never on an async worker (`Handle::block_on` panics there).
 impl ExactCounter for AnthropicCounter {
     fn provider_model(&self, requested: &str, entry: &ModelEntry) -> Option<String> {
-        (entry.tokenizer == Tokenizer::ClaudeEstimate).then(|| api_model_id(requested, &entry.name))
+        entry
+            .tokenizer
+            .is_claude()
+            .then(|| api_model_id(requested, &entry.name))
     }
 
     fn count_messages(&self, model: &str, messages: &[Message]) -> Result<u64, ExactCountFailure> {

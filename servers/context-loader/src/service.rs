@@ -254,8 +254,6 @@ impl ExactCounter for UntilCancelled<'_> {
 
 #[cfg(test)]
 mod tests {
-    use context_budget::Tokenizer;
-
     use super::*;
 
     /// Counts every Claude text as 7 tokens.
@@ -263,7 +261,7 @@ mod tests {
 
     impl ExactCounter for Seven {
         fn provider_model(&self, requested: &str, entry: &ModelEntry) -> Option<String> {
-            (entry.tokenizer == Tokenizer::ClaudeEstimate).then(|| requested.to_string())
+            entry.tokenizer.is_claude().then(|| requested.to_string())
         }
         fn count_messages(&self, _: &str, m: &[Message]) -> Result<u64, ExactCountFailure> {
             Ok(7 * m.len() as u64)
@@ -306,7 +304,7 @@ mod tests {
             .await
             .expect("counts");
         assert!(!local.exact);
-        assert_eq!(local.encoding, "claude_estimate");
+        assert_eq!(local.encoding, "claude_4_7_estimate");
         assert!(
             local
                 .warning

@@ -411,7 +411,7 @@ async fn api_failures_fall_back_to_the_estimate_with_a_warning() {
         .await;
         let out = structured(&fit);
         assert_eq!(out["exact"], false);
-        assert_eq!(out["encoding"], "claude_estimate");
+        assert_eq!(out["encoding"], "claude_4_7_estimate");
         assert!(
             out["warning"]
                 .as_str()

@@ -307,11 +307,11 @@ async fn list_models_filters_by_family() {
             .collect();
         assert_eq!(
             names,
-            ["claude-sonnet-4-5", "claude-haiku-4-5", "claude-opus-4-5"]
+            ["claude-haiku-4-5", "claude-opus-4-5", "claude-sonnet-4-5"]
         );
         assert_eq!(listing["count"], 3);
         assert_eq!(listing["models"][0]["exact"], false);
-        assert_eq!(listing["models"][0]["input_usd_per_mtok"], 3.0);
+        assert_eq!(listing["models"][0]["input_usd_per_mtok"], 1.0); // claude-haiku-4-5
         assert!(listing["as_of"].as_str().is_some_and(|d| d.len() == 10));
         let all = call(&conn.client, "list-models", json!({})).await;
         assert!(structured(&all)["count"].as_u64().unwrap_or_default() >= 30);

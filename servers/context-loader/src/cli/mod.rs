@@ -41,8 +41,10 @@ pub fn service(global: &GlobalArgs) -> anyhow::Result<Service> {
             let json = std::fs::read_to_string(path).map_err(|e| {
                 anyhow::anyhow!("cannot read --models-file {}: {e}", path.display())
             })?;
+            // A `tokenizer_file` in it is relative to the file's own folder.
+            let folder = path.parent().unwrap_or(std::path::Path::new("."));
             Catalog::builtin()
-                .with_overrides(&json, &path.display().to_string())
+                .with_models_file(&json, &path.display().to_string(), folder)
                 .map_err(|e| anyhow::anyhow!("invalid --models-file: {e}"))?
         }
     };

@@ -296,7 +296,7 @@ mod tests {
             .expect("counts");
         assert!(
             count(&estimate).starts_with(&format!(
-                "{} tokens (claude-sonnet-4-5, claude_estimate, estimate) = ",
+                "{} tokens (claude-opus-4-7, claude_4_7_estimate, estimate) = ",
                 estimate.token_count
             )),
             "{}",
