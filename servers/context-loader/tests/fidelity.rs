@@ -539,7 +539,13 @@ async fn with_exact_claude_the_final_assembly_is_counted_by_the_api_and_recut() 
     .await;
     let out = structured(&result);
     assert_eq!(out["exact"], false);
-    assert_eq!(out["encoding"], "claude_estimate");
+    // The local estimate (its name depends on the Claude generation `claude` means).
+    assert!(
+        out["encoding"]
+            .as_str()
+            .is_some_and(|e| e.ends_with("estimate")),
+        "{out}"
+    );
     assert!(
         out["warning"].as_str().unwrap_or_default().contains("503"),
         "{out}"
