@@ -4,15 +4,22 @@
 //! archives, or any named text) are placed in priority order; each gets its own
 //! budget and whatever the overall budget still allows. A section over its budget
 //! keeps its beginning, cut at a token boundary and never inside a UTF-8 character,
-//! and ends with [`TRUNCATION_MARK`] so a reader (human or model) sees the cut.
+//! and ends with [`TRUNCATION_MARK`] so a reader (human or model) sees the cut; a
+//! budget too small for any content plus the mark drops the section, with a reason.
+//!
+//! A [`Preset`] is a named layout (layers with fixed budgets, in priority order), e.g.
+//! [`ADR_LAYERED`]. When an [`ExactCounter`] counts the model (Claude with
+//! Anthropic's API), the final text is counted by the provider and assembled again,
+//! smaller, while that total is over ([`crate::exact::refine`]).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::counter::{CountError, TokenCounter, usd};
+use crate::exact::{ExactCounter, MAX_EXACT_ROUNDS, Refined, exact_for, refine};
 use crate::fit::{FitError, FitOptions, input_budget};
 use crate::limits::sections_bytes;
-use crate::{ResolvedModel, Tokenizer};
+use crate::{DEFAULT_MODEL, ResolvedModel, Tokenizer};
 
 /// Appended where a section was cut.
 pub const TRUNCATION_MARK: &str = "\n[…truncated]";
@@ -36,18 +43,67 @@ pub const DEFAULT_SECTIONS: [(&str, i64, f64); 5] = [
     ("archives", 4, 0.15),
 ];
 
+/// A layout a caller picks by name: layers with fixed token budgets, placed in the
+/// order listed (the first is served first).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Preset {
+    pub name: &'static str,
+    /// `(layer name, tokens)`, highest priority first.
+    pub layers: &'static [(&'static str, u64)],
+}
+
+impl Preset {
+    /// The sum of the layers' budgets: the overall budget when the caller gives none
+    /// (capped by the model's window).
+    pub fn total(&self) -> u64 {
+        self.layers.iter().map(|l| l.1).sum()
+    }
+
+    fn layer(&self, name: &str) -> Option<(usize, u64)> {
+        self.layers
+            .iter()
+            .position(|l| l.0 == name)
+            .map(|i| (i, self.layers[i].1))
+    }
+
+    pub fn layer_names(&self) -> Vec<&'static str> {
+        self.layers.iter().map(|l| l.0).collect()
+    }
+}
+
+/// The token-budgeting ADR's layered context: eight layers, 76,000 tokens, in this
+/// priority order.
+pub const ADR_LAYERED: Preset = Preset {
+    name: "adr-layered",
+    layers: &[
+        ("system_prompt", 8_000),
+        ("stream_buffer", 2_000),
+        ("working_memory", 40_000),
+        ("semantic_search", 12_000),
+        ("graph_traversal", 4_000),
+        ("session_archive", 4_000),
+        ("meta_memory", 2_000),
+        ("tool_definitions", 4_000),
+    ],
+};
+
+/// Every preset, by name.
+pub const PRESETS: [Preset; 1] = [ADR_LAYERED];
+
 /// One section of the prompt to assemble.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Section {
     /// A name; `system`, `tool_definitions`, `working_memory`, `semantic_search` and
-    /// `archives` have default budgets and priorities.
+    /// `archives` have default budgets and priorities. With a `preset`, the name of
+    /// one of its layers.
     pub name: String,
     pub content: String,
     /// Most tokens this section may use. Default: its share for a named default,
-    /// otherwise whatever the overall budget still has.
+    /// otherwise whatever the overall budget still has. Not allowed with a preset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<u64>,
     /// Lower comes first and is served first. Default: the named default's (0–4), else 10.
+    /// Not allowed with a preset (its layer order is the priority).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority: Option<i64>,
 }
@@ -57,15 +113,19 @@ pub struct Section {
 pub struct SectionReport {
     pub name: String,
     pub priority: i64,
-    /// Tokens of the section as placed (truncation mark included).
+    /// Tokens of the section as placed (truncation mark included); 0 when dropped.
     pub tokens: u64,
     /// Tokens it was allowed: its own budget, capped by what the overall budget had left.
     pub budget: u64,
     /// Tokens of the full content.
     pub original_tokens: u64,
+    /// Part of the content was kept, ending with the truncation mark.
     pub truncated: bool,
+    /// Why nothing of the section was placed (absent when it was).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dropped: Option<String>,
     /// tokens / budget (0 when the budget is 0).
-    pub utilization: f64,
+    pub budget_utilization: f64,
 }
 
 /// The assembled prompt.
@@ -73,20 +133,30 @@ pub struct SectionReport {
 pub struct AssembledContext {
     /// The sections in priority order, separated by a blank line.
     pub text: String,
-    /// Tokens of `text` (counted on the final text, separators included).
+    /// Tokens of `text` (counted on the final text, separators included; the
+    /// provider's count when `exact` came from its API).
     pub total_tokens: u64,
     pub budget: u64,
     /// total_tokens / budget.
-    pub utilization: f64,
+    pub budget_utilization: f64,
+    /// The preset whose layout was used, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preset: Option<&'static str>,
     /// The model (or encoding) whose tokenizer was used.
     pub model: String,
     pub encoding: &'static str,
     pub exact: bool,
+    /// How `total_tokens` was produced (sections' own `tokens` are always local counts).
+    pub method: &'static str,
     pub truncated_sections: usize,
+    pub dropped_sections: usize,
     pub sections: Vec<SectionReport>,
     /// `total_tokens` at the model's input price; absent for a bare encoding.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub estimated_input_cost_usd: Option<f64>,
+    /// Why an exact count was not used.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -95,16 +165,54 @@ pub enum AssembleError {
     ZeroBudget,
     #[error("section #{index} has an empty name")]
     EmptyName { index: usize },
-    #[error("give an overall `budget` or a `model` (its window sets the budget)")]
-    NoBudget,
     #[error("`{name}` is an encoding without a context window")]
     NoContextWindow { name: String },
+    #[error("no preset is named `{name}`")]
+    UnknownPreset {
+        name: String,
+        available: Vec<&'static str>,
+    },
+    #[error("section #{index} `{name}` is not a layer of preset `{preset}`")]
+    NotALayer {
+        index: usize,
+        name: String,
+        preset: &'static str,
+        layers: Vec<&'static str>,
+    },
+    #[error("section #{index} `{name}` sets `{field}`, which preset `{preset}` fixes")]
+    PresetFixes {
+        index: usize,
+        name: String,
+        field: &'static str,
+        preset: &'static str,
+    },
+    #[error("layer `{name}` of preset `{preset}` is given twice (sections #{first} and #{second})")]
+    DuplicateLayer {
+        name: String,
+        preset: &'static str,
+        first: usize,
+        second: usize,
+    },
+    #[error("no assembly confirmed within {budget} tokens after {rounds} exact counts")]
+    NotConfirmed { budget: u64, rounds: usize },
     /// The budget derived from the model's window is not positive.
     #[error(transparent)]
     Budget(#[from] FitError),
     /// The model is unknown or the input over the limit.
     #[error(transparent)]
     Count(#[from] CountError),
+}
+
+/// What `assemble-context` was asked besides the sections.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct AssembleOptions<'a> {
+    /// Default [`DEFAULT_MODEL`].
+    pub model: Option<&'a str>,
+    /// Default: the preset's total capped by 90 % of the model's window, or without
+    /// a preset 90 % of the window.
+    pub budget: Option<u64>,
+    /// A [`PRESETS`] name.
+    pub preset: Option<&'a str>,
 }
 
 /// The text and its sections, before the model's catalog entry prices it.
@@ -115,6 +223,23 @@ struct Assembly {
     sections: Vec<SectionReport>,
 }
 
+/// How much one section may use.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Allowance {
+    Tokens(u64),
+    Share(f64),
+    /// Whatever the overall budget still has.
+    Rest,
+}
+
+/// Where one section goes and what it may use; built once per call.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Placement {
+    index: usize,
+    priority: i64,
+    allowance: Allowance,
+}
+
 fn defaults_for(name: &str) -> Option<(i64, f64)> {
     DEFAULT_SECTIONS
         .iter()
@@ -122,117 +247,279 @@ fn defaults_for(name: &str) -> Option<(i64, f64)> {
         .map(|&(_, priority, share)| (priority, share))
 }
 
+/// The named preset.
+pub fn preset(name: &str) -> Result<&'static Preset, AssembleError> {
+    PRESETS
+        .iter()
+        .find(|p| p.name == name)
+        .ok_or_else(|| AssembleError::UnknownPreset {
+            name: name.to_string(),
+            available: PRESETS.iter().map(|p| p.name).collect(),
+        })
+}
+
+/// Check `sections` and decide each one's place and allowance, in priority order
+/// (ties keep input order).
+fn layout(sections: &[Section], preset: Option<&Preset>) -> Result<Vec<Placement>, AssembleError> {
+    if let Some(index) = sections.iter().position(|s| s.name.trim().is_empty()) {
+        return Err(AssembleError::EmptyName { index });
+    }
+    let mut placements = Vec::with_capacity(sections.len());
+    for (index, section) in sections.iter().enumerate() {
+        let placement = match preset {
+            None => {
+                let default = defaults_for(&section.name);
+                Placement {
+                    index,
+                    priority: section
+                        .priority
+                        .unwrap_or(default.map_or(DEFAULT_PRIORITY, |d| d.0)),
+                    allowance: match (section.budget, default) {
+                        (Some(tokens), _) => Allowance::Tokens(tokens),
+                        (None, Some((_, share))) => Allowance::Share(share),
+                        (None, None) => Allowance::Rest,
+                    },
+                }
+            }
+            Some(preset) => {
+                let Some((position, tokens)) = preset.layer(&section.name) else {
+                    return Err(AssembleError::NotALayer {
+                        index,
+                        name: section.name.clone(),
+                        preset: preset.name,
+                        layers: preset.layer_names(),
+                    });
+                };
+                let fixed = [
+                    ("budget", section.budget.is_some()),
+                    ("priority", section.priority.is_some()),
+                ];
+                if let Some((field, _)) = fixed.iter().find(|f| f.1) {
+                    return Err(AssembleError::PresetFixes {
+                        index,
+                        name: section.name.clone(),
+                        field,
+                        preset: preset.name,
+                    });
+                }
+                if let Some(first) = sections[..index]
+                    .iter()
+                    .position(|s| s.name == section.name)
+                {
+                    return Err(AssembleError::DuplicateLayer {
+                        name: section.name.clone(),
+                        preset: preset.name,
+                        first,
+                        second: index,
+                    });
+                }
+                Placement {
+                    index,
+                    priority: position as i64,
+                    allowance: Allowance::Tokens(tokens),
+                }
+            }
+        };
+        placements.push(placement);
+    }
+    placements.sort_by_key(|p| (p.priority, p.index));
+    Ok(placements)
+}
+
 /// The whole `assemble-context`: check the input size, resolve `model` (default
-/// [`crate::DEFAULT_MODEL`]), take `budget` or 90 % of the model's window, and
-/// assemble `sections` within it.
+/// [`DEFAULT_MODEL`]), pick the budget (see [`AssembleOptions::budget`]), and
+/// assemble `sections` within it — and when `exact` counts that model, count the
+/// final text with the provider and assemble again, smaller, while it is over (see
+/// [`refine`]). May block on `exact`.
 pub fn assemble_context(
     counter: &TokenCounter,
     sections: &[Section],
-    model: Option<&str>,
-    budget: Option<u64>,
+    options: &AssembleOptions<'_>,
+    exact: Option<&dyn ExactCounter>,
 ) -> Result<AssembledContext, AssembleError> {
     counter.check_sections(sections.len())?;
     counter.check_input(sections_bytes(sections))?;
-    if budget.is_none() && model.is_none() {
-        return Err(AssembleError::NoBudget);
-    }
-    let resolved = counter.resolve(model)?;
-    let budget = match (budget, resolved.entry()) {
-        (Some(budget), _) => budget,
-        (None, Some(entry)) => input_budget(entry.context_window, &FitOptions::default())?,
-        (None, None) => {
-            return Err(AssembleError::NoContextWindow {
-                name: resolved.name().to_string(),
-            });
-        }
+    let preset = options.preset.map(preset).transpose()?;
+    let resolved = counter.resolve(options.model)?;
+    let window_budget = || match resolved.entry() {
+        Some(entry) => Ok(input_budget(entry.context_window, &FitOptions::default())?),
+        None => Err(AssembleError::NoContextWindow {
+            name: resolved.name().to_string(),
+        }),
     };
-    let assembly = assemble_within(sections, resolved.tokenizer(), budget)?;
-    Ok(priced(assembly, &resolved, budget))
+    let budget = match (options.budget, preset) {
+        (Some(budget), _) => budget,
+        // A preset's total, but never more than the model's window can take.
+        (None, Some(preset)) => match resolved.entry() {
+            Some(_) => preset.total().min(window_budget()?),
+            None => preset.total(),
+        },
+        (None, None) => window_budget()?,
+    };
+    if budget == 0 {
+        return Err(AssembleError::ZeroBudget);
+    }
+    let placements = layout(sections, preset)?;
+    let tokenizer = resolved.tokenizer();
+    let assemble =
+        |local_budget: u64| assemble_within(sections, &placements, tokenizer, local_budget);
+    let priced = Priced {
+        model: &resolved,
+        budget,
+        preset: preset.map(|p| p.name),
+    };
+
+    let requested = options.model.unwrap_or(DEFAULT_MODEL);
+    let Some((exact, id)) = exact_for(exact, requested, &resolved) else {
+        return Ok(priced.local(assemble(budget), None));
+    };
+    let refined = refine(
+        budget,
+        |local_budget| Ok::<_, AssembleError>(assemble(local_budget)),
+        |assembly| assembly.total_tokens,
+        |assembly| exact.count_text(&id, &assembly.text),
+    )?;
+    match refined {
+        Refined::Exact { value, total } => Ok(priced.exact(value, total, exact)),
+        Refined::Estimated { value, warning } => Ok(priced.local(value, Some(warning))),
+        Refined::NotConfirmed => Err(AssembleError::NotConfirmed {
+            budget,
+            rounds: MAX_EXACT_ROUNDS,
+        }),
+    }
 }
 
-/// The output for `assembly`, with the figures that depend on the model.
-fn priced(assembly: Assembly, model: &ResolvedModel<'_>, budget: u64) -> AssembledContext {
-    let tokenizer = model.tokenizer();
-    AssembledContext {
-        utilization: ratio(assembly.total_tokens, budget),
-        truncated_sections: assembly.sections.iter().filter(|s| s.truncated).count(),
-        estimated_input_cost_usd: model
-            .entry()
-            .map(|e| usd(assembly.total_tokens as usize, e.input_usd_per_mtok)),
-        text: assembly.text,
-        total_tokens: assembly.total_tokens,
-        budget,
-        model: model.name().to_string(),
-        encoding: tokenizer.name(),
-        exact: tokenizer.is_exact(),
-        sections: assembly.sections,
+/// What every [`AssembledContext`] of one call shares.
+struct Priced<'a, 'm> {
+    model: &'a ResolvedModel<'m>,
+    budget: u64,
+    preset: Option<&'static str>,
+}
+
+impl Priced<'_, '_> {
+    /// An assembly counted by the local tokenizer.
+    fn local(&self, assembly: Assembly, warning: Option<String>) -> AssembledContext {
+        let tokenizer = self.model.tokenizer();
+        let total = assembly.total_tokens;
+        self.output(
+            assembly,
+            total,
+            (tokenizer.name(), tokenizer.is_exact(), tokenizer.method()),
+            warning,
+        )
+    }
+
+    /// An assembly whose final text the provider counted at `total`.
+    fn exact(
+        &self,
+        assembly: Assembly,
+        total: u64,
+        counter: &dyn ExactCounter,
+    ) -> AssembledContext {
+        self.output(
+            assembly,
+            total,
+            (counter.encoding(), true, counter.method()),
+            None,
+        )
+    }
+
+    fn output(
+        &self,
+        assembly: Assembly,
+        total_tokens: u64,
+        (encoding, exact, method): (&'static str, bool, &'static str),
+        warning: Option<String>,
+    ) -> AssembledContext {
+        AssembledContext {
+            budget_utilization: ratio(total_tokens, self.budget),
+            truncated_sections: assembly.sections.iter().filter(|s| s.truncated).count(),
+            dropped_sections: assembly
+                .sections
+                .iter()
+                .filter(|s| s.dropped.is_some())
+                .count(),
+            estimated_input_cost_usd: self
+                .model
+                .entry()
+                .map(|e| usd(total_tokens as usize, e.input_usd_per_mtok)),
+            text: assembly.text,
+            total_tokens,
+            budget: self.budget,
+            preset: self.preset,
+            model: self.model.name().to_string(),
+            encoding,
+            exact,
+            method,
+            sections: assembly.sections,
+            warning,
+        }
     }
 }
 
 /// Assemble `sections` within `budget` tokens of `tokenizer`.
 ///
 /// The final text is counted as a whole and re-cut while it is over: joining sections
-/// can merge a token or two across a boundary. A provider's exact count of the final
-/// text fits the same shape — [`crate::exact::refine`] with this function as the
-/// candidate and `ExactCounter::count_text` as the exact total.
+/// can merge a token or two across a boundary. A budget of 0 places nothing.
 fn assemble_within(
     sections: &[Section],
+    placements: &[Placement],
     tokenizer: Tokenizer,
     budget: u64,
-) -> Result<Assembly, AssembleError> {
-    if budget == 0 {
-        return Err(AssembleError::ZeroBudget);
-    }
-    if let Some(index) = sections.iter().position(|s| s.name.trim().is_empty()) {
-        return Err(AssembleError::EmptyName { index });
-    }
+) -> Assembly {
     // If the final count exceeds the budget, assemble again with the overshoot taken off.
     let mut allowance = budget;
     loop {
-        let assembly = assemble_once(sections, tokenizer, allowance);
+        let assembly = assemble_once(sections, placements, tokenizer, allowance);
         if assembly.total_tokens <= budget || allowance == 0 {
-            return Ok(assembly);
+            return assembly;
         }
         allowance = allowance.saturating_sub(assembly.total_tokens - budget);
     }
 }
 
-fn assemble_once(sections: &[Section], tokenizer: Tokenizer, budget: u64) -> Assembly {
+fn assemble_once(
+    sections: &[Section],
+    placements: &[Placement],
+    tokenizer: Tokenizer,
+    budget: u64,
+) -> Assembly {
     let count = |text: &str| tokenizer.count(text) as u64;
     let separator_tokens = count(SECTION_SEPARATOR);
     let mark_tokens = count(TRUNCATION_MARK);
 
-    let mut order: Vec<(i64, usize)> = sections
-        .iter()
-        .enumerate()
-        .map(|(i, s)| {
-            let default = defaults_for(&s.name).map_or(DEFAULT_PRIORITY, |d| d.0);
-            (s.priority.unwrap_or(default), i)
-        })
-        .collect();
-    order.sort(); // stable by input position within a priority
-
     let mut text = String::new();
     let mut remaining = budget;
-    let mut reports = Vec::with_capacity(sections.len());
-    for (priority, index) in order {
-        let section = &sections[index];
-        let own_budget = section
-            .budget
-            .unwrap_or_else(|| match defaults_for(&section.name) {
-                Some((_, share)) => (budget as f64 * share).floor() as u64,
-                None => remaining,
-            });
+    let mut reports = Vec::with_capacity(placements.len());
+    for placement in placements {
+        let section = &sections[placement.index];
+        let own_budget = match placement.allowance {
+            Allowance::Tokens(tokens) => tokens,
+            Allowance::Share(share) => (budget as f64 * share).floor() as u64,
+            Allowance::Rest => remaining,
+        };
         let original_tokens = count(&section.content);
         let separator = if text.is_empty() { 0 } else { separator_tokens };
         let allowed = own_budget.min(remaining.saturating_sub(separator));
-        let (placed, truncated) = if original_tokens <= allowed {
-            (section.content.clone(), false)
+        let (placed, truncated, dropped) = if original_tokens <= allowed {
+            (section.content.clone(), false, None)
         } else {
-            (
-                truncate(&section.content, tokenizer, allowed, mark_tokens),
-                true,
-            )
+            match truncate(&section.content, tokenizer, allowed, mark_tokens) {
+                Some(kept) => (kept, true, None),
+                None => (
+                    String::new(),
+                    false,
+                    Some(format!(
+                        "{allowed} tokens allowed ({}), too few for any of its {original_tokens} \
+                         tokens plus the {mark_tokens}-token truncation mark",
+                        if allowed < own_budget {
+                            "what the overall budget had left"
+                        } else {
+                            "its budget"
+                        }
+                    )),
+                ),
+            }
         };
         let tokens = count(&placed);
         if !placed.is_empty() {
@@ -245,12 +532,13 @@ fn assemble_once(sections: &[Section], tokenizer: Tokenizer, budget: u64) -> Ass
         }
         reports.push(SectionReport {
             name: section.name.clone(),
-            priority,
+            priority: placement.priority,
             tokens,
             budget: allowed,
             original_tokens,
             truncated,
-            utilization: ratio(tokens, allowed),
+            dropped,
+            budget_utilization: ratio(tokens, allowed),
         });
     }
     let total_tokens = count(&text);
@@ -261,24 +549,27 @@ fn assemble_once(sections: &[Section], tokenizer: Tokenizer, budget: u64) -> Ass
     }
 }
 
-/// The beginning of `content` plus the cut mark, within `allowed` tokens; empty when
-/// not even the mark fits.
-fn truncate(content: &str, tokenizer: Tokenizer, allowed: u64, mark_tokens: u64) -> String {
-    let mut room = allowed.saturating_sub(mark_tokens);
+/// The beginning of `content` plus the cut mark, within `allowed` tokens; `None`
+/// when no content fits beside the mark (a marker alone would say nothing).
+fn truncate(content: &str, tokenizer: Tokenizer, allowed: u64, mark_tokens: u64) -> Option<String> {
+    if allowed <= mark_tokens {
+        return None;
+    }
+    let mut room = allowed - mark_tokens;
     loop {
-        if allowed < mark_tokens {
-            return String::new();
-        }
         let prefix = tokenizer.prefix_within(content, room as usize);
+        if prefix.trim().is_empty() {
+            return None;
+        }
         let placed = format!("{prefix}{TRUNCATION_MARK}");
         let tokens = tokenizer.count(&placed) as u64;
         if tokens <= allowed {
-            return placed;
+            return Some(placed);
         }
+        room = room.checked_sub((tokens - allowed).max(1))?;
         if room == 0 {
-            return String::new();
+            return None;
         }
-        room = room.saturating_sub(tokens - allowed);
     }
 }
 
@@ -293,6 +584,11 @@ pub fn ratio(part: u64, whole: u64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn assemble_within(sections: &[Section], tokenizer: Tokenizer, budget: u64) -> Assembly {
+        let placements = layout(sections, None).expect("valid sections");
+        super::assemble_within(sections, &placements, tokenizer, budget)
+    }
 
     fn section(name: &str, content: &str, budget: Option<u64>, priority: Option<i64>) -> Section {
         Section {
@@ -310,7 +606,7 @@ mod tests {
             section("semantic_search", "second", None, None),
             section("system", "You are terse.", None, None),
         ];
-        let out = assemble_within(&sections, Tokenizer::Cl100kBase, 1000).expect("assembles");
+        let out = assemble_within(&sections, Tokenizer::Cl100kBase, 1000);
         assert_eq!(out.text, "You are terse.\n\nsecond\n\nthird");
         let names: Vec<&str> = out.sections.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["system", "semantic_search", "notes"]);
@@ -319,7 +615,7 @@ mod tests {
         assert_eq!(out.sections[0].budget, 100);
         assert_eq!(out.sections[1].budget, 400);
         assert_eq!(out.sections[0].tokens, 4);
-        assert_eq!(out.sections[0].utilization, 0.04);
+        assert_eq!(out.sections[0].budget_utilization, 0.04);
         assert_eq!(
             out.total_tokens,
             Tokenizer::Cl100kBase.count(&out.text) as u64
@@ -335,7 +631,7 @@ mod tests {
             Tokenizer::ClaudeEstimate,
         ] {
             let sections = [section("memory", &long, Some(50), None)];
-            let out = assemble_within(&sections, tokenizer, 1000).expect("assembles");
+            let out = assemble_within(&sections, tokenizer, 1000);
             let report = &out.sections[0];
             assert!(report.truncated);
             assert!(
@@ -358,35 +654,62 @@ mod tests {
             section("b", &words, None, Some(1)),
             section("c", "tail", None, Some(2)),
         ];
-        let out = assemble_within(&sections, Tokenizer::Cl100kBase, 150).expect("assembles");
+        let out = assemble_within(&sections, Tokenizer::Cl100kBase, 150);
         assert!(!out.sections[0].truncated);
         assert_eq!(out.sections[0].tokens, 100);
         assert!(out.sections[1].truncated);
         assert_eq!(out.sections[1].budget, 150 - 100 - 1, "minus the separator");
         assert_eq!(out.sections[2].budget, 0);
         assert_eq!(out.sections[2].tokens, 0);
-        assert!(out.sections[2].truncated);
+        assert!(
+            !out.sections[2].truncated,
+            "nothing kept is not a truncation"
+        );
+        assert!(out.sections[2].dropped.is_some());
         assert!(out.total_tokens <= 150, "{}", out.total_tokens);
         assert_eq!(out.text.matches(TRUNCATION_MARK).count(), 1);
     }
 
     #[test]
     fn a_budget_too_small_for_the_mark_drops_the_section() {
-        let sections = [section("x", &"long text ".repeat(50), Some(2), None)];
-        let out = assemble_within(&sections, Tokenizer::Cl100kBase, 100).expect("assembles");
-        assert_eq!(out.text, "");
-        assert_eq!(out.sections[0].tokens, 0);
-        assert!(out.sections[0].truncated);
+        // The mark is 5 cl100k tokens: 2, 5 and 6 leave no room for content beside it.
+        let mark = Tokenizer::Cl100kBase.count(TRUNCATION_MARK) as u64;
+        for budget in [0, 2, mark, mark + 1] {
+            let sections = [section("x", &"long text ".repeat(50), Some(budget), None)];
+            let out = assemble_within(&sections, Tokenizer::Cl100kBase, 100);
+            let report = &out.sections[0];
+            if budget > mark && report.tokens > 0 {
+                // Real content plus the mark.
+                assert!(report.truncated && out.text.ends_with(TRUNCATION_MARK));
+                assert!(out.text.len() > TRUNCATION_MARK.len());
+                continue;
+            }
+            assert_eq!(out.text, "", "budget {budget}: never a marker alone");
+            assert_eq!(report.tokens, 0);
+            assert!(!report.truncated, "budget {budget}");
+            let reason = report.dropped.as_deref().expect("a reason");
+            assert!(reason.contains("truncation mark"), "{reason}");
+        }
+        // One token of room beside the mark keeps one token of content.
+        let sections = [section("x", &"long text ".repeat(50), Some(mark + 2), None)];
+        let out = assemble_within(&sections, Tokenizer::Cl100kBase, 100);
+        assert!(out.sections[0].truncated && out.sections[0].dropped.is_none());
+        assert!(out.text.starts_with("long") && out.text.ends_with(TRUNCATION_MARK));
     }
 
     #[test]
     fn invalid_requests_are_typed_errors() {
+        let counter = TokenCounter::default();
+        let options = AssembleOptions {
+            budget: Some(0),
+            ..AssembleOptions::default()
+        };
         assert_eq!(
-            assemble_within(&[], Tokenizer::Cl100kBase, 0),
+            assemble_context(&counter, &[], &options, None),
             Err(AssembleError::ZeroBudget)
         );
         assert_eq!(
-            assemble_within(&[section(" ", "x", None, None)], Tokenizer::Cl100kBase, 10),
+            layout(&[section(" ", "x", None, None)], None),
             Err(AssembleError::EmptyName { index: 0 })
         );
     }
@@ -395,29 +718,111 @@ mod tests {
     fn the_whole_tool_prices_the_assembly_and_takes_the_budget_from_the_window() {
         let counter = TokenCounter::default();
         let sections = [section("system", "You are terse.", None, None)];
-        let out = assemble_context(&counter, &sections, Some("gpt-4o"), None).expect("assembles");
+        let with = |model: Option<&'static str>, budget: Option<u64>| AssembleOptions {
+            model,
+            budget,
+            preset: None,
+        };
+        let out = assemble_context(&counter, &sections, &with(Some("gpt-4o"), None), None)
+            .expect("assembles");
         assert_eq!(out.budget, 115_200, "90 % of 128000");
         assert_eq!(
             (out.model.as_str(), out.encoding, out.exact),
             ("gpt-4o", "o200k_base", true)
         );
         assert_eq!(out.total_tokens, 4);
-        assert_eq!(out.utilization, ratio(4, 115_200));
+        assert_eq!(out.budget_utilization, ratio(4, 115_200));
         assert_eq!(out.estimated_input_cost_usd, Some(usd(4, 2.5)));
         assert_eq!(out.truncated_sections, 0);
+        // Neither model nor budget: the schema's defaults, gpt-4 and 90 % of 8192.
+        let defaults =
+            assemble_context(&counter, &sections, &with(None, None), None).expect("defaults");
+        assert_eq!((defaults.model.as_str(), defaults.budget), ("gpt-4", 7372));
         assert_eq!(
-            assemble_context(&counter, &sections, None, None),
-            Err(AssembleError::NoBudget)
-        );
-        assert_eq!(
-            assemble_context(&counter, &sections, Some("o200k_base"), None),
+            assemble_context(&counter, &sections, &with(Some("o200k_base"), None), None),
             Err(AssembleError::NoContextWindow {
                 name: "o200k_base".into()
             })
         );
-        let bare = assemble_context(&counter, &sections, Some("o200k_base"), Some(10))
-            .expect("budget given");
+        let bare = assemble_context(
+            &counter,
+            &sections,
+            &with(Some("o200k_base"), Some(10)),
+            None,
+        )
+        .expect("budget given");
         assert_eq!(bare.estimated_input_cost_usd, None);
+    }
+
+    #[test]
+    fn the_adr_preset_places_its_layers_in_order_with_their_budgets() {
+        assert_eq!(ADR_LAYERED.total(), 76_000);
+        let counter = TokenCounter::default();
+        // Given in reverse: the preset's order wins.
+        let sections: Vec<Section> = ADR_LAYERED
+            .layers
+            .iter()
+            .rev()
+            .map(|(name, _)| section(name, &format!("{name} text"), None, None))
+            .collect();
+        let options = AssembleOptions {
+            model: Some("claude-sonnet-4-5"),
+            budget: None,
+            preset: Some("adr-layered"),
+        };
+        let out = assemble_context(&counter, &sections, &options, None).expect("assembles");
+        assert_eq!(out.budget, 76_000);
+        assert_eq!(out.preset, Some("adr-layered"));
+        let placed: Vec<(&str, u64)> = out
+            .sections
+            .iter()
+            .map(|s| (s.name.as_str(), s.budget))
+            .collect();
+        assert_eq!(placed, ADR_LAYERED.layers);
+        assert!(
+            out.text
+                .starts_with("system_prompt text\n\nstream_buffer text")
+        );
+        // gpt-4's window caps the preset's total: later layers get what is left.
+        let small = AssembleOptions {
+            model: Some("gpt-4"),
+            ..options
+        };
+        let capped = assemble_context(&counter, &sections, &small, None).expect("assembles");
+        assert_eq!(capped.budget, 7372);
+        assert!(capped.sections[0].budget <= 7372);
+        // Names outside the preset, fixed fields and repeats are refused.
+        let refused = |sections: &[Section]| assemble_context(&counter, sections, &options, None);
+        assert!(matches!(
+            refused(&[section("system", "x", None, None)]),
+            Err(AssembleError::NotALayer { .. })
+        ));
+        assert!(matches!(
+            refused(&[section("meta_memory", "x", Some(5), None)]),
+            Err(AssembleError::PresetFixes {
+                field: "budget",
+                ..
+            })
+        ));
+        assert!(matches!(
+            refused(&[
+                section("meta_memory", "x", None, None),
+                section("meta_memory", "y", None, None)
+            ]),
+            Err(AssembleError::DuplicateLayer {
+                first: 0,
+                second: 1,
+                ..
+            })
+        ));
+        let unknown = AssembleOptions {
+            preset: Some("layered"),
+            ..options
+        };
+        assert!(matches!(
+            assemble_context(&counter, &sections, &unknown, None),
+            Err(AssembleError::UnknownPreset { .. })
+        ));
     }
 
     #[test]

@@ -33,8 +33,9 @@ mod tokenizer;
 pub mod wire;
 
 pub use assemble::{
-    AssembleError, AssembledContext, DEFAULT_PRIORITY, DEFAULT_SECTIONS, SECTION_SEPARATOR,
-    Section, SectionReport, TRUNCATION_MARK, assemble_context, ratio,
+    ADR_LAYERED, AssembleError, AssembleOptions, AssembledContext, DEFAULT_PRIORITY,
+    DEFAULT_SECTIONS, PRESETS, Preset, SECTION_SEPARATOR, Section, SectionReport, TRUNCATION_MARK,
+    assemble_context, preset, ratio,
 };
 pub use exact::{ExactCountFailure, ExactCounter};
 pub use fit::{

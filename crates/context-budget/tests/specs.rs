@@ -115,7 +115,8 @@ fn one_spec_readme_only_then_with_sub_specs() {
         .collect();
     assert_eq!(
         excluded,
-        ["059-token-engine/DESIGN.md", "059-token-engine/TESTING.md"]
+        ["DESIGN.md", "TESTING.md"],
+        "paths are relative to the spec folder, as LeanSpec answers"
     );
     assert!(
         readme
@@ -160,7 +161,7 @@ fn a_sub_spec_file_by_number_and_name() {
         let r = report(&store, &query(Some(q))).expect(q);
         assert_eq!(r.scope, "file");
         assert_eq!(r.total, Tokenizer::Cl100kBase.count(DESIGN) as u64, "{q}");
-        assert_eq!(r.files[0].path, "059-token-engine/DESIGN.md");
+        assert_eq!(r.files[0].path, "DESIGN.md");
     }
 }
 
@@ -235,6 +236,21 @@ fn listing_survives_broken_specs_and_reports_each_on_its_row() {
     );
     assert_eq!(all.summary.with_errors, 4);
     assert_eq!(all.summary.specs, 8);
+    // A row with an error has no grade, and the summary's levels skip it.
+    for broken in [
+        "071-bad-yaml",
+        "072-latin1",
+        "073-binary-readme",
+        "074-no-readme",
+    ] {
+        assert_eq!(row(broken).level, None, "{broken}");
+    }
+    assert!(row("059-token-engine").level.is_some());
+    let graded = all.summary.levels;
+    assert_eq!(
+        graded.excellent + graded.good + graded.warning + graded.problem,
+        4
+    );
     assert_eq!(
         all.summary.total_tokens,
         all.specs.iter().map(|r| r.total).sum::<u64>()
@@ -418,6 +434,22 @@ fn errors_for_missing_roots_and_specs() {
         report(&store, &query(Some("072/README.md"))),
         Err(SpecError::FileUnreadable { .. })
     ));
+    // Asked for whole, a spec whose README is not UTF-8, binary or missing fails
+    // naming the file, rather than answering "0 tokens".
+    for (spec, path, why) in [
+        ("72", "072-latin1/README.md", "UTF-8"),
+        ("73", "073-binary-readme/README.md", "binary"),
+        ("74", "074-no-readme/README.md", "missing"),
+        ("073/README.md", "073-binary-readme/README.md", "binary"),
+    ] {
+        match report(&store, &query(Some(spec))) {
+            Err(SpecError::FileUnreadable { path: p, reason }) => {
+                assert_eq!(p, path);
+                assert!(reason.contains(why), "{spec}: {reason}");
+            }
+            other => panic!("{spec}: {other:?}"),
+        }
+    }
 }
 
 #[test]

@@ -40,8 +40,9 @@ pub enum ErrorCode {
     PathNotFound,
     /// A per-call bound on files (count, bytes read, walk size or time) was reached.
     FileLimitExceeded,
-    /// A requested spec file is not readable text (binary, not UTF-8, unreadable).
-    SpecUnreadable,
+    /// A file that must be measured is missing or not readable text (binary, not
+    /// UTF-8, too large, unreadable). LeanSpec's code for the same failure.
+    FileAccessError,
     /// The client cancelled the request.
     Cancelled,
     /// What must be kept (e.g. the system message) does not fit the token budget.
@@ -63,7 +64,7 @@ impl ErrorCode {
             ErrorCode::RootsNotConfigured => "ROOTS_NOT_CONFIGURED",
             ErrorCode::PathNotFound => "PATH_NOT_FOUND",
             ErrorCode::FileLimitExceeded => "FILE_LIMIT_EXCEEDED",
-            ErrorCode::SpecUnreadable => "SPEC_UNREADABLE",
+            ErrorCode::FileAccessError => "FILE_ACCESS_ERROR",
             ErrorCode::Cancelled => "CANCELLED",
             ErrorCode::ContextOverflow => "CONTEXT_OVERFLOW",
         }
@@ -180,7 +181,7 @@ mod tests {
             ErrorCode::AmbiguousSpec,
             ErrorCode::SpecFileNotFound,
             ErrorCode::PathOutsideRoot,
-            ErrorCode::SpecUnreadable,
+            ErrorCode::FileAccessError,
             ErrorCode::Cancelled,
             ErrorCode::ContextOverflow,
         ] {

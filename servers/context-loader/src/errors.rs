@@ -5,7 +5,7 @@
 
 use context_budget::files::FilesError;
 use context_budget::limits::{LimitError, SpecCountError};
-use context_budget::spec::SpecError;
+use context_budget::spec::{Closeness, SpecError};
 use context_budget::{AssembleError, CountError, DEFAULT_MODEL, FitError};
 use mcp_common::{ErrorCode, ToolError};
 
@@ -183,11 +183,57 @@ impl IntoToolError for AssembleError {
                 "Give every section a name, e.g. `system` or `semantic_search`.",
             )
             .with_detail("section_index", index),
-            AssembleError::NoBudget => ToolError::new(
+            AssembleError::UnknownPreset { name, available } => ToolError::new(
                 ErrorCode::InvalidInput,
                 message,
-                "Send e.g. {\"budget\": 8000} or {\"model\": \"gpt-4o\"}.",
-            ),
+                format!(
+                    "Use one of available_options (e.g. `{}`), or omit `preset` to set budgets per section.",
+                    available.first().copied().unwrap_or_default()
+                ),
+            )
+            .with_detail("requested", name)
+            .with_detail("available_options", available),
+            AssembleError::NotALayer {
+                index,
+                preset,
+                layers,
+                ..
+            } => ToolError::new(
+                ErrorCode::InvalidInput,
+                message,
+                format!(
+                    "With preset `{preset}` every section names one of its layers (available_options), \
+                     or omit `preset` to use your own names."
+                ),
+            )
+            .with_detail("section_index", index)
+            .with_detail("available_options", layers),
+            AssembleError::PresetFixes {
+                index,
+                field,
+                preset,
+                ..
+            } => ToolError::new(
+                ErrorCode::InvalidInput,
+                message,
+                format!(
+                    "Remove `{field}` from the section: preset `{preset}` sets each layer's budget and \
+                     order. Omit `preset` to choose them yourself."
+                ),
+            )
+            .with_detail("section_index", index),
+            AssembleError::DuplicateLayer { first, second, .. } => ToolError::new(
+                ErrorCode::InvalidInput,
+                message,
+                "Join the two sections' content into one section for that layer.",
+            )
+            .with_detail("section_indices", [first, second]),
+            AssembleError::NotConfirmed { budget, .. } => ToolError::new(
+                ErrorCode::ContextOverflow,
+                message,
+                "Raise the budget or send shorter sections.",
+            )
+            .with_detail("budget", budget),
             AssembleError::NoContextWindow { .. } => ToolError::new(
                 ErrorCode::InvalidInput,
                 message,
@@ -233,16 +279,10 @@ impl IntoToolError for SpecError {
                  elsewhere and symlinks out of the root are refused.",
             )
             .with_detail("requested", query),
-            SpecError::NotFound { query, closest } => ToolError::new(
+            SpecError::NotFound { query, closest, by } => ToolError::new(
                 ErrorCode::SpecNotFound,
                 message,
-                match closest.first() {
-                    Some(best) => format!(
-                        "Did you mean `{best}`? Numbers match exactly (`59` is spec 059, never 1593); call \
-                         spec-tokens without specPath to list every spec."
-                    ),
-                    None => "Call spec-tokens without specPath to list every spec.".into(),
-                },
+                not_found_suggestion(&query, &closest, by),
             )
             .with_detail("requested", query)
             .with_detail("available_options", closest),
@@ -268,12 +308,17 @@ impl IntoToolError for SpecError {
                     .map(|f| format!("{spec}/{f}"))
                     .collect::<Vec<_>>(),
             ),
-            SpecError::FileUnreadable { path, .. } => ToolError::new(
-                ErrorCode::SpecUnreadable,
+            SpecError::FileUnreadable { path, reason } => ToolError::new(
+                ErrorCode::FileAccessError,
                 message,
-                "Fix or convert the file (specs are UTF-8 Markdown), or measure the spec's other files.",
+                format!(
+                    "Add or fix `{path}` (specs are UTF-8 Markdown text), or measure another file of \
+                     the spec by name (`{}/DESIGN.md`).",
+                    path.rsplit_once('/').map_or(path.as_str(), |(folder, _)| folder)
+                ),
             )
-            .with_detail("path", path),
+            .with_detail("path", path)
+            .with_detail("reason", reason),
             SpecError::Cancelled => ToolError::new(
                 ErrorCode::Cancelled,
                 message,
@@ -373,5 +418,33 @@ impl IntoToolError for FilesError {
                 "Nothing to do: the request was cancelled. Files measured before it are cached.",
             ),
         }
+    }
+}
+
+/// "Did you mean" for a spec that matched nothing, from the candidates themselves.
+fn not_found_suggestion(query: &str, closest: &[String], by: Closeness) -> String {
+    let quoted = |ids: &[String]| {
+        ids.iter()
+            .map(|id| format!("`{id}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match (by, closest) {
+        (_, []) => format!(
+            "No spec name is close to `{query}`; call spec-tokens without specPath to list every spec."
+        ),
+        (Closeness::Name, [best]) => {
+            format!("Did you mean {}?", quoted(std::slice::from_ref(best)))
+        }
+        (Closeness::Name, [best, others @ ..]) => format!(
+            "Did you mean {}? Also spelled alike: {}.",
+            quoted(std::slice::from_ref(best)),
+            quoted(others)
+        ),
+        (Closeness::Number, nearest) => format!(
+            "No spec is numbered {query}; the nearest numbers are {}. Numbers match exactly \
+             (`59` is spec 059, never 1593).",
+            quoted(nearest)
+        ),
     }
 }

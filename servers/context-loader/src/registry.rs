@@ -168,8 +168,9 @@ impl ContextLoader {
     async fn assemble_context(
         &self,
         Parameters(args): Parameters<JsonObject>,
+        context: RequestContext<RoleServer>,
     ) -> Result<Structured<AssembledContext>, ToolError> {
-        assemble_context::call(&self.service, args).await
+        assemble_context::call(&self.service, args, &context).await
     }
 }
 

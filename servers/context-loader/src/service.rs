@@ -4,7 +4,7 @@
 //!
 //! The engine does the work and is synchronous; the exact Claude pass (an
 //! [`ExactCounter`] that blocks on Anthropic's API) happens inside the engine's
-//! count, fit and (later) assemble. So any call that may take that pass, and any large
+//! count, fit and assemble. So any call that may take that pass, and any large
 //! input, runs on tokio's blocking pool: no async worker ever waits on the network or
 //! on megabytes of tokenizing.
 
@@ -16,8 +16,8 @@ use context_budget::files::{FileLimits, FileStore, FileTokens, FilesError, Loade
 use context_budget::spec::scan::ScanControl;
 use context_budget::spec::{SpecBudget, SpecError, SpecStore, SpecTokens};
 use context_budget::{
-    AssembledContext, ExactCountFailure, ExactCounter, FittedMessages, Message, ModelEntry,
-    ModelListing, ResolvedModel, TokenCount, TokenCounter, Tokenizer, assemble_context,
+    AssembleOptions, AssembledContext, ExactCountFailure, ExactCounter, FittedMessages, Message,
+    ModelEntry, ModelListing, ResolvedModel, TokenCount, TokenCounter, Tokenizer, assemble_context,
     fit_messages, limits,
 };
 use mcp_common::{ToolError, run_blocking};
@@ -202,15 +202,23 @@ impl Service {
     pub async fn assemble_context(
         &self,
         params: AssembleContextParams,
+        cancelled: CancellationToken,
     ) -> Result<AssembledContext, ToolError> {
-        // Truncation re-tokenizes sections: always off the async workers.
+        // Truncation re-tokenizes sections, and the exact pass may wait on the
+        // network: always off the async workers.
         let service = self.clone();
         run_blocking(move || {
+            let exact = service.exact_for(&cancelled);
+            let options = AssembleOptions {
+                model: params.model.as_deref(),
+                budget: params.budget,
+                preset: params.preset.as_deref(),
+            };
             assemble_context(
                 &service.counter,
                 &params.sections,
-                params.model.as_deref(),
-                params.budget,
+                &options,
+                exact.as_ref().map(|e| e as &dyn ExactCounter),
             )
             .map_err(tool_error)
         })

@@ -27,14 +27,15 @@ pub(super) fn spec_cost(
         let m = measured
             .next()
             .unwrap_or_else(|| std::sync::Arc::new(Err(FileIssue::Unreadable("missing".into()))));
-        let path = format!("{}/{}", spec.id, file.name);
         let text = match m.as_ref() {
             Ok(text) => text,
             Err(issue) => {
-                notes.push(format!("{path}: {issue}"));
+                notes.push(format!("{}/{}: {issue}; not counted", spec.id, file.name));
                 continue;
             }
         };
+        // Relative to the spec folder, as in spec-tokens (`spec` names the folder).
+        let path = file.name.clone();
         cost.full_tokens += text.tokens;
         if file.is_readme() {
             cost.readme_tokens = text.tokens;

@@ -10,7 +10,13 @@ pub enum SpecError {
     #[error("`{query}` points outside the specs root")]
     OutsideRoot { query: String },
     #[error("no spec matches `{query}`")]
-    NotFound { query: String, closest: Vec<String> },
+    NotFound {
+        query: String,
+        /// Spec ids, closest first (possibly none).
+        closest: Vec<String>,
+        /// How `closest` was chosen.
+        by: Closeness,
+    },
     #[error("`{query}` matches more than one spec: {}", candidates.join(", "))]
     Ambiguous {
         query: String,
@@ -26,4 +32,13 @@ pub enum SpecError {
     FileUnreadable { path: String, reason: String },
     #[error("the scan was cancelled")]
     Cancelled,
+}
+
+/// How the specs offered for a name that matched nothing were chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Closeness {
+    /// The query was a number: the specs with the nearest numbers.
+    Number,
+    /// The query was a name: the specs whose names are spelled most alike.
+    Name,
 }

@@ -30,7 +30,7 @@ pub(super) fn row(spec: &SpecFolder, files: &[(&SpecFile, &Measured)], detailed:
                 }
             }
             Err(issue) if issue.is_skip() && !file.is_readme() => {
-                notes.push(format!("{}: {issue}", file.name))
+                notes.push(format!("{}: {issue}; skipped", file.name))
             }
             Err(issue) => errors.push(format!("{}: {issue}", file.name)),
         }
@@ -38,15 +38,16 @@ pub(super) fn row(spec: &SpecFolder, files: &[(&SpecFile, &Measured)], detailed:
     if spec.readme().is_none() {
         errors.push("no README.md".into());
     }
+    let error = (!errors.is_empty()).then(|| errors.join("; "));
     SpecRow {
         spec: spec.id.clone(),
         title,
         status,
         total,
         files: counted,
-        level: Level::of(total),
+        level: error.is_none().then(|| Level::of(total)),
         breakdown: detailed.then_some(breakdown),
-        error: (!errors.is_empty()).then(|| errors.join("; ")),
+        error,
         notes,
     }
 }
@@ -55,7 +56,9 @@ pub(super) fn summarize(rows: &[SpecRow], detailed: bool) -> ListingSummary {
     let mut levels = LevelCounts::default();
     let mut breakdown = Breakdown::default();
     for row in rows {
-        levels.add(row.level);
+        if let Some(level) = row.level {
+            levels.add(level);
+        }
         if let Some(b) = &row.breakdown {
             breakdown.add(b);
         }

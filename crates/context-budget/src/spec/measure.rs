@@ -107,11 +107,11 @@ impl TextMeasure {
 /// Why a file was not measured.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FileIssue {
-    #[error("binary file (NUL bytes), skipped")]
+    #[error("binary file (NUL bytes)")]
     Binary,
     #[error("not valid UTF-8 (first bad byte at offset {offset})")]
     InvalidUtf8 { offset: usize },
-    #[error("{bytes} bytes, over the {limit}-byte limit for one spec file; skipped")]
+    #[error("{bytes} bytes, over the {limit}-byte limit for one spec file")]
     TooLarge { bytes: u64, limit: u64 },
     #[error("cannot read: {0}")]
     Unreadable(String),

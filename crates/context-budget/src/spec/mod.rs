@@ -22,7 +22,7 @@ pub mod resolve;
 pub mod scan;
 mod store;
 
-pub use error::SpecError;
+pub use error::{Closeness, SpecError};
 pub use output::{ModelUsed, SpecBudget, SpecListing, SpecReport, SpecRow, SpecTokens};
 pub use query::{SortOrder, SpecQuery};
 pub use store::SpecStore;

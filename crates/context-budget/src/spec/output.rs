@@ -75,7 +75,10 @@ pub struct SpecRow {
     pub total: u64,
     /// Files counted in `total`.
     pub files: usize,
-    pub level: Level,
+    /// Absent when the row has an `error`: a spec whose files could not all be
+    /// measured has no honest grade (its total would look cheap).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub level: Option<Level>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub breakdown: Option<Breakdown>,
     /// What is wrong with this spec (missing README, invalid frontmatter, ...);

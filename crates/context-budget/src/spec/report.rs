@@ -89,7 +89,8 @@ pub fn recommendation(total: u64) -> Option<String> {
 /// One measured file.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct FileTokens {
-    /// Path relative to the specs root, e.g. `059-token-engine/DESIGN.md`.
+    /// Path relative to the spec's folder, e.g. `DESIGN.md` (the answer's `spec`
+    /// names the folder), as LeanSpec answers it.
     pub path: String,
     pub tokens: u64,
     pub lines: u64,
@@ -209,7 +210,8 @@ pub fn plan(costs: &[SpecCost], budget: u64) -> LoadPlan {
     let mut planned: Vec<PlannedSpec> = costs
         .iter()
         .map(|cost| {
-            let fits = cost.readme_tokens <= remaining;
+            // A spec without a measurable README has nothing to load, not a free one.
+            let fits = cost.readme_path.is_some() && cost.readme_tokens <= remaining;
             if fits {
                 remaining -= cost.readme_tokens;
             }
@@ -266,7 +268,9 @@ pub struct ListingSummary {
     pub total_tokens: u64,
     pub average_tokens: u64,
     pub largest: Option<LargestSpec>,
+    /// Rows graded at each level; a row with an `error` has no level and is not here.
     pub levels: LevelCounts,
+    /// Rows with an `error` (not graded).
     pub with_errors: usize,
     /// Sum of the rows' breakdowns (`detailed` only).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -4,9 +4,8 @@
 
 use std::path::{Component, Path};
 
-use super::SpecError;
-use super::layout::{SpecFile, SpecFolder};
-use crate::closest_names;
+use super::layout::{SpecFile, SpecFolder, parse_folder_name};
+use super::{Closeness, SpecError};
 
 /// What a query names: a spec (its index in the list) and maybe one of its files.
 #[derive(Debug, Clone, PartialEq)]
@@ -118,18 +117,89 @@ fn find_spec(specs: &[SpecFolder], part: &str, query: &str) -> Result<usize, Spe
         }
     }
     // A number is best answered with the nearest numbers, not similar spellings.
-    let closest = match part.parse::<u32>() {
+    let (closest, by) = match part.parse::<u32>() {
         Ok(n) if part.bytes().all(|b| b.is_ascii_digit()) => {
             let mut by_distance: Vec<&SpecFolder> = specs.iter().collect();
             by_distance.sort_by_key(|s| (s.number.abs_diff(n), s.number));
-            by_distance.iter().take(5).map(|s| s.id.clone()).collect()
+            let ids = by_distance.iter().take(MAX_SUGGESTIONS);
+            (ids.map(|s| s.id.clone()).collect(), Closeness::Number)
         }
-        _ => closest_names(part, specs.iter().map(|s| s.id.as_str()), 5),
+        _ => (closest_by_name(specs, part), Closeness::Name),
     };
     Err(SpecError::NotFound {
         query: query.to_string(),
         closest,
+        by,
     })
+}
+
+/// Specs offered when a name matches nothing.
+const MAX_SUGGESTIONS: usize = 5;
+/// Characters of the query and of a name compared: past this a suggestion is no
+/// help, and it bounds the work to 64 × 64 steps per spec.
+const MAX_COMPARED_CHARS: usize = 64;
+
+/// The specs whose names are spelled most like `part`, best first; none when no
+/// name is close (a third of the query's length in edits, at least one).
+///
+/// What is compared is what the caller typed against the same kind of name: the
+/// name without its number (`programatic` vs `programmatic-spec-management`), the
+/// folder name when the query starts with a number (`059-programatic`), the id
+/// when it has a group (`archived/12-old`). Closeness is the edit distance to the
+/// closest *part* of the name, so a long name is not penalized for its length
+/// (whole-string distance would rank `1593-other-thing` above it).
+fn closest_by_name(specs: &[SpecFolder], part: &str) -> Vec<String> {
+    let query: Vec<char> = part
+        .to_lowercase()
+        .chars()
+        .take(MAX_COMPARED_CHARS)
+        .collect();
+    let limit = (query.len() / 3).max(1);
+    let compared = |spec: &SpecFolder| -> String {
+        if part.contains('/') {
+            spec.id.to_lowercase()
+        } else if parse_folder_name(part).is_some() {
+            spec.folder.to_lowercase()
+        } else {
+            spec.name.to_lowercase()
+        }
+    };
+    let mut scored: Vec<(usize, usize, &str)> = specs
+        .iter()
+        .filter_map(|spec| {
+            let name: Vec<char> = compared(spec).chars().take(MAX_COMPARED_CHARS).collect();
+            let distance = substring_distance(&query, &name, limit)?;
+            Some((distance, name.len().abs_diff(query.len()), spec.id.as_str()))
+        })
+        .collect();
+    scored.sort_unstable();
+    scored
+        .into_iter()
+        .take(MAX_SUGGESTIONS)
+        .map(|(_, _, id)| id.to_string())
+        .collect()
+}
+
+/// Edits that turn `query` into some substring of `name` (Sellers' algorithm:
+/// skipping the start and end of `name` is free), or `None` once it is certain to
+/// exceed `limit` (a row's minimum never decreases, so most names stop after a few
+/// rows). Two rows of memory.
+fn substring_distance(query: &[char], name: &[char], limit: usize) -> Option<usize> {
+    let mut previous = vec![0usize; name.len() + 1];
+    let mut current = vec![0usize; name.len() + 1];
+    for (i, &q) in query.iter().enumerate() {
+        current[0] = i + 1;
+        for (j, &c) in name.iter().enumerate() {
+            current[j + 1] = (previous[j] + usize::from(q != c))
+                .min(previous[j + 1] + 1)
+                .min(current[j] + 1);
+        }
+        std::mem::swap(&mut previous, &mut current);
+        if previous.iter().min().is_some_and(|&m| m > limit) {
+            return None;
+        }
+    }
+    previous.into_iter().min().filter(|&d| d <= limit)
 }
 
 #[cfg(test)]
@@ -269,13 +339,56 @@ mod tests {
 
     #[test]
     fn not_found_offers_the_closest_names() {
-        let Err(SpecError::NotFound { closest, .. }) = id("token-engin") else {
+        let Err(SpecError::NotFound { closest, by, .. }) = id("token-engin") else {
             panic!("no such spec");
         };
+        assert_eq!(by, Closeness::Name);
         assert_eq!(
             closest.first().map(String::as_str),
             Some("059-token-engine")
         );
+    }
+
+    #[test]
+    fn a_misspelled_name_suggests_by_spelling_not_by_number_or_length() {
+        let mut specs = specs();
+        specs.push(folder("059-programmatic-spec-management", &["README.md"]));
+        specs.push(folder("1593-other-thing", &["README.md"]));
+        let not_found = |query: &str| match resolve(&specs, Path::new("/specs"), query) {
+            Err(SpecError::NotFound { closest, by, .. }) => (closest, by),
+            other => panic!("{query}: {other:?}"),
+        };
+        let (closest, by) = not_found("programatic");
+        assert_eq!(by, Closeness::Name);
+        assert_eq!(closest, ["059-programmatic-spec-management"]);
+        // With its number, compared against folder names.
+        let (closest, _) = not_found("059-programatic-spec");
+        assert_eq!(
+            closest.first().map(String::as_str),
+            Some("059-programmatic-spec-management")
+        );
+        // Nothing spelled alike: no suggestion rather than a random one.
+        let (closest, _) = not_found("zzzzqqqq");
+        assert!(closest.is_empty(), "{closest:?}");
+        // A number gets the nearest numbers.
+        let (closest, by) = not_found("1590");
+        assert_eq!(by, Closeness::Number);
+        assert_eq!(closest[..2], ["1593-big-one", "1593-other-thing"]);
+    }
+
+    #[test]
+    fn substring_distance_ignores_the_rest_of_a_long_name() {
+        let chars = |s: &str| s.chars().collect::<Vec<_>>();
+        let within = |q: &str, n: &str, limit| substring_distance(&chars(q), &chars(n), limit);
+        assert_eq!(
+            within("programatic", "programmatic-spec-management", 3),
+            Some(1)
+        );
+        assert_eq!(within("engine", "token-engine", 0), Some(0));
+        assert_eq!(within("", "x", 0), Some(0));
+        assert_eq!(within("abc", "", 3), Some(3));
+        assert_eq!(within("abc", "", 2), None, "over the limit");
+        assert_eq!(within("zzzzzz", "token-engine", 2), None);
     }
 
     #[test]

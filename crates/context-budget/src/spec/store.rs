@@ -126,41 +126,54 @@ impl SpecStore {
         let measured = measure_all(&files, model.tokenizer(), &self.cache, control)
             .ok_or(SpecError::Cancelled)?;
         let mut notes: Vec<String> = spec.skipped.clone();
+        // A spec asked for whole must have a README: without one (or with one that
+        // cannot be read) its total would say "costs nothing".
+        if scope != "file" && spec.readme().is_none() {
+            return Err(SpecError::FileUnreadable {
+                path: format!("{}/README.md", spec.id),
+                reason: "missing: the spec folder has no README.md".into(),
+            });
+        }
         let (mut included, mut excluded) = (Vec::new(), Vec::new());
         let mut breakdown = Breakdown::default();
         let (mut title, mut status) = (None, None);
         for (file, m) in files.iter().zip(&measured) {
-            let path = format!("{}/{}", spec.id, file.name);
+            // Notes and errors name the file from the root; `files[].path` is
+            // relative to the spec folder (the answer's `spec` names it).
+            let shown = format!("{}/{}", spec.id, file.name);
+            let counted = scope != "readme" || file.is_readme();
             let text = match m.as_ref() {
                 Ok(text) => text,
-                Err(issue) if scope == "file" && !issue.is_skip() => {
+                // The file asked for, the README, or a counted sub-spec that is
+                // broken (not merely binary or oversize, which are skipped on
+                // purpose): the total would be wrong, so the call fails.
+                Err(issue)
+                    if scope == "file" || file.is_readme() || (counted && !issue.is_skip()) =>
+                {
                     return Err(SpecError::FileUnreadable {
-                        path,
+                        path: shown,
                         reason: issue.to_string(),
                     });
                 }
                 Err(issue) => {
-                    notes.push(format!("{path}: {issue}"));
+                    notes.push(format!("{shown}: {issue}; skipped"));
                     continue;
                 }
             };
             let row = FileTokens {
-                path: path.clone(),
+                path: file.name.clone(),
                 tokens: text.tokens,
                 lines: text.lines,
             };
-            if scope == "readme" && !file.is_readme() {
+            if !counted {
                 excluded.push(row);
                 continue;
             }
             if file.is_readme() || scope == "file" {
-                (title, status) = text.title_and_status(&path, &mut notes);
+                (title, status) = text.title_and_status(&shown, &mut notes);
             }
             breakdown.add(&text.breakdown);
             included.push(row);
-        }
-        if spec.readme().is_none() && scope != "file" {
-            notes.push(format!("{}: no README.md", spec.id));
         }
         let total: u64 = included.iter().map(|f| f.tokens).sum();
         let model_spec = model.entry();

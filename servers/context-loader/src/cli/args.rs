@@ -310,6 +310,10 @@ pub struct AssembleArgs {
     /// Model whose tokenizer counts (default gpt-4).
     #[arg(long, short)]
     pub model: Option<String>,
+    /// A named layout whose layers the sections name (`adr-layered`: the
+    /// token-budgeting ADR's eight layers, 76,000 tokens).
+    #[arg(long)]
+    pub preset: Option<String>,
     /// Print the JSON result (errors too); otherwise the text goes to stdout and a
     /// per-section summary to stderr.
     #[arg(long)]

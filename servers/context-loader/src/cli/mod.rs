@@ -245,8 +245,9 @@ pub fn run(service: &Service, command: ToolCommand) -> ExitCode {
                         sections,
                         budget: args.budget,
                         model: args.model,
+                        preset: args.preset,
                     };
-                    runtime.block_on(service.assemble_context(params))
+                    runtime.block_on(service.assemble_context(params, CancellationToken::new()))
                 });
             match result {
                 // The text is the output; the summary goes beside it, on stderr.
