@@ -31,7 +31,7 @@ pub fn open_regular(path: &Path) -> Result<(File, Metadata), OpenError> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY);
     }
     let file = options.open(path).map_err(|e| {
         // ELOOP is how O_NOFOLLOW says "that was a symlink".

@@ -1,12 +1,11 @@
 //! Opening one file so that what is read is provably a regular file inside a root.
 //!
 //! Resolve, check, open, then verify the handle: the path is canonicalized and
-//! checked against the root; the file is opened without following a final symlink
-//! (`O_NOFOLLOW`) and without blocking (`O_NONBLOCK`: a FIFO with no writer would
-//! otherwise hang the call); then `fstat` on the handle must say "regular file",
-//! and the handle itself must be inside the root (`/proc/self/fd` on Linux, device
-//! and inode against the checked path elsewhere). A path swapped for a symlink or a
-//! FIFO between the check and the open is caught by the verification.
+//! checked against the root, then opened by [`crate::safe_open::open_regular`] (the
+//! one race-free open: no final symlink, no blocking on a FIFO, `fstat` and
+//! `/proc/self/fd` on the handle), and the handle must be the file that was looked at
+//! (device and inode). A path swapped for a symlink or a FIFO between the check and
+//! the open is caught by the verification.
 
 use std::fs::File;
 use std::io::Read;
@@ -14,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 use super::SkipReason;
 use crate::cache::FileStamp;
+use crate::safe_open::OpenError;
 
 /// How much of a file is sniffed for NUL bytes to call it binary (as git does).
 pub const BINARY_SNIFF_BYTES: usize = 8000;
@@ -41,14 +41,14 @@ pub fn open_in_root(root: &Path, path: &Path, max_bytes: u64) -> Result<OpenFile
     if !looked.file_type().is_file() {
         return Err(SkipReason::NotRegular);
     }
-    let file = open_nofollow_nonblocking(&canonical)?;
-    let metadata = file
-        .metadata()
-        .map_err(|e| SkipReason::Unreadable(e.to_string()))?;
-    if !metadata.file_type().is_file() {
-        return Err(SkipReason::NotRegular);
-    }
-    if !handle_inside(&file, &metadata, &looked, root) {
+    // The one race-free open (no final symlink, no blocking, the handle checked to be
+    // a regular file still at `canonical`, which is inside the root).
+    let (file, metadata) = crate::safe_open::open_regular(&canonical).map_err(|e| match e {
+        OpenError::NotRegular => SkipReason::NotRegular,
+        OpenError::Moved { .. } => SkipReason::OutsideRoot,
+        OpenError::Io(e) => SkipReason::Unreadable(e.to_string()),
+    })?;
+    if !same_file(&metadata, &looked) {
         return Err(SkipReason::OutsideRoot);
     }
     if metadata.len() > max_bytes {
@@ -64,49 +64,17 @@ pub fn open_in_root(root: &Path, path: &Path, max_bytes: u64) -> Result<OpenFile
     })
 }
 
-#[cfg(unix)]
-fn open_nofollow_nonblocking(path: &Path) -> Result<File, SkipReason> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)
-        .map_err(|e| match e.raw_os_error() {
-            // A symlink appeared at the checked path since it was resolved.
-            Some(libc::ELOOP) => SkipReason::OutsideRoot,
-            _ => SkipReason::Unreadable(e.to_string()),
-        })
-}
-
-#[cfg(not(unix))]
-fn open_nofollow_nonblocking(path: &Path) -> Result<File, SkipReason> {
-    File::open(path).map_err(|e| SkipReason::Unreadable(e.to_string()))
-}
-
-/// Whether the opened handle is the file that was checked, inside the root.
-fn handle_inside(
-    file: &File,
-    opened: &std::fs::Metadata,
-    looked: &std::fs::Metadata,
-    root: &Path,
-) -> bool {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::fd::AsRawFd;
-        let link = format!("/proc/self/fd/{}", file.as_raw_fd());
-        if let Ok(actual) = std::fs::read_link(link) {
-            return actual.starts_with(root);
-        }
-    }
+/// Whether the opened handle is the file that was looked at (where `/proc` cannot
+/// say where the handle is, the device and inode still must match).
+fn same_file(opened: &std::fs::Metadata, looked: &std::fs::Metadata) -> bool {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
-        let _ = (file, root);
         opened.dev() == looked.dev() && opened.ino() == looked.ino()
     }
     #[cfg(not(unix))]
     {
-        let _ = (file, opened, looked, root);
+        let _ = (opened, looked);
         true
     }
 }
