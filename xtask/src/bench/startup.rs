@@ -140,7 +140,7 @@ pub fn first_count(bench: &mut Bench) -> anyhow::Result<String> {
         }
     }
     let column = |runs: &[[f64; 2]], i: usize| runs.iter().map(|r| r[i]).collect::<Vec<_>>();
-    let rows: Vec<Vec<String>> = ["gpt-4o (o200k_base)", "claude (estimate)"]
+    let rows: Vec<Vec<String>> = ["gpt-4o (o200k_base)", "claude (4.7+ estimate)"]
         .iter()
         .enumerate()
         .map(|(i, what)| {
@@ -200,7 +200,7 @@ fn first_counts_after_start(mut command: Command) -> anyhow::Result<[f64; 2]> {
         )?;
         let claude = exchange(
             r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"count-tokens","arguments":{"text":"Cold start: how long until the first count?","model":"claude"}}}"#,
-            "\"claude_estimate\"",
+            "\"claude_4_7_estimate\"",
         )?;
         Ok([gpt, claude])
     })();
