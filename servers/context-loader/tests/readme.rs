@@ -24,7 +24,7 @@ async fn readme_examples_are_what_the_binary_answers() {
     let blocks = readme::blocks(&text).unwrap_or_else(|e| panic!("README.md:\n{e}"));
     let specs = root().join("specs").display().to_string();
     let conn = BIN
-        .connect(Transport::Stdio, &["--specs-dir", &specs])
+        .connect(Transport::Stdio, &["--specs-dir", &specs, "--root", &specs])
         .await;
 
     let mut last: Option<(Value, rmcp::model::CallToolResult)> = None;
