@@ -10,9 +10,15 @@
 //! Which texts: a piece of cl100k_base or o200k_base longer than a few bytes is a run
 //! of whitespace, of letters, or of punctuation (then maybe newlines); digits come
 //! three at a time. Over bytes that is a run of ASCII whitespace or non-ASCII, of
-//! ASCII letters or non-ASCII, or of ASCII punctuation or non-ASCII. A text with no
-//! such run of [`LONG_RUN_BYTES`] has no piece much longer than that, and tiktoken's
-//! cost on pieces that short is linear in practice.
+//! ASCII letters or non-ASCII, or of anything else that is not an ASCII letter,
+//! digit or space (punctuation, control characters) or non-ASCII. A text with no
+//! such run of [`LONG_RUN_BYTES`] has no piece much longer than that, and
+//! tiktoken's cost on pieces that short is linear in practice.
+//!
+//! Every file and text is asked this before it is counted, so the question must
+//! cost far less than the count: runs are looked for the way Boyer-Moore looks for
+//! a word, from the end of each candidate window, so ordinary text (a space every
+//! few bytes) is decided after looking at about one byte in [`LONG_RUN_BYTES`].
 
 use crate::Tokenizer;
 
@@ -20,32 +26,34 @@ use crate::Tokenizer;
 pub const LONG_RUN_BYTES: usize = 2048;
 
 /// Whether `text` may hold a pre-token piece of about [`LONG_RUN_BYTES`] or more.
-/// One pass over the bytes, no allocation.
+/// No allocation; each byte is looked at at most once per class.
 pub fn may_hold_long_piece(text: &str) -> bool {
-    if text.len() < LONG_RUN_BYTES {
+    let bytes = text.as_bytes();
+    if bytes.len() < LONG_RUN_BYTES {
         return false;
     }
-    // Current run lengths: whitespace-like, letter-like, punctuation-like.
-    let (mut space, mut letter, mut punct) = (0usize, 0usize, 0usize);
-    for &b in text.as_bytes() {
-        let non_ascii = b >= 0x80;
-        space = if non_ascii || b.is_ascii_whitespace() {
-            space + 1
-        } else {
-            0
-        };
-        letter = if non_ascii || b.is_ascii_alphabetic() {
-            letter + 1
-        } else {
-            0
-        };
-        punct = if non_ascii || b.is_ascii_punctuation() {
-            punct + 1
-        } else {
-            0
-        };
-        if space.max(letter).max(punct) >= LONG_RUN_BYTES {
-            return true;
+    let space = |b: u8| b >= 0x80 || matches!(b, b' ' | b'\t'..=b'\r');
+    let letter = |b: u8| b >= 0x80 || b.is_ascii_alphabetic();
+    let other = |b: u8| b >= 0x80 || !(b.is_ascii_alphanumeric() || space(b));
+    has_run(bytes, space) || has_run(bytes, letter) || has_run(bytes, other)
+}
+
+/// Whether `bytes` holds [`LONG_RUN_BYTES`] consecutive bytes in `class`.
+///
+/// A window is checked from its end backwards; a byte outside the class means no
+/// run through it, so the next window starts just after it, and the bytes already
+/// seen in the class between it and the old window's end are not looked at again.
+fn has_run(bytes: &[u8], class: impl Fn(u8) -> bool) -> bool {
+    // `bytes[start..seen]` are known to be in the class.
+    let (mut start, mut seen) = (0, 0);
+    while start + LONG_RUN_BYTES <= bytes.len() {
+        let end = start + LONG_RUN_BYTES;
+        match (seen.max(start)..end).rev().find(|&i| !class(bytes[i])) {
+            None => return true,
+            Some(outside) => {
+                start = outside + 1;
+                seen = end;
+            }
         }
     }
     false
@@ -85,6 +93,45 @@ mod tests {
         }
         // Letters and non-ASCII letters together are one piece too.
         assert!(may_hold_long_piece(&"aé".repeat(LONG_RUN_BYTES)));
+        // Control characters are punctuation to the pre-tokenizers; \x0B is space.
+        for run in ["\u{1}", "\x0B", "=\u{7f}"] {
+            let text = format!("x {} y", run.repeat(LONG_RUN_BYTES));
+            assert!(may_hold_long_piece(&text), "{run:?}");
+        }
+    }
+
+    #[test]
+    fn runs_are_found_wherever_they_start_and_only_when_long_enough() {
+        // Against the plain byte-by-byte definition, around every window edge.
+        let naive = |bytes: &[u8]| {
+            let mut run = 0;
+            bytes.iter().any(|&b| {
+                run = if b.is_ascii_alphabetic() { run + 1 } else { 0 };
+                run >= LONG_RUN_BYTES
+            })
+        };
+        for prefix in [
+            0,
+            1,
+            7,
+            LONG_RUN_BYTES - 1,
+            LONG_RUN_BYTES,
+            3 * LONG_RUN_BYTES + 5,
+        ] {
+            for run in [LONG_RUN_BYTES - 1, LONG_RUN_BYTES, LONG_RUN_BYTES + 1] {
+                for gap in [1, 3] {
+                    // Short letter runs, then the run being tested, then more.
+                    let mut text = "ab1".repeat(prefix / 3) + &"1".repeat(gap);
+                    text.push_str(&"q".repeat(run));
+                    text.push_str(&"1".repeat(gap));
+                    text.push_str(&"abc ".repeat(prefix / 4));
+                    let bytes = text.as_bytes();
+                    let found = has_run(bytes, |b| b.is_ascii_alphabetic());
+                    assert_eq!(found, naive(bytes), "prefix {prefix} run {run} gap {gap}");
+                    assert_eq!(found, run >= LONG_RUN_BYTES);
+                }
+            }
+        }
     }
 
     #[test]
