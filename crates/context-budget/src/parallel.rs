@@ -101,7 +101,7 @@ pub(crate) fn cut_point(text: &str) -> Option<usize> {
 }
 
 /// The first cut at or after byte `from` where the counts of both sides add up.
-fn cut_at_or_after(text: &str, from: usize) -> Option<usize> {
+pub(crate) fn cut_at_or_after(text: &str, from: usize) -> Option<usize> {
     let bytes = text.as_bytes();
     bytes
         .get(from..)?

@@ -199,7 +199,31 @@ impl Tokenizer {
     /// Byte-level BPE tokens can end mid-character (Korean, emoji), so the cut backs
     /// off to the previous character boundary; the prefix is then re-counted, because
     /// re-tokenizing a prefix may split its end differently.
+    ///
+    /// The tiktoken-based families look only as far into `text` as the answer needs:
+    /// a head cut where tokens cannot cross (so its tokens are the text's first ones)
+    /// that already counts over `max_tokens` holds the answer. Cutting a 1 MB file to
+    /// 2,000 tokens tokenizes kilobytes, not the megabyte.
     pub fn prefix_within(self, text: &str, max_tokens: usize) -> &str {
+        if !matches!(self, Tokenizer::Gemma3 | Tokenizer::HuggingFace(_)) {
+            // About 4 bytes per token in prose and code: start at twice that.
+            let mut probe = max_tokens.saturating_mul(8).max(4096);
+            while probe < text.len() {
+                let Some(end) = crate::parallel::cut_at_or_after(text, probe) else {
+                    break;
+                };
+                let head = &text[..end];
+                if self.count(head) > max_tokens {
+                    return self.prefix_within_whole(head, max_tokens);
+                }
+                probe = end.saturating_mul(2);
+            }
+        }
+        self.prefix_within_whole(text, max_tokens)
+    }
+
+    /// [`Self::prefix_within`] by tokenizing all of `text`.
+    fn prefix_within_whole(self, text: &str, max_tokens: usize) -> &str {
         if self.count(text) <= max_tokens {
             return text;
         }
@@ -256,8 +280,13 @@ impl Tokenizer {
     /// [`crate::sentencepiece::SentencePiece::segments`]) with their whole count; a
     /// `tokenizer.json` visits its tokens by their offsets, tokens that start at the
     /// same byte (pieces of one character) as one visit.
-    pub fn for_each_token(self, text: &str, mut visit: impl FnMut(usize, u64)) {
-        self.visit_tokens(text, 0, &mut visit);
+    ///
+    /// The tiktoken-based families go through long texts in parts of about a
+    /// megabyte (see [`Self::for_each_token_until`]), so the token ids held at once
+    /// stay a few megabytes even for a packed tree of 50 M tokens.
+    pub fn for_each_token(self, text: &str, visit: impl FnMut(usize, u64)) {
+        // Never cancelled, so it always visits every token.
+        let _ = self.for_each_token_until(text, &|| false, visit);
     }
 
     /// [`Self::for_each_token`] in parts of about a megabyte (cut where tokens cannot
@@ -599,6 +628,23 @@ mod tests {
                 !tokenizer.prefix_within(text, 6).is_empty(),
                 "{tokenizer:?}"
             );
+        }
+        // Long texts: looking only at a head gives the same prefix as tokenizing all.
+        let code =
+            "fn main() {\n    let x = \"한국어 🦊\";\n    println!(\"{x}\");\n}\nstruct S;\n"
+                .repeat(3000);
+        for tokenizer in [
+            Tokenizer::Cl100kBase,
+            Tokenizer::O200kBase,
+            Tokenizer::Claude47Estimate,
+        ] {
+            for max in [0, 1, 100, 1000, 5000, 20_000] {
+                assert_eq!(
+                    tokenizer.prefix_within(&code, max),
+                    tokenizer.prefix_within_whole(&code, max),
+                    "{tokenizer:?} {max}"
+                );
+            }
         }
         // cl100k splits Hangul syllables across tokens: the cut must back off.
         let korean = "가나다라마바사";
