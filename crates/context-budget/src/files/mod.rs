@@ -27,8 +27,8 @@ use crate::cache::{FileStamp, MeasureCache};
 use crate::counter::usd;
 use crate::spec::scan::ScanControl;
 use crate::{ResolvedModel, Tokenizer};
-use open::{open_in_root, read_text};
-use pack::{PackFormat, PackOrder, cut, piece};
+use open::{open_in_root, read_text, read_text_into, reopen};
+use pack::{PackFormat, PackOrder, cut, piece, push_piece};
 use roots::{Roots, Target, resolve};
 use walk::{Candidate, Filters, WalkOptions, collect};
 
@@ -372,23 +372,21 @@ struct Measured {
     /// `tokens` is 0 until counted (see [`Reading`]).
     measure: FileMeasure,
     counted: bool,
-    /// Kept only when the caller asked for contents.
-    text: Option<String>,
     cached: bool,
     canonical: PathBuf,
     stamp: FileStamp,
 }
 
-/// What [`FileStore::measure`] does with each file.
+/// What [`FileStore::measure`] does with each file. Texts are never kept: a whole
+/// tree's files held next to its packed text would double `load-files`' memory, so
+/// the files packed are read again, one batch at a time ([`read_again`]).
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Reading {
-    /// Count it (from the cache when unchanged); drop the text.
+    /// Count it (from the cache when unchanged).
     Count,
-    /// Keep the text and count it.
-    KeepAndCount,
-    /// Keep the text; count only what the cache knows (the caller may not need
-    /// counts, see [`FileStore::count_missing`]).
-    Keep,
+    /// Check that it is text and take its size; count only what the cache knows
+    /// (the caller may not need counts, see [`FileStore::count_missing`]).
+    Check,
 }
 
 /// The measurement cache and limits behind both file tools.
@@ -425,8 +423,8 @@ impl FileStore {
         limit: Option<usize>,
         control: &dyn ScanControl,
     ) -> Result<FileTokens, FilesError> {
-        let walked = self.walk(roots, query, control)?;
         let tokenizer = model.tokenizer();
+        let walked = walk_while_loading(tokenizer, || self.walk(roots, query, control))?;
         let (measured, mut skipped) = self.measure(
             roots,
             walked.candidates,
@@ -510,16 +508,16 @@ impl FileStore {
                 "default",
             ),
         };
-        let walked = self.walk(roots, query, control)?;
         let tokenizer = model.tokenizer();
+        let walked = walk_while_loading(tokenizer, || self.walk(roots, query, control))?;
         // Counts decide the order and the cuts; otherwise they are needed only when
         // the files might not all fit, which their bytes can rule out (below).
         let needs_counts =
             request.order == PackOrder::Smallest || request.max_file_tokens.is_some();
         let reading = if needs_counts {
-            Reading::KeepAndCount
+            Reading::Count
         } else {
-            Reading::Keep
+            Reading::Check
         };
         let (mut measured, mut skipped) = self.measure(
             roots,
@@ -543,7 +541,7 @@ impl FileStore {
             .sum();
         let all_fit = max_tokens_of_bytes(tokenizer, packed_bytes) <= budget;
         if !all_fit {
-            self.count_missing(&mut measured, tokenizer, control)?;
+            self.count_missing(roots, &mut measured, tokenizer, control)?;
         }
         match request.order {
             PackOrder::Given => {}
@@ -570,58 +568,99 @@ impl FileStore {
         // that add up to the exact total, in one pass over the text.
         let mut chosen: Vec<Chosen> = Vec::new();
         // When everything fits, the text's size is known: one allocation instead of
-        // doubling copies of a growing buffer (which briefly held twice the text).
+        // doubling copies of a growing buffer.
         let mut text = String::with_capacity(if all_fit { packed_bytes as usize } else { 0 });
         let mut omitted = Vec::new();
         let mut estimate_used = 0u64;
-        for (index, m) in measured.iter_mut().enumerate() {
+        let limits = &self.limits;
+        for (batch_index, batch) in measured.chunks_mut(READ_AGAIN_BATCH).enumerate() {
             if control.is_cancelled() {
                 return Err(FilesError::Cancelled);
             }
-            if index % 256 == 0 {
-                control.progress(
-                    walked.entries + measured_len + index,
-                    walked.entries + 2 * measured_len,
-                );
-            }
-            let content = m.text.take().unwrap_or_default();
-            let (content, content_tokens, truncated) = match request
-                .max_file_tokens
-                .and_then(|max| cut(tokenizer, &content, m.measure.tokens, max))
-            {
-                Some(cut) => {
-                    let tokens = tokenizer.count(&cut) as u64;
-                    (cut, tokens, true)
+            control.progress(
+                walked.entries + measured_len + batch_index * READ_AGAIN_BATCH,
+                walked.entries + 2 * measured_len,
+            );
+            // A file whose known count alone is over what is left cannot fit (what
+            // is left only shrinks): it is not read again. A file to be cut is, as
+            // its cut's count is known only once cut.
+            let left = budget.saturating_sub(estimate_used);
+            let wanted: Vec<bool> = batch
+                .iter()
+                .map(|m| {
+                    all_fit
+                        || !m.counted
+                        || m.measure.tokens <= left
+                        || request
+                            .max_file_tokens
+                            .is_some_and(|max| m.measure.tokens > max)
+                })
+                .collect();
+            let texts = read_again(roots, batch, &wanted, limits.max_file_bytes);
+            for (m, content) in batch.iter_mut().zip(texts) {
+                let path = &m.candidate.relative;
+                let content = match content {
+                    None => {
+                        omitted.push(OmittedFile {
+                            path: path.clone(),
+                            root: root_label(&m.candidate),
+                            tokens: m.measure.tokens
+                                + tokenizer.count(&piece(request.format, path, "")) as u64,
+                            reason: "over_budget",
+                        });
+                        continue;
+                    }
+                    Some(Ok((content, stamp))) => {
+                        // Changed since it was measured, or never counted: the
+                        // count is needed and the known one is stale or a bound.
+                        if (needs_counts || !all_fit) && (stamp != m.stamp || !m.counted) {
+                            m.measure.tokens = tokenizer.count(&content) as u64;
+                            m.counted = true;
+                        }
+                        content
+                    }
+                    Some(Err(reason)) => {
+                        skipped.push(Skipped::new(path, reason));
+                        continue;
+                    }
+                };
+                let (content, content_tokens, truncated) = match request
+                    .max_file_tokens
+                    .and_then(|max| cut(tokenizer, &content, m.measure.tokens, max))
+                {
+                    Some(cut) => {
+                        let tokens = tokenizer.count(&cut) as u64;
+                        (cut, tokens, true)
+                    }
+                    None => (content, m.measure.tokens, false),
+                };
+                let estimate = if all_fit {
+                    0
+                } else {
+                    content_tokens + tokenizer.count(&piece(request.format, path, "")) as u64
+                };
+                if estimate_used + estimate > budget {
+                    omitted.push(OmittedFile {
+                        path: path.clone(),
+                        root: root_label(&m.candidate),
+                        tokens: estimate,
+                        reason: "over_budget",
+                    });
+                    continue;
                 }
-                None => (content, m.measure.tokens, false),
-            };
-            let path = &m.candidate.relative;
-            let estimate = if all_fit {
-                0
-            } else {
-                content_tokens + tokenizer.count(&piece(request.format, path, "")) as u64
-            };
-            if estimate_used + estimate > budget {
-                omitted.push(OmittedFile {
-                    path: path.clone(),
-                    root: root_label(&m.candidate),
-                    tokens: estimate,
-                    reason: "over_budget",
+                estimate_used += estimate;
+                let start = text.len();
+                push_piece(&mut text, request.format, path, &content);
+                chosen.push(Chosen {
+                    start,
+                    file: IncludedFile {
+                        path: path.clone(),
+                        root: root_label(&m.candidate),
+                        tokens: estimate,
+                        truncated,
+                    },
                 });
-                continue;
             }
-            estimate_used += estimate;
-            let start = text.len();
-            text.push_str(&piece(request.format, path, &content));
-            chosen.push(Chosen {
-                start,
-                file: IncludedFile {
-                    path: path.clone(),
-                    root: root_label(&m.candidate),
-                    tokens: estimate,
-                    truncated,
-                },
-            });
         }
         // The proof: the count of the final text. Estimates can be off by a token
         // or two where pieces meet; while the text is over, drop the last piece.
@@ -668,9 +707,11 @@ impl FileStore {
         })
     }
 
-    /// Count the files [`Reading::Keep`] left uncounted, on all cores.
+    /// Count the files [`Reading::Check`] left uncounted (reading them again), on
+    /// all cores.
     fn count_missing(
         &self,
+        roots: &Roots,
         measured: &mut [Measured],
         tokenizer: Tokenizer,
         control: &dyn ScanControl,
@@ -684,17 +725,30 @@ impl FileStore {
         let queue = std::sync::Mutex::new(pending);
         let cancelled = AtomicBool::new(false);
         let cache = &self.cache;
-        let worker = || loop {
-            if control.is_cancelled() {
-                cancelled.store(true, Ordering::Relaxed);
-                return;
+        let max_bytes = self.limits.max_file_bytes;
+        let worker = || {
+            let mut buffer = Vec::new();
+            while let Some(m) = queue.lock().ok().and_then(|mut q| q.pop()) {
+                if control.is_cancelled() {
+                    cancelled.store(true, Ordering::Relaxed);
+                    return;
+                }
+                // A file that cannot be read again keeps its size-bound count; the
+                // packing pass reads it once more and skips it with the reason.
+                let root = &roots.list()[m.candidate.root].path;
+                if let Ok(open) = reopen(root, &m.canonical, max_bytes) {
+                    let stamp = open.stamp;
+                    if let Ok(text) = read_text_into(open, max_bytes, &mut buffer) {
+                        m.measure.tokens = tokenizer.count(text) as u64;
+                        m.counted = true;
+                        if stamp == m.stamp {
+                            cache.put(&m.canonical, tokenizer, m.stamp, m.measure);
+                        }
+                        continue;
+                    }
+                }
+                m.measure.tokens = max_tokens_of_bytes(tokenizer, m.measure.bytes);
             }
-            let Some(m) = queue.lock().ok().and_then(|mut q| q.pop()) else {
-                return;
-            };
-            m.measure.tokens = tokenizer.count(m.text.as_deref().unwrap_or_default()) as u64;
-            m.counted = true;
-            cache.put(&m.canonical, tokenizer, m.stamp, m.measure);
         };
         std::thread::scope(|scope| {
             for _ in 1..threads {
@@ -762,7 +816,6 @@ impl FileStore {
         walked_entries: usize,
         control: &dyn ScanControl,
     ) -> Result<(Vec<Measured>, Vec<Skipped>), FilesError> {
-        let keep_text = reading != Reading::Count;
         let total = candidates.len();
         let next = AtomicUsize::new(0);
         let done = AtomicUsize::new(0);
@@ -779,6 +832,7 @@ impl FileStore {
         let cache = &self.cache;
         let worker = || {
             let mut local: Vec<(usize, Result<Measured, Skipped>)> = Vec::new();
+            let mut buffer = Vec::new();
             loop {
                 if stopping.load(Ordering::Relaxed) {
                     break;
@@ -799,39 +853,38 @@ impl FileStore {
                     let opened = open_in_root(root, &candidate.path, limits.max_file_bytes)?;
                     let (canonical, stamp) = (opened.canonical.clone(), opened.stamp);
                     let cached = cache.get(&canonical, tokenizer, &stamp);
-                    let done = |measure, text, counted, cached| Measured {
+                    let done = |measure, counted, cached| Measured {
                         candidate: candidate.clone(),
                         measure,
                         counted,
-                        text,
                         cached,
                         canonical: canonical.clone(),
                         stamp,
                     };
-                    if let (Some(measure), false) = (cached, keep_text) {
-                        return Ok(done(measure, None, true, true));
+                    // Unchanged since measured: not read nor tokenized again here.
+                    if let (Some(measure), Reading::Count) = (cached, reading) {
+                        return Ok(done(measure, true, true));
                     }
+                    // What a call reads (and, loading, holds) is bounded.
                     let read = bytes_read.fetch_add(stamp.size, Ordering::Relaxed) + stamp.size;
                     if read > limits.max_total_bytes {
                         return Err(None);
                     }
-                    let text = read_text(opened, limits.max_file_bytes)?;
-                    // Loading still reads the text, but an unchanged file is not
-                    // tokenized again.
                     if let Some(measure) = cached {
-                        return Ok(done(measure, Some(text), true, true));
+                        return Ok(done(measure, true, true));
                     }
+                    let text = read_text_into(opened, limits.max_file_bytes, &mut buffer)?;
                     let mut measure = FileMeasure {
                         tokens: 0,
-                        lines: count_lines(&text),
+                        lines: count_lines(text),
                         bytes: text.len() as u64,
                     };
-                    if reading == Reading::Keep {
-                        return Ok(done(measure, Some(text), false, false));
+                    if reading == Reading::Check {
+                        return Ok(done(measure, false, false));
                     }
-                    measure.tokens = tokenizer.count(&text) as u64;
+                    measure.tokens = tokenizer.count(text) as u64;
                     cache.put(&canonical, tokenizer, stamp, measure);
-                    Ok(done(measure, keep_text.then_some(text), true, false))
+                    Ok(done(measure, true, false))
                 })();
                 let result = match outcome {
                     Ok(measured) => (index, Ok(measured)),
@@ -885,6 +938,61 @@ impl FileStore {
         }
         Ok((measured, skipped))
     }
+}
+
+/// Run `walk` while `tokenizer`'s vocabulary loads on another thread (tens of
+/// milliseconds for o200k_base on a first call), since counting needs both.
+fn walk_while_loading<T>(tokenizer: Tokenizer, walk: impl FnOnce() -> T) -> T {
+    std::thread::scope(|scope| {
+        scope.spawn(move || tokenizer.preload());
+        walk()
+    })
+}
+
+/// Files read again per batch while packing: enough to keep every core reading,
+/// few enough that a batch's texts are a small part of the packed text.
+const READ_AGAIN_BATCH: usize = 64;
+
+/// The texts of the `wanted` files of `batch` (measured files), read again on all
+/// cores, in order, each with the stamp it has now (`None` for those not wanted). A
+/// file that is no longer readable text gets the reason.
+fn read_again(
+    roots: &Roots,
+    batch: &[Measured],
+    wanted: &[bool],
+    max_bytes: u64,
+) -> Vec<Option<Result<(String, FileStamp), SkipReason>>> {
+    let read = |(m, wanted): (&Measured, &bool)| {
+        wanted.then(|| {
+            let root = &roots.list()[m.candidate.root].path;
+            let open = reopen(root, &m.canonical, max_bytes)?;
+            let stamp = open.stamp;
+            Ok((read_text(open, max_bytes)?, stamp))
+        })
+    };
+    let batch: Vec<(&Measured, &bool)> = batch.iter().zip(wanted).collect();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let per_thread = batch.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        let mut parts = batch.chunks(per_thread);
+        let first = parts.next().unwrap_or_default();
+        let handles: Vec<_> = parts
+            .map(|part| {
+                let read_part = move || part.iter().copied().map(read).collect::<Vec<_>>();
+                (part, scope.spawn(read_part))
+            })
+            .collect();
+        let mut texts: Vec<_> = first.iter().copied().map(read).collect();
+        for (part, handle) in handles {
+            // A panicking reader is a bug; read its part here rather than lose it.
+            texts.extend(
+                handle
+                    .join()
+                    .unwrap_or_else(|_| part.iter().copied().map(read).collect()),
+            );
+        }
+        texts
+    })
 }
 
 /// The most tokens a text of `bytes` bytes can count for `tokenizer`.

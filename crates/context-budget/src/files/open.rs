@@ -64,6 +64,36 @@ pub fn open_in_root(root: &Path, path: &Path, max_bytes: u64) -> Result<OpenFile
     })
 }
 
+/// Open again, for its text, a file [`open_in_root`] opened before: `canonical` is
+/// the path it resolved to then, inside `root`. The same race-free open verifies the
+/// handle is a regular file still at that path (no symlink followed, none swapped in
+/// along the path); whether its content changed since is the caller's to tell from
+/// the stamp (an editor's atomic save gives a new inode at the same path).
+pub fn reopen(root: &Path, canonical: &Path, max_bytes: u64) -> Result<OpenFile, SkipReason> {
+    if !canonical.starts_with(root) {
+        return Err(SkipReason::OutsideRoot);
+    }
+    let (file, metadata) = crate::safe_open::open_regular(canonical).map_err(|e| match e {
+        OpenError::NotRegular => SkipReason::NotRegular,
+        OpenError::Moved { .. } => SkipReason::OutsideRoot,
+        OpenError::Io(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            SkipReason::Unreadable("deleted while loading".to_string())
+        }
+        OpenError::Io(e) => SkipReason::Unreadable(e.to_string()),
+    })?;
+    if metadata.len() > max_bytes {
+        return Err(SkipReason::TooLarge {
+            bytes: metadata.len(),
+            limit: max_bytes,
+        });
+    }
+    Ok(OpenFile {
+        file,
+        canonical: canonical.to_path_buf(),
+        stamp: FileStamp::of(&metadata),
+    })
+}
+
 /// Whether the opened handle is the file that was looked at (where `/proc` cannot
 /// say where the handle is, the device and inode still must match).
 fn same_file(opened: &std::fs::Metadata, looked: &std::fs::Metadata) -> bool {
@@ -83,10 +113,26 @@ fn same_file(opened: &std::fs::Metadata, looked: &std::fs::Metadata) -> bool {
 /// decides) and invalid UTF-8 are skip reasons; a file that grew past `max_bytes`
 /// while being read is too large.
 pub fn read_text(open: OpenFile, max_bytes: u64) -> Result<String, SkipReason> {
-    let mut bytes = Vec::with_capacity(open.stamp.size.min(max_bytes) as usize);
+    let mut bytes = Vec::new();
+    read_text_into(open, max_bytes, &mut bytes)?;
+    // Checked UTF-8 by `read_text_into`; the check is repeated rather than trusted.
+    String::from_utf8(bytes).map_err(|e| SkipReason::NotUtf8 {
+        offset: e.utf8_error().valid_up_to(),
+    })
+}
+
+/// [`read_text`] into a buffer the caller reuses from file to file: measuring a
+/// tree then allocates (and faults in) one buffer per thread, not one per file.
+pub fn read_text_into(
+    open: OpenFile,
+    max_bytes: u64,
+    bytes: &mut Vec<u8>,
+) -> Result<&str, SkipReason> {
+    bytes.clear();
+    bytes.reserve(open.stamp.size.min(max_bytes) as usize);
     open.file
         .take(max_bytes + 1)
-        .read_to_end(&mut bytes)
+        .read_to_end(bytes)
         .map_err(|e| SkipReason::Unreadable(e.to_string()))?;
     if bytes.len() as u64 > max_bytes {
         return Err(SkipReason::TooLarge {
@@ -97,7 +143,61 @@ pub fn read_text(open: OpenFile, max_bytes: u64) -> Result<String, SkipReason> {
     if bytes[..bytes.len().min(BINARY_SNIFF_BYTES)].contains(&0) {
         return Err(SkipReason::Binary);
     }
-    String::from_utf8(bytes).map_err(|e| SkipReason::NotUtf8 {
-        offset: e.utf8_error().valid_up_to(),
+    std::str::from_utf8(bytes).map_err(|e| SkipReason::NotUtf8 {
+        offset: e.valid_up_to(),
     })
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_read_again_is_the_one_at_its_path_never_a_symlink_swapped_in() {
+        let base = std::env::temp_dir().join(format!("cb-reopen-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let (root, outside) = (base.join("root"), base.join("outside"));
+        std::fs::create_dir_all(&root).expect("root");
+        std::fs::create_dir_all(&outside).expect("outside");
+        let root = std::fs::canonicalize(&root).expect("canonical root");
+        std::fs::write(root.join("a.rs"), "fn a() {}\n").expect("a.rs");
+        std::fs::write(outside.join("secret.txt"), "key\n").expect("secret");
+
+        let first = open_in_root(&root, &root.join("a.rs"), 1 << 20).expect("first open");
+        let canonical = first.canonical.clone();
+        let stamp = first.stamp;
+        let again = reopen(&root, &canonical, 1 << 20).expect("unchanged");
+        assert_eq!(again.stamp, stamp);
+        assert_eq!(read_text(again, 1 << 20).expect("text"), "fn a() {}\n");
+
+        // An editor's atomic save: a new file at the same path, with a new stamp.
+        std::fs::write(root.join("a.tmp"), "fn a() { changed(); }\n").expect("tmp");
+        std::fs::rename(root.join("a.tmp"), root.join("a.rs")).expect("rename");
+        let saved = reopen(&root, &canonical, 1 << 20).expect("saved");
+        assert_ne!(saved.stamp, stamp);
+        assert_eq!(
+            read_text(saved, 1 << 20).expect("text"),
+            "fn a() { changed(); }\n"
+        );
+
+        // Swapped for a symlink out of the root, or grown past the limit: refused.
+        std::fs::remove_file(root.join("a.rs")).expect("remove");
+        std::os::unix::fs::symlink(outside.join("secret.txt"), root.join("a.rs")).expect("ln");
+        assert!(matches!(
+            reopen(&root, &canonical, 1 << 20),
+            Err(SkipReason::NotRegular | SkipReason::OutsideRoot)
+        ));
+        std::fs::remove_file(root.join("a.rs")).expect("remove link");
+        std::fs::write(root.join("a.rs"), "x".repeat(100)).expect("big");
+        assert!(matches!(
+            reopen(&root, &canonical, 10),
+            Err(SkipReason::TooLarge { .. })
+        ));
+        // A path outside the root is never opened.
+        assert!(matches!(
+            reopen(&root, &outside.join("secret.txt"), 1 << 20),
+            Err(SkipReason::OutsideRoot)
+        ));
+        let _ = std::fs::remove_dir_all(&base);
+    }
 }

@@ -46,24 +46,42 @@ pub fn truncation_mark(kept: u64, total: u64) -> String {
 
 /// One file's piece of the packed text.
 pub fn piece(format: PackFormat, path: &str, content: &str) -> String {
+    let mut text = String::new();
+    push_piece(&mut text, format, path, content);
+    text
+}
+
+/// Append one file's piece to `text`, without an intermediate copy of `content`
+/// (the packed text of a whole tree is the one large buffer `load-files` holds).
+pub fn push_piece(text: &mut String, format: PackFormat, path: &str, content: &str) {
     let newline = if content.is_empty() || content.ends_with('\n') {
         ""
     } else {
         "\n"
     };
     match format {
-        PackFormat::Xml => format!(
-            "<file path=\"{}\">\n{content}{newline}</file>\n",
-            xml_escape(path)
-        ),
+        PackFormat::Xml => {
+            text.push_str("<file path=\"");
+            text.push_str(&xml_escape(path));
+            text.push_str("\">\n");
+            text.push_str(content);
+            text.push_str(newline);
+            text.push_str("</file>\n");
+        }
         PackFormat::Markdown => {
             let fence = "`".repeat(longest_backtick_run(content).max(2) + 1);
-            format!(
-                "## {path}\n\n{fence}{}\n{content}{newline}{fence}\n\n",
-                language(path)
-            )
+            for part in ["## ", path, "\n\n", &fence, language(path), "\n", content] {
+                text.push_str(part);
+            }
+            for part in [newline, &fence, "\n\n"] {
+                text.push_str(part);
+            }
         }
-        PackFormat::Plain => format!("=== {path} ===\n{content}{newline}\n"),
+        PackFormat::Plain => {
+            for part in ["=== ", path, " ===\n", content, newline, "\n"] {
+                text.push_str(part);
+            }
+        }
     }
 }
 
