@@ -434,8 +434,7 @@ impl FileStore {
             control,
         )?;
         skipped.splice(0..0, walked.skipped);
-        let many_roots = roots.list().len() > 1;
-        let root_label = |c: &Candidate| many_roots.then(|| roots.list()[c.root].shown.clone());
+        let root_label = |c: &Candidate| roots.label(c.root);
 
         let mut rows: Vec<FileRow> = measured
             .iter()
@@ -469,11 +468,7 @@ impl FileStore {
         let (skipped, skipped_counts) = cap_skipped(skipped);
         Ok(FileTokens {
             model: FilesModel::of(model),
-            roots: roots
-                .list()
-                .iter()
-                .map(|r| r.path.display().to_string())
-                .collect(),
+            roots: roots.shown_paths(),
             total,
             files_measured: measured.len(),
             bytes: measured.iter().map(|m| m.measure.bytes).sum(),
@@ -558,8 +553,7 @@ impl FileStore {
                     .then_with(|| a.candidate.relative.cmp(&b.candidate.relative))
             }),
         }
-        let many_roots = roots.list().len() > 1;
-        let root_label = |c: &Candidate| many_roots.then(|| roots.list()[c.root].shown.clone());
+        let root_label = |c: &Candidate| roots.label(c.root);
         let measured_len = measured.len();
 
         // Choose files in order by their known counts (content from the
@@ -687,11 +681,7 @@ impl FileStore {
         let (skipped, skipped_counts) = cap_skipped(skipped);
         Ok(LoadedFiles {
             model: FilesModel::of(model),
-            roots: roots
-                .list()
-                .iter()
-                .map(|r| r.path.display().to_string())
-                .collect(),
+            roots: roots.shown_paths(),
             budget,
             budget_source,
             tokens,

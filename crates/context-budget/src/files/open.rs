@@ -7,7 +7,7 @@
 //! (device and inode). A path swapped for a symlink or a FIFO between the check and
 //! the open is caught by the verification.
 
-use std::fs::File;
+use std::fs::{File, Metadata};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -43,19 +43,9 @@ pub fn open_in_root(root: &Path, path: &Path, max_bytes: u64) -> Result<OpenFile
     }
     // The one race-free open (no final symlink, no blocking, the handle checked to be
     // a regular file still at `canonical`, which is inside the root).
-    let (file, metadata) = crate::safe_open::open_regular(&canonical).map_err(|e| match e {
-        OpenError::NotRegular => SkipReason::NotRegular,
-        OpenError::Moved { .. } => SkipReason::OutsideRoot,
-        OpenError::Io(e) => SkipReason::Unreadable(e.to_string()),
-    })?;
+    let (file, metadata) = open_verified(&canonical, max_bytes)?;
     if !same_file(&metadata, &looked) {
         return Err(SkipReason::OutsideRoot);
-    }
-    if metadata.len() > max_bytes {
-        return Err(SkipReason::TooLarge {
-            bytes: metadata.len(),
-            limit: max_bytes,
-        });
     }
     Ok(OpenFile {
         file,
@@ -73,11 +63,22 @@ pub fn reopen(root: &Path, canonical: &Path, max_bytes: u64) -> Result<OpenFile,
     if !canonical.starts_with(root) {
         return Err(SkipReason::OutsideRoot);
     }
+    let (file, metadata) = open_verified(canonical, max_bytes)?;
+    Ok(OpenFile {
+        file,
+        canonical: canonical.to_path_buf(),
+        stamp: FileStamp::of(&metadata),
+    })
+}
+
+/// [`crate::safe_open::open_regular`] with its failures as skip reasons, and the
+/// per-file size limit checked on the handle.
+fn open_verified(canonical: &Path, max_bytes: u64) -> Result<(File, Metadata), SkipReason> {
     let (file, metadata) = crate::safe_open::open_regular(canonical).map_err(|e| match e {
         OpenError::NotRegular => SkipReason::NotRegular,
         OpenError::Moved { .. } => SkipReason::OutsideRoot,
         OpenError::Io(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            SkipReason::Unreadable("deleted while loading".to_string())
+            SkipReason::Unreadable("deleted while being read".to_string())
         }
         OpenError::Io(e) => SkipReason::Unreadable(e.to_string()),
     })?;
@@ -87,11 +88,7 @@ pub fn reopen(root: &Path, canonical: &Path, max_bytes: u64) -> Result<OpenFile,
             limit: max_bytes,
         });
     }
-    Ok(OpenFile {
-        file,
-        canonical: canonical.to_path_buf(),
-        stamp: FileStamp::of(&metadata),
-    })
+    Ok((file, metadata))
 }
 
 /// Whether the opened handle is the file that was looked at (where `/proc` cannot

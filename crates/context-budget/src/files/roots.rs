@@ -62,6 +62,20 @@ impl Roots {
         &self.roots
     }
 
+    /// The roots as the answers show them (their canonical paths).
+    pub fn shown_paths(&self) -> Vec<String> {
+        self.list()
+            .iter()
+            .map(|r| r.path.display().to_string())
+            .collect()
+    }
+
+    /// The root a file row names: only when there are several to tell apart.
+    pub fn label(&self, index: usize) -> Option<String> {
+        let roots = self.list();
+        (roots.len() > 1).then(|| roots[index].shown.clone())
+    }
+
     /// The roots a client offered (MCP `roots/list`) intersected with these: a
     /// client root inside one of ours replaces it, ours inside a client root stays,
     /// anything else is dropped. Client roots that do not exist are ignored. When
