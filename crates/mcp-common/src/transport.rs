@@ -48,6 +48,21 @@ impl std::str::FromStr for LogFormat {
     }
 }
 
+/// A multi-threaded runtime (`workers` async threads, default one per core) for a
+/// server or a one-shot command; on failure the error is printed and `None` returned
+/// (the process should exit with failure).
+pub fn runtime(workers: Option<usize>) -> Option<tokio::runtime::Runtime> {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if let Some(workers) = workers {
+        builder.worker_threads(workers);
+    }
+    builder
+        .enable_all()
+        .build()
+        .inspect_err(|e| eprintln!("error: cannot start the async runtime: {e}"))
+        .ok()
+}
+
 /// Log to stderr in `format`: stdout belongs to the stdio transport. `RUST_LOG`
 /// overrides the `default` filter.
 pub fn init_logging_as(default: &str, format: LogFormat) {

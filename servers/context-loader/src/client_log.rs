@@ -1,6 +1,6 @@
-//! MCP logging: the warnings a result carries (an exact-count fallback, a skipped
-//! file, a broken spec in a listing) also go to the client as `notifications/message`,
-//! at the level the session asked for with `logging/setLevel`.
+//! MCP logging: the warnings a result carries (an exact-count fallback, skipped files,
+//! a broken spec in a listing: each tool's `Tool::warnings`) also go to the client as
+//! `notifications/message`, at the level the session asked for with `logging/setLevel`.
 //!
 //! A warning stays in the result too: the model reads results, a client's log pane
 //! reads notifications. They are sent before the result, on the call's own stream,
@@ -15,9 +15,6 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use context_budget::spec::{SpecBudget, SpecTokens};
-use context_budget::{FittedMessages, TokenCount};
-use mcp_common::ToolError;
 use rmcp::RoleServer;
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::service::RequestContext;
@@ -66,21 +63,17 @@ impl ClientLog {
         severity(level) >= self.level.load(Ordering::Relaxed)
     }
 
-    /// Send the warnings of `result` (from tool `tool`) to the session's client.
-    /// A client that has gone away is not an error of the call.
-    pub async fn forward<T: Warnings>(
+    /// Send `warnings` (from tool `tool`) to the session's client. A client that has
+    /// gone away is not an error of the call.
+    pub async fn forward(
         &self,
         context: &RequestContext<RoleServer>,
         tool: &str,
-        result: &Result<mcp_common::Structured<T>, ToolError>,
+        warnings: Vec<String>,
     ) {
-        let Ok(mcp_common::Structured(output)) = result else {
-            return;
-        };
-        if !self.enabled(LoggingLevel::Warning) {
+        if warnings.is_empty() || !self.enabled(LoggingLevel::Warning) {
             return;
         }
-        let warnings = output.warnings();
         let more = warnings.len().saturating_sub(MAX_MESSAGES_PER_CALL);
         let shown = warnings.into_iter().take(MAX_MESSAGES_PER_CALL);
         let summary = (more > 0).then(|| format!("… and {more} more warnings in the result"));
@@ -94,47 +87,6 @@ impl ClientLog {
                 return;
             }
         }
-    }
-}
-
-/// What in a tool's output is a warning worth a client's log: something went
-/// differently from what was asked (a fallback, a file not counted, a broken spec).
-pub trait Warnings {
-    fn warnings(&self) -> Vec<String>;
-}
-
-impl Warnings for TokenCount {
-    fn warnings(&self) -> Vec<String> {
-        self.warning.iter().cloned().collect()
-    }
-}
-
-impl Warnings for FittedMessages {
-    fn warnings(&self) -> Vec<String> {
-        self.warning.iter().cloned().collect()
-    }
-}
-
-impl Warnings for SpecTokens {
-    fn warnings(&self) -> Vec<String> {
-        match self {
-            SpecTokens::Spec(report) => report.notes.clone(),
-            SpecTokens::Listing(listing) => {
-                let rows = listing.specs.iter().flat_map(|row| {
-                    let error = row.error.iter();
-                    error
-                        .chain(&row.notes)
-                        .map(|message| format!("{}: {message}", row.spec))
-                });
-                rows.chain(listing.notes.iter().cloned()).collect()
-            }
-        }
-    }
-}
-
-impl Warnings for SpecBudget {
-    fn warnings(&self) -> Vec<String> {
-        self.notes.clone()
     }
 }
 

@@ -1,5 +1,5 @@
-//! The `context-loader` binary: parse the command line, build the service, and
-//! either serve MCP (stdio, HTTP) or run one tool as a shell command.
+//! The `context-loader` binary: parse the command line, wire the service
+//! (`config`), and either serve MCP (stdio, HTTP) or run one tool as a shell command.
 
 use std::process::ExitCode;
 
@@ -7,6 +7,7 @@ use clap::Parser;
 use context_loader::cli::args::{Cli, Command};
 use context_loader::service::Service;
 use context_loader::{cli, http, stdio};
+use mcp_common::transport::runtime;
 
 /// Exit code for a configuration error (as clap uses for usage errors).
 const CONFIG_ERROR_EXIT: u8 = 2;
@@ -15,7 +16,7 @@ fn main() -> ExitCode {
     let Cli { global, command } = Cli::parse();
     // Over HTTP nothing is served from the disk unless an operator says where.
     let cwd_by_default = !matches!(command, Command::Http(_));
-    let service = match cli::service(&global, cwd_by_default) {
+    let service = match global.service(cwd_by_default) {
         Ok(service) => service,
         Err(e) => {
             eprintln!("error: {e:#}");
@@ -49,7 +50,7 @@ fn serve(
     // is answered at once, and by the time the first count arrives they are ready.
     let warm = service.clone();
     std::thread::spawn(move || warm.warm_up());
-    let Some(runtime) = cli::runtime(None) else {
+    let Some(runtime) = runtime(None) else {
         return ExitCode::FAILURE;
     };
     let served = runtime.block_on(server);

@@ -1,26 +1,22 @@
 //! The one tool registry. Both transports serve this handler and nothing else, so a
-//! tool added here is on stdio and HTTP at once. Each entry is the tool's metadata
-//! and one line handing the arguments to its adapter in `tools/`.
+//! tool is on stdio and HTTP at once. Its routes come from [`crate::tools::register`],
+//! and every tool is served by the one path in [`serve`]: arguments checked the same
+//! way, warnings forwarded to the client's log the same way.
 
-use context_budget::files::{FileTokens, LoadedFiles};
-use context_budget::spec::{SpecBudget, SpecTokens};
-use context_budget::{AssembledContext, FittedMessages, ModelListing, TokenCount};
 use mcp_common::metrics::MeteredToolRouter;
-use mcp_common::{Structured, ToolError, input_schema, output_schema};
+use mcp_common::{Structured, ToolError, input_schema, output_schema, parse_params};
 use rmcp::RoleServer;
-use rmcp::handler::server::wrapper::Parameters;
+use rmcp::handler::server::router::tool::{ToolRoute, ToolRouter};
+use rmcp::handler::server::tool::{IntoCallToolResult, ToolCallContext};
 #[allow(deprecated)] // MCP logging: see client_log.
 use rmcp::model::SetLevelRequestParams;
-use rmcp::model::{Implementation, JsonObject, ServerCapabilities, ServerConfig};
+use rmcp::model::{Implementation, JsonObject, ServerCapabilities, ServerConfig, ToolAnnotations};
 use rmcp::service::RequestContext;
-use rmcp::{ServerHandler, tool, tool_handler, tool_router};
+use rmcp::{ServerHandler, tool_handler};
 
 use crate::client_log::ClientLog;
 use crate::service::Service;
-use crate::tools::{
-    assemble_context, count_tokens, file_tokens, fit_messages, list_models, load_files,
-    spec_budget, spec_tokens,
-};
+use crate::tool::{Call, Register, Tool};
 
 #[derive(Clone)]
 pub struct ContextLoader {
@@ -32,146 +28,63 @@ pub struct ContextLoader {
 
 impl ContextLoader {
     pub fn new(service: Service) -> Self {
+        let mut routes = Routes(ToolRouter::new());
+        crate::tools::register(&mut routes);
         ContextLoader {
             service,
-            tool_router: MeteredToolRouter::new(Self::tool_router()),
+            tool_router: MeteredToolRouter::new(routes.0),
             log: ClientLog::default(),
         }
     }
 }
 
-#[tool_router]
-impl ContextLoader {
-    #[tool(
-        name = "count-tokens",
-        description = count_tokens::DESCRIPTION,
-        input_schema = input_schema::<count_tokens::CountTokensParams>(),
-        output_schema = output_schema::<TokenCount>(),
-        annotations(title = "Count tokens", read_only_hint = true, idempotent_hint = true, destructive_hint = false, open_world_hint = false)
-    )]
-    async fn count_tokens(
-        &self,
-        Parameters(args): Parameters<JsonObject>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<Structured<TokenCount>, ToolError> {
-        let result = count_tokens::call(&self.service, args, &context).await;
-        self.log
-            .forward(&context, count_tokens::NAME, &result)
-            .await;
-        result
-    }
+/// The router being filled with every tool.
+struct Routes(ToolRouter<ContextLoader>);
 
-    #[tool(
-        name = "list-models",
-        description = list_models::DESCRIPTION,
-        input_schema = input_schema::<list_models::ListModelsParams>(),
-        output_schema = output_schema::<ModelListing>(),
-        annotations(title = "List models", read_only_hint = true, idempotent_hint = true, destructive_hint = false, open_world_hint = false)
-    )]
-    async fn list_models(
-        &self,
-        Parameters(args): Parameters<JsonObject>,
-    ) -> Result<Structured<ModelListing>, ToolError> {
-        list_models::call(&self.service, args).await
+impl Register for Routes {
+    fn tool<T: Tool>(&mut self) {
+        // Every tool only reads: files under its roots, the catalog, text it is sent.
+        let annotations = ToolAnnotations::with_title(T::TITLE)
+            .read_only(true)
+            .destructive(false)
+            .idempotent(true)
+            .open_world(false);
+        let attr = rmcp::model::Tool::new(T::NAME, T::DESCRIPTION, input_schema::<T::Params>())
+            .with_raw_output_schema(output_schema::<T::Output>())
+            .with_annotations(annotations);
+        self.0.add_route(ToolRoute::new_dyn(
+            attr,
+            |context: ToolCallContext<'_, ContextLoader>| {
+                Box::pin(async move {
+                    let ToolCallContext {
+                        request_context,
+                        service: server,
+                        arguments,
+                        ..
+                    } = context;
+                    serve::<T>(server, arguments, &request_context)
+                        .await
+                        .into_call_tool_result()
+                })
+            },
+        ));
     }
+}
 
-    #[tool(
-        name = "file-tokens",
-        description = file_tokens::DESCRIPTION,
-        input_schema = input_schema::<file_tokens::FileTokensParams>(),
-        output_schema = output_schema::<FileTokens>(),
-        annotations(title = "Measure files", read_only_hint = true, idempotent_hint = true, destructive_hint = false, open_world_hint = false)
-    )]
-    async fn file_tokens(
-        &self,
-        Parameters(args): Parameters<JsonObject>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<Structured<FileTokens>, ToolError> {
-        file_tokens::call(&self.service, args, &context).await
-    }
-
-    #[tool(
-        name = "load-files",
-        description = load_files::DESCRIPTION,
-        input_schema = input_schema::<load_files::LoadFilesParams>(),
-        output_schema = output_schema::<LoadedFiles>(),
-        annotations(title = "Load files within a budget", read_only_hint = true, idempotent_hint = true, destructive_hint = false, open_world_hint = false)
-    )]
-    async fn load_files(
-        &self,
-        Parameters(args): Parameters<JsonObject>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<Structured<LoadedFiles>, ToolError> {
-        load_files::call(&self.service, args, &context).await
-    }
-
-    #[tool(
-        name = "spec-tokens",
-        description = spec_tokens::DESCRIPTION,
-        input_schema = input_schema::<spec_tokens::SpecTokensParams>(),
-        output_schema = output_schema::<SpecTokens>(),
-        annotations(title = "Measure specs", read_only_hint = true, idempotent_hint = true, destructive_hint = false, open_world_hint = false)
-    )]
-    async fn spec_tokens(
-        &self,
-        Parameters(args): Parameters<JsonObject>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<Structured<SpecTokens>, ToolError> {
-        let result = spec_tokens::call(&self.service, args, &context).await;
-        self.log.forward(&context, spec_tokens::NAME, &result).await;
-        result
-    }
-
-    #[tool(
-        name = "spec-budget",
-        description = spec_budget::DESCRIPTION,
-        input_schema = input_schema::<spec_budget::SpecBudgetParams>(),
-        output_schema = output_schema::<SpecBudget>(),
-        annotations(title = "Plan specs into a budget", read_only_hint = true, idempotent_hint = true, destructive_hint = false, open_world_hint = false)
-    )]
-    async fn spec_budget(
-        &self,
-        Parameters(args): Parameters<JsonObject>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<Structured<SpecBudget>, ToolError> {
-        let result = spec_budget::call(&self.service, args, &context).await;
-        self.log.forward(&context, spec_budget::NAME, &result).await;
-        result
-    }
-
-    #[tool(
-        name = "fit-messages",
-        description = fit_messages::DESCRIPTION,
-        input_schema = input_schema::<fit_messages::FitMessagesParams>(),
-        output_schema = output_schema::<FittedMessages>(),
-        annotations(title = "Fit messages", read_only_hint = true, idempotent_hint = true, destructive_hint = false, open_world_hint = false)
-    )]
-    async fn fit_messages(
-        &self,
-        Parameters(args): Parameters<JsonObject>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<Structured<FittedMessages>, ToolError> {
-        let result = fit_messages::call(&self.service, args, &context).await;
-        self.log
-            .forward(&context, fit_messages::NAME, &result)
-            .await;
-        result
-    }
-
-    #[tool(
-        name = "assemble-context",
-        description = assemble_context::DESCRIPTION,
-        input_schema = input_schema::<assemble_context::AssembleContextParams>(),
-        output_schema = output_schema::<AssembledContext>(),
-        annotations(title = "Assemble context", read_only_hint = true, idempotent_hint = true, destructive_hint = false, open_world_hint = false)
-    )]
-    async fn assemble_context(
-        &self,
-        Parameters(args): Parameters<JsonObject>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<Structured<AssembledContext>, ToolError> {
-        assemble_context::call(&self.service, args, &context).await
-    }
+/// One call of tool `T`: parse the arguments (an unknown name is refused), run the
+/// tool, and send its warnings to the client's log before the result.
+async fn serve<T: Tool>(
+    server: &ContextLoader,
+    arguments: Option<JsonObject>,
+    request: &RequestContext<RoleServer>,
+) -> Result<Structured<T::Output>, ToolError> {
+    let params: T::Params = parse_params(T::NAME, arguments)?;
+    let output = T::call(&server.service, params, Call::request(request)).await?;
+    server
+        .log
+        .forward(request, T::NAME, T::warnings(&output))
+        .await;
+    Ok(Structured(output))
 }
 
 #[tool_handler(router = self.tool_router)]

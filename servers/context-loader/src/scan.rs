@@ -1,9 +1,9 @@
-//! How a long spec scan reports progress and learns it should stop: MCP progress
-//! notifications and request cancellation for tools, a progress line on a terminal
-//! for the CLI.
+//! How a scan over many files (specs, file walks) reports progress and learns it
+//! should stop: MCP progress notifications and request cancellation for tools, a
+//! progress line on a terminal for the CLI.
 
 use std::io::{IsTerminal, Write};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use context_budget::spec::scan::ScanControl;
@@ -11,6 +11,9 @@ use mcp_common::progress::ProgressReporter;
 use rmcp::RoleServer;
 use rmcp::service::RequestContext;
 use tokio_util::sync::CancellationToken;
+
+/// A scan's progress and cancellation, shared with the blocking-pool thread.
+pub type SharedScan = Arc<dyn ScanControl + Send + Sync>;
 
 /// A scan serving one MCP request.
 pub struct RequestScan {

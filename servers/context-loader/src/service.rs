@@ -1,6 +1,8 @@
-//! The one place a tool call is run: what runs inline and what on the blocking pool,
-//! and which calls take the exact (provider API) pass. The MCP registry and the CLI
-//! both call these methods, so a tool cannot behave differently in the two.
+//! What every tool runs on: the process's catalog, specs, file roots and optional exact
+//! counter, and the one place that decides what runs inline and what on the blocking
+//! pool, and how a call stops when it is cancelled or abandoned. It knows no tool:
+//! each tool (`tools/`) calls [`Service::run`], [`Service::on_files`] or
+//! [`Service::on_specs`] with its own work.
 //!
 //! The engine does the work and is synchronous; the exact Claude pass (an
 //! [`ExactCounter`] that blocks on Anthropic's API) happens inside the engine's
@@ -12,33 +14,21 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use context_budget::files::roots::Roots;
-use context_budget::files::{FileLimits, FileStore, FileTokens, FilesError, LoadedFiles};
+use context_budget::files::{FileLimits, FileStore, FilesError};
 use context_budget::spec::scan::ScanControl;
-use context_budget::spec::{SpecBudget, SpecError, SpecStore, SpecTokens};
+use context_budget::spec::{SpecError, SpecStore};
 use context_budget::{
-    AssembleOptions, AssembledContext, ExactCountFailure, ExactCounter, FittedMessages, Message,
-    ModelEntry, ModelListing, ResolvedModel, TokenCount, TokenCounter, Tokenizer, assemble_context,
-    fit_messages, limits,
+    ExactCountFailure, ExactCounter, Message, ModelEntry, ResolvedModel, TokenCounter, Tokenizer,
 };
 use mcp_common::{ToolError, run_blocking};
 use tokio_util::sync::CancellationToken;
 
 use crate::errors::tool_error;
-use crate::tools::assemble_context::AssembleContextParams;
-use crate::tools::count_tokens::CountTokensParams;
-use crate::tools::file_tokens::FileTokensParams;
-use crate::tools::fit_messages::FitMessagesParams;
-use crate::tools::list_models::ListModelsParams;
-use crate::tools::load_files::LoadFilesParams;
-use crate::tools::spec_budget::SpecBudgetParams;
-use crate::tools::spec_tokens::SpecTokensParams;
+use crate::scan::SharedScan;
 
 /// Inputs up to this many bytes are counted inline: a few hundred microseconds at
 /// most, cheaper than a hop to another thread.
 pub const INLINE_MAX_BYTES: usize = 64 * 1024;
-
-/// A spec scan's progress and cancellation, shared with the blocking-pool thread.
-pub type SharedScan = Arc<dyn ScanControl + Send + Sync>;
 
 /// The process's tools: the catalog and limits, the specs root, and the optional
 /// exact counter. Cheap to clone (shared by every session of one process).
@@ -125,20 +115,27 @@ impl Service {
         &self.counter
     }
 
-    /// The exact counter for one request: it stops asking the provider once the
-    /// request is cancelled (a count already in flight ends within the client's
-    /// timeout; the engine then keeps its local result).
-    fn exact_for<'a>(&'a self, cancelled: &'a CancellationToken) -> Option<UntilCancelled<'a>> {
-        self.exact
+    /// Run `work` with the exact counter for one request (`None` when exact counting
+    /// is off). It stops asking the provider once the request is cancelled (a count
+    /// already in flight ends within the client's timeout; the engine then keeps its
+    /// local result).
+    pub fn with_exact_counter<R>(
+        &self,
+        cancelled: &CancellationToken,
+        work: impl FnOnce(Option<&dyn ExactCounter>) -> R,
+    ) -> R {
+        let exact = self
+            .exact
             .as_deref()
-            .map(|exact| UntilCancelled { exact, cancelled })
+            .map(|exact| UntilCancelled { exact, cancelled });
+        work(exact.as_ref().map(|e| e as &dyn ExactCounter))
     }
 
     /// Run `work` inline when it is small and cannot reach the network, else on the
     /// blocking pool. `work` gets a token that is cancelled when the request is, and
     /// also when this future is dropped (an HTTP timeout, a vanished client, shutdown):
     /// the pool thread cannot be stopped from outside, so it must notice by itself.
-    async fn run<T: Send + 'static>(
+    pub async fn run<T: Send + 'static>(
         &self,
         input_bytes: usize,
         cancelled: &CancellationToken,
@@ -155,172 +152,23 @@ impl Service {
         result
     }
 
-    pub async fn count_tokens(
-        &self,
-        params: CountTokensParams,
-        cancelled: CancellationToken,
-    ) -> Result<TokenCount, ToolError> {
-        self.run(params.text.len(), &cancelled, move |service, cancelled| {
-            let exact = service.exact_for(cancelled);
-            service
-                .counter
-                .count_until(
-                    &params.text,
-                    params.model.as_deref(),
-                    exact.as_ref().map(|e| e as &dyn ExactCounter),
-                    &|| cancelled.is_cancelled(),
-                )
-                .map_err(tool_error)
-        })
-        .await
-    }
-
-    pub async fn list_models(&self, params: ListModelsParams) -> Result<ModelListing, ToolError> {
-        Ok(self.counter.catalog().listing(params.filter.as_deref()))
-    }
-
-    pub async fn fit_messages(
-        &self,
-        params: FitMessagesParams,
-        cancelled: CancellationToken,
-    ) -> Result<FittedMessages, ToolError> {
-        let bytes = limits::messages_bytes(&params.messages);
-        self.run(bytes, &cancelled, move |service, cancelled| {
-            let exact = service.exact_for(cancelled);
-            fit_messages(
-                &service.counter,
-                &params.messages,
-                params.model.as_deref(),
-                &params.options(),
-                exact.as_ref().map(|e| e as &dyn ExactCounter),
-            )
-            .map_err(tool_error)
-        })
-        .await
-    }
-
-    pub async fn assemble_context(
-        &self,
-        params: AssembleContextParams,
-        cancelled: CancellationToken,
-    ) -> Result<AssembledContext, ToolError> {
-        // Truncation re-tokenizes sections, and the exact pass may wait on the
-        // network: always off the async workers.
-        let service = self.clone();
-        run_blocking(move || {
-            let exact = service.exact_for(&cancelled);
-            let options = AssembleOptions {
-                model: params.model.as_deref(),
-                budget: params.budget,
-                preset: params.preset.as_deref(),
-            };
-            assemble_context(
-                &service.counter,
-                &params.sections,
-                &options,
-                exact.as_ref().map(|e| e as &dyn ExactCounter),
-            )
-            .map_err(tool_error)
-        })
-        .await
-    }
-
-    pub async fn spec_tokens(
-        &self,
-        params: SpecTokensParams,
-        scan: SharedScan,
-    ) -> Result<SpecTokens, ToolError> {
-        if let Some(path) = &params.spec_path {
-            self.counter
-                .check_name("specPath", path)
-                .map_err(tool_error)?;
-        }
-        let query = params.query();
-        self.on_specs(params.model, scan, move |specs, model, scan| {
-            specs.spec_tokens(&query, model, scan)
-        })
-        .await
-    }
-
-    pub async fn spec_budget(
-        &self,
-        params: SpecBudgetParams,
-        scan: SharedScan,
-    ) -> Result<SpecBudget, ToolError> {
-        limits::check_spec_count(params.specs.len()).map_err(tool_error)?;
-        for spec in &params.specs {
-            self.counter.check_name("specs", spec).map_err(tool_error)?;
-        }
-        self.on_specs(params.model, scan, move |specs, model, scan| {
-            specs.spec_budget(&params.specs, params.budget, model, scan)
-        })
-        .await
-    }
-
-    /// `client_roots`: the folders the client offered (MCP roots), which narrow the
-    /// server's; `None` when it offered none.
-    pub async fn file_tokens(
-        &self,
-        params: FileTokensParams,
-        client_roots: Option<Vec<PathBuf>>,
-        scan: SharedScan,
-    ) -> Result<FileTokens, ToolError> {
-        self.on_files(
-            params.model.clone(),
-            client_roots,
-            move |store, roots, model| {
-                let sort = params.sort.unwrap_or_default();
-                store.file_tokens(
-                    roots,
-                    &params.query(),
-                    model,
-                    sort,
-                    params.row_limit(),
-                    scan.as_ref(),
-                )
-            },
-        )
-        .await
-    }
-
-    pub async fn load_files(
-        &self,
-        params: LoadFilesParams,
-        client_roots: Option<Vec<PathBuf>>,
-        scan: SharedScan,
-    ) -> Result<LoadedFiles, ToolError> {
-        self.on_files(
-            params.model.clone(),
-            client_roots,
-            move |store, roots, model| {
-                store.load_files(
-                    roots,
-                    &params.query(),
-                    &params.request(),
-                    model,
-                    scan.as_ref(),
-                )
-            },
-        )
-        .await
-    }
-
-    /// File work for `model` under the call's roots: walking, reading and
-    /// tokenizing, always on the blocking pool.
-    async fn on_files<T: Send + 'static>(
+    /// File work for `model` under the call's roots (the server's, narrowed by the
+    /// client's when it offered some): walking, reading and tokenizing.
+    pub async fn on_files<T: Send + 'static>(
         &self,
         model: Option<String>,
         client_roots: Option<Vec<PathBuf>>,
-        work: impl FnOnce(&FileStore, &Roots, &ResolvedModel<'_>) -> Result<T, FilesError>
+        scan: SharedScan,
+        work: impl FnOnce(
+            &FileStore,
+            &Roots,
+            &ResolvedModel<'_>,
+            &dyn ScanControl,
+        ) -> Result<T, FilesError>
         + Send
         + 'static,
     ) -> Result<T, ToolError> {
-        let service = self.clone();
-        run_blocking(move || {
-            let model = service
-                .counter
-                .resolve(model.as_deref())
-                .map_err(tool_error)?;
+        self.on_scan(model, scan, move |service, model, scan| {
             let (roots, store) = service.files.as_ref();
             let server_roots = roots
                 .as_ref()
@@ -334,19 +182,34 @@ impl Service {
                 }
                 None => server_roots,
             };
-            work(store, roots, &model).map_err(tool_error)
+            work(store, roots, model, scan).map_err(tool_error)
         })
         .await
     }
 
-    /// Spec work for `model`: file reads and tokenizing, always on the blocking pool.
-    /// The scan also stops when this future is dropped (HTTP timeout, shutdown), not
-    /// only when the request is cancelled.
-    async fn on_specs<T: Send + 'static>(
+    /// Spec work for `model`: file reads and tokenizing.
+    pub async fn on_specs<T: Send + 'static>(
         &self,
         model: Option<String>,
         scan: SharedScan,
         work: impl FnOnce(&SpecStore, &ResolvedModel<'_>, &dyn ScanControl) -> Result<T, SpecError>
+        + Send
+        + 'static,
+    ) -> Result<T, ToolError> {
+        self.on_scan(model, scan, move |service, model, scan| {
+            work(&service.specs, model, scan).map_err(tool_error)
+        })
+        .await
+    }
+
+    /// A scan over many files for `model`, always on the blocking pool. It stops when
+    /// the request is cancelled and also when this future is dropped (HTTP timeout,
+    /// a vanished client, shutdown).
+    async fn on_scan<T: Send + 'static>(
+        &self,
+        model: Option<String>,
+        scan: SharedScan,
+        work: impl FnOnce(&Service, &ResolvedModel<'_>, &dyn ScanControl) -> Result<T, ToolError>
         + Send
         + 'static,
     ) -> Result<T, ToolError> {
@@ -359,7 +222,7 @@ impl Service {
                 .resolve(model.as_deref())
                 .map_err(tool_error)?;
             let scan = UntilAbandoned { scan, abandoned };
-            work(&service.specs, &model, &scan).map_err(tool_error)
+            work(&service, &model, &scan)
         })
         .await
     }
@@ -420,106 +283,5 @@ impl ExactCounter for UntilCancelled<'_> {
 
     fn method(&self) -> &'static str {
         self.exact.method()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use context_budget::Tokenizer;
-
-    /// Counts every Claude text as 7 tokens.
-    struct Seven;
-
-    impl ExactCounter for Seven {
-        fn provider_model(&self, requested: &str, entry: &ModelEntry) -> Option<String> {
-            entry.tokenizer.is_claude().then(|| requested.to_string())
-        }
-        fn count_messages(&self, _: &str, m: &[Message]) -> Result<u64, ExactCountFailure> {
-            Ok(7 * m.len() as u64)
-        }
-        fn count_text(&self, _: &str, _: &str) -> Result<u64, ExactCountFailure> {
-            Ok(7)
-        }
-        fn encoding(&self) -> &'static str {
-            "seven"
-        }
-        fn method(&self) -> &'static str {
-            "exact: seven"
-        }
-    }
-
-    fn service() -> Service {
-        Service::new(TokenCounter::default(), SpecStore::new("specs")).with_exact(Arc::new(Seven))
-    }
-
-    fn claude(text: &str) -> CountTokensParams {
-        CountTokensParams {
-            text: text.into(),
-            model: Some("claude".into()),
-        }
-    }
-
-    #[tokio::test]
-    async fn the_exact_pass_runs_on_the_pool_and_a_cancelled_request_stops_asking() {
-        let service = service();
-        let exact = service
-            .count_tokens(claude("hello there"), CancellationToken::new())
-            .await
-            .expect("counts");
-        assert_eq!((exact.token_count, exact.encoding), (7, "seven"));
-
-        let cancelled = CancellationToken::new();
-        cancelled.cancel();
-        let local = service
-            .count_tokens(claude("hello there"), cancelled)
-            .await
-            .expect("counts");
-        assert!(!local.exact);
-        assert_eq!(local.encoding, "claude_4_7_estimate");
-        assert!(
-            local
-                .warning
-                .as_deref()
-                .is_some_and(|w| w.contains("cancelled")),
-            "{local:?}"
-        );
-    }
-
-    #[tokio::test]
-    async fn a_cancelled_request_stops_counting_a_large_text() {
-        let service = Service::new(TokenCounter::default(), SpecStore::new("specs"));
-        let text = "Plans change.\nSo do budgets.\n".repeat(120_000);
-        let cancelled = CancellationToken::new();
-        cancelled.cancel();
-        let params = CountTokensParams {
-            text: text.clone(),
-            model: Some("gpt-4o".into()),
-        };
-        let error = service
-            .count_tokens(params.clone(), cancelled)
-            .await
-            .expect_err("cancelled before the first part");
-        assert_eq!(error.code, mcp_common::ErrorCode::Cancelled);
-        let count = service
-            .count_tokens(params, CancellationToken::new())
-            .await
-            .expect("counts");
-        assert_eq!(count.token_count, Tokenizer::O200kBase.count(&text));
-    }
-
-    #[tokio::test]
-    async fn engine_errors_come_back_as_tool_errors() {
-        let error = service()
-            .count_tokens(
-                CountTokensParams {
-                    text: "x".into(),
-                    model: Some("gpt4o".into()),
-                },
-                CancellationToken::new(),
-            )
-            .await
-            .expect_err("unknown model");
-        assert_eq!(error.code, mcp_common::ErrorCode::UnsupportedModel);
     }
 }

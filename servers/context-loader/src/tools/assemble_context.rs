@@ -1,17 +1,53 @@
 //! `assemble-context`: build a prompt from sections within a token budget.
 
-use context_budget::{AssembledContext, Section};
-use mcp_common::{Structured, ToolError, parse_params};
-use rmcp::RoleServer;
-use rmcp::model::JsonObject;
-use rmcp::service::RequestContext;
+use std::path::PathBuf;
+
+use context_budget::{AssembleOptions, AssembledContext, Section, assemble_context};
+use mcp_common::ToolError;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use crate::errors::tool_error;
 use crate::service::Service;
+use crate::tool::{Call, Rendered, Tool};
 
-pub const NAME: &str = "assemble-context";
-pub const DESCRIPTION: &str = "Assemble a prompt from sections (system, tool_definitions, working_memory, \
+pub struct AssembleContextTool;
+
+#[derive(Debug, Clone, Deserialize, JsonSchema, clap::Args)]
+#[serde(deny_unknown_fields)]
+pub struct AssembleContextParams {
+    /// Sections `{name, content, budget?, priority?}`.
+    #[arg(skip)]
+    pub sections: Vec<Section>,
+    /// Total tokens for the assembled text. Default: 90 % of `model`'s context window
+    /// (with a preset: the preset's total, capped by that).
+    #[arg(
+        long,
+        short,
+        help = "Total tokens for the assembled text (default: 90 % of the model's window)"
+    )]
+    pub budget: Option<u64>,
+    /// Model whose tokenizer counts (default `gpt-4`); also sets the default budget.
+    #[arg(long, short, help = "Model whose tokenizer counts (default gpt-4)")]
+    pub model: Option<String>,
+    /// A named layout whose layers the sections name: `adr-layered`.
+    #[arg(
+        long,
+        help = "A named layout whose layers the sections name (`adr-layered`: the token-budgeting ADR's eight layers, 76,000 tokens)"
+    )]
+    pub preset: Option<String>,
+    /// JSON file with the sections (command line only).
+    #[serde(skip)]
+    #[arg(
+        help = "JSON file with the sections (an array, or `{\"sections\": [...]}`); `-` or nothing reads stdin."
+    )]
+    pub file: Option<PathBuf>,
+}
+
+impl Tool for AssembleContextTool {
+    const NAME: &'static str = "assemble-context";
+    const TITLE: &'static str = "Assemble context";
+    const DESCRIPTION: &'static str = "Assemble a prompt from sections (system, tool_definitions, working_memory, \
 semantic_search, archives, or any named text) within a token budget. Sections go in priority order (lower \
 first); each gets its own budget (named defaults: 10/10/25/40/15 % of the total) and what the total still \
 allows; a section over budget keeps its beginning, cut at a token boundary with a visible `[…truncated]` mark, \
@@ -20,29 +56,143 @@ eight layers instead (system_prompt 8000, stream_buffer 2000, working_memory 400
 graph_traversal 4000, session_archive 4000, meta_memory 2000, tool_definitions 4000; 76000 in all, in that \
 order); sections then name those layers. Returns the text and per-section tokens, budget, truncated, dropped \
 and budget_utilization, plus totals.";
+    const COMMAND: &'static str = "assemble";
+    const ABOUT: &'static str =
+        "Assemble a prompt from sections (JSON) within a budget (the `assemble-context` tool)";
+    const JSON_HELP: &'static str = "Print the JSON result (errors too); otherwise the text goes to stdout and a per-section summary to stderr";
 
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct AssembleContextParams {
-    /// Sections `{name, content, budget?, priority?}`.
-    pub sections: Vec<Section>,
-    /// Total tokens for the assembled text. Default: 90 % of `model`'s context window
-    /// (with a preset: the preset's total, capped by that).
-    pub budget: Option<u64>,
-    /// Model whose tokenizer counts (default `gpt-4`); also sets the default budget.
-    pub model: Option<String>,
-    /// A named layout whose layers the sections name: `adr-layered`.
-    pub preset: Option<String>,
+    type Params = AssembleContextParams;
+    type Output = AssembledContext;
+
+    async fn call(
+        service: &Service,
+        params: Self::Params,
+        call: Call,
+    ) -> Result<AssembledContext, ToolError> {
+        // Truncation re-tokenizes sections, and the exact pass may wait on the
+        // network: always off the async workers.
+        service
+            .run(usize::MAX, &call.cancelled, move |service, cancelled| {
+                let options = AssembleOptions {
+                    model: params.model.as_deref(),
+                    budget: params.budget,
+                    preset: params.preset.as_deref(),
+                };
+                service.with_exact_counter(cancelled, |exact| {
+                    assemble_context(service.counter(), &params.sections, &options, exact)
+                        .map_err(tool_error)
+                })
+            })
+            .await
+    }
+
+    fn from_command_line(
+        params: Self::Params,
+        service: &Service,
+    ) -> Result<Self::Params, ToolError> {
+        let json = crate::input::source(service.counter(), params.file.as_deref())?;
+        let sections = crate::input::list::<Section>(&json, "sections")?;
+        Ok(AssembleContextParams { sections, ..params })
+    }
+
+    fn warnings(output: &AssembledContext) -> Vec<String> {
+        output.warning.iter().cloned().collect()
+    }
+
+    /// The text is the output; the summary goes beside it, on stderr.
+    fn render(output: &AssembledContext) -> Rendered {
+        Rendered {
+            stdout: output.text.clone(),
+            exact: false,
+            stderr: Some(assembly(output)),
+        }
+    }
 }
 
-pub async fn call(
-    service: &Service,
-    args: JsonObject,
-    context: &RequestContext<RoleServer>,
-) -> Result<Structured<AssembledContext>, ToolError> {
-    let params: AssembleContextParams = parse_params(NAME, Some(args))?;
-    service
-        .assemble_context(params, context.ct.clone())
-        .await
-        .map(Structured)
+fn assembly(assembled: &AssembledContext) -> String {
+    let mut out = format!(
+        "{:<20} {:>8} {:>8} {:>9} {:>6}\n",
+        "section", "tokens", "budget", "truncated", "use"
+    );
+    for s in &assembled.sections {
+        let state = match (&s.dropped, s.truncated) {
+            (Some(_), _) => "dropped",
+            (None, true) => "yes",
+            (None, false) => "no",
+        };
+        out.push_str(&format!(
+            "{:<20} {:>8} {:>8} {:>9} {:>5.0}%\n",
+            s.name,
+            s.tokens,
+            s.budget,
+            state,
+            s.budget_utilization * 100.0
+        ));
+    }
+    for s in &assembled.sections {
+        if let Some(reason) = &s.dropped {
+            out.push_str(&format!("dropped {}: {reason}\n", s.name));
+        }
+    }
+    out.push_str(&format!(
+        "total {} of {} tokens ({:.0}%; {}, {})",
+        assembled.total_tokens,
+        assembled.budget,
+        assembled.budget_utilization * 100.0,
+        assembled.model,
+        if assembled.exact { "exact" } else { "estimate" }
+    ));
+    if let Some(warning) = &assembled.warning {
+        out.push_str(&format!("\nwarning: {warning}"));
+    }
+    out
+}
+#[cfg(test)]
+mod tests {
+    use context_budget::SectionReport;
+
+    use super::*;
+
+    #[test]
+    fn an_assembly_is_a_table_of_sections_and_a_total() {
+        let section = |name: &str, tokens, budget, truncated, budget_utilization| SectionReport {
+            name: name.into(),
+            priority: 0,
+            tokens,
+            budget,
+            original_tokens: tokens,
+            truncated,
+            dropped: None,
+            budget_utilization,
+        };
+        let assembled = AssembledContext {
+            text: "Be brief.\n\nword".into(),
+            total_tokens: 54,
+            budget: 200,
+            budget_utilization: 0.27,
+            preset: None,
+            model: "gpt-4".into(),
+            encoding: "cl100k_base",
+            exact: true,
+            method: "exact: OpenAI cl100k_base BPE",
+            truncated_sections: 1,
+            dropped_sections: 0,
+            sections: vec![
+                section("system", 4, 20, false, 0.2),
+                section("working_memory", 50, 50, true, 1.0),
+            ],
+            estimated_input_cost_usd: None,
+            warning: None,
+        };
+        let lines: Vec<String> = assembly(&assembled).lines().map(str::to_string).collect();
+        assert_eq!(
+            lines,
+            [
+                "section                tokens   budget truncated    use",
+                "system                      4       20        no    20%",
+                "working_memory             50       50       yes   100%",
+                "total 54 of 200 tokens (27%; gpt-4, exact)",
+            ]
+        );
+    }
 }

@@ -1,28 +1,111 @@
 //! `list-models`: the catalog, with windows, prices and whether counts are exact.
 
 use context_budget::ModelListing;
-use mcp_common::{Structured, ToolError, parse_params};
-use rmcp::model::JsonObject;
+use mcp_common::ToolError;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::service::Service;
+use crate::tool::{Call, Rendered, Tool};
 
-pub const NAME: &str = "list-models";
-pub const DESCRIPTION: &str = "List the models this server knows: encoding, whether counts are exact, context \
-window, max output tokens and USD per 1M input/output tokens, with the date of the figures. Filter by a name or \
-family prefix (e.g. `claude`, `gpt-4.1`, `o-series`).";
+pub struct ListModelsTool;
 
-#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Default, Deserialize, JsonSchema, clap::Args)]
 pub struct ListModelsParams {
     /// Case-insensitive prefix of a model name or family, e.g. `claude-4.5` or `gpt-4o`.
+    #[arg(help = "Name or family prefix, e.g. `claude` or `gpt-4.1`")]
     pub filter: Option<String>,
 }
 
-pub async fn call(
-    service: &Service,
-    args: JsonObject,
-) -> Result<Structured<ModelListing>, ToolError> {
-    let params: ListModelsParams = parse_params(NAME, Some(args))?;
-    service.list_models(params).await.map(Structured)
+impl Tool for ListModelsTool {
+    const NAME: &'static str = "list-models";
+    const TITLE: &'static str = "List models";
+    const DESCRIPTION: &'static str = "List the models this server knows: encoding, whether counts are exact, context \
+window, max output tokens and USD per 1M input/output tokens, with the date of the figures. Filter by a name or \
+family prefix (e.g. `claude`, `gpt-4.1`, `o-series`).";
+    const COMMAND: &'static str = "models";
+    const ABOUT: &'static str =
+        "List supported models with windows and prices (the `list-models` tool)";
+
+    type Params = ListModelsParams;
+    type Output = ModelListing;
+
+    async fn call(
+        service: &Service,
+        params: Self::Params,
+        _: Call,
+    ) -> Result<ModelListing, ToolError> {
+        Ok(service
+            .counter()
+            .catalog()
+            .listing(params.filter.as_deref()))
+    }
+
+    fn render(output: &ModelListing) -> Rendered {
+        Rendered::line(models(output))
+    }
+}
+
+fn models(listing: &ModelListing) -> String {
+    let mut out = format!(
+        "{:<20} {:<16} {:>5} {:>9} {:>8} {:>9} {:>9}\n",
+        "model", "encoding", "exact", "window", "max out", "in $/1M", "out $/1M"
+    );
+    for m in &listing.models {
+        out.push_str(&format!(
+            "{:<20} {:<16} {:>5} {:>9} {:>8} {:>9.2} {:>9.2}\n",
+            m.name,
+            m.encoding,
+            if m.exact { "yes" } else { "no" },
+            m.context_window,
+            m.max_output_tokens,
+            m.input_usd_per_mtok,
+            m.output_usd_per_mtok
+        ));
+    }
+    if listing.models.is_empty() {
+        out.push_str(&format!(
+            "no model matches; families: {}\n",
+            listing.families.join(", ")
+        ));
+    }
+    out.push_str(&format!(
+        "{} models; prices as of {}",
+        listing.count, listing.as_of
+    ));
+    out
+}
+#[cfg(test)]
+mod tests {
+    use context_budget::Catalog;
+
+    use super::*;
+
+    #[test]
+    fn a_listing_has_a_row_per_model_or_says_which_families_exist() {
+        let catalog = Catalog::builtin();
+        let listing = catalog.listing(Some("gpt-4o"));
+        let text = models(&listing);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(
+            lines[0].starts_with("model") && lines[0].ends_with("out $/1M"),
+            "{text}"
+        );
+        assert!(
+            lines[1].starts_with("gpt-4o ")
+                && lines[1].contains(" o200k_base ")
+                && lines[1].contains(" yes "),
+            "{text}"
+        );
+        assert_eq!(
+            lines.last().copied(),
+            Some(format!("{} models; prices as of {}", listing.count, listing.as_of).as_str())
+        );
+        let none = models(&catalog.listing(Some("zzz")));
+        assert!(none.contains("no model matches; families: "), "{none}");
+        assert!(
+            none.ends_with(&format!("0 models; prices as of {}", catalog.as_of)),
+            "{none}"
+        );
+    }
 }

@@ -3,87 +3,158 @@
 
 use context_budget::files::pack::{PackFormat, PackOrder};
 use context_budget::files::{FileQuery, LoadRequest, LoadedFiles};
-use mcp_common::{Structured, ToolError, parse_params};
-use rmcp::RoleServer;
-use rmcp::model::JsonObject;
-use rmcp::service::RequestContext;
+use mcp_common::ToolError;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::roots::RequestRoots;
-use crate::scan::RequestScan;
+use super::file_tokens::{skipped_summary, skipped_warning};
 use crate::service::Service;
+use crate::tool::{Call, Rendered, Tool, wire_value};
 
-pub const NAME: &str = "load-files";
-pub const DESCRIPTION: &str = "Load files into one text within a token budget: `paths` (files, folders or globs, \
+pub struct LoadFilesTool;
+
+#[derive(Debug, Default, Deserialize, JsonSchema, clap::Args)]
+#[serde(deny_unknown_fields)]
+pub struct LoadFilesParams {
+    /// Files, folders or globs, relative to a root (or absolute inside one), in the
+    /// order wanted. Default: every root.
+    #[serde(default)]
+    #[arg(
+        help = "Files, folders or globs (`src`, `README.md`, `'src/**/*.rs'`), in the order wanted; default: every root"
+    )]
+    pub paths: Vec<String>,
+    /// Model or encoding to count for (default `gpt-4`).
+    #[arg(long, short, help = "Model or encoding name (default gpt-4)")]
+    pub model: Option<String>,
+    /// Tokens `text` may take. Default: 90 % of the model's window minus a reserve
+    /// for the answer (its output limit, at most an eighth of the window).
+    #[arg(
+        long,
+        help = "Token budget (default: 90 % of the model's window minus a reserve for the answer)"
+    )]
+    pub budget: Option<u64>,
+    /// `given` (default: `paths` in order, each folder's files by path), `smallest`
+    /// first (the most files within the budget), or `path`.
+    #[arg(long, value_parser = wire_value::<PackOrder>(), help = "Order of the files")]
+    pub order: Option<PackOrder>,
+    /// `xml` (default), `markdown` or `plain`.
+    #[arg(long, value_parser = wire_value::<PackFormat>(), help = "How files are wrapped")]
+    pub format: Option<PackFormat>,
+    /// Cut any file above this many tokens, keeping its front, with a marker.
+    #[serde(alias = "maxFileTokens")]
+    #[arg(long, help = "Cut any file above this many tokens, keeping its front")]
+    pub max_file_tokens: Option<u64>,
+    /// Only files (reached through folders and globs) matching one of these globs.
+    #[serde(default)]
+    #[arg(long, help = "Only files matching one of these globs (repeatable)")]
+    pub include: Vec<String>,
+    /// Leave out files matching any of these globs.
+    #[serde(default)]
+    #[arg(long, help = "Leave out files matching these globs (repeatable)")]
+    pub exclude: Vec<String>,
+    /// Also walk hidden files and folders. Default false.
+    #[serde(default)]
+    #[arg(long, help = "Also walk hidden files and folders")]
+    pub hidden: bool,
+}
+
+impl Tool for LoadFilesTool {
+    const NAME: &'static str = "load-files";
+    const TITLE: &'static str = "Load files within a budget";
+    const DESCRIPTION: &'static str = "Load files into one text within a token budget: `paths` (files, folders or globs, \
 relative to the server's root), `model` (default gpt-4), `budget` (default 90 % of the model's window minus a \
 reserve for the answer), `order` (`given`, `smallest` first, or `path`), `format` (`xml` <file path=\"...\"> \
 elements, `markdown` fenced blocks with a language tag, or `plain`), `max_file_tokens` (cut a file keeping its \
 front, with a marker). Returns `text`, `tokens` (the exact count of `text` itself, wrappers included, never over \
 the budget), `included`, `omitted` (over the budget) and `skipped` files (binary, secret-looking, outside the \
 root, ...).";
+    const COMMAND: &'static str = "load";
+    const ABOUT: &'static str = "Pack files into a token budget: the text on stdout, the report on stderr (the `load-files` tool)";
+    const JSON_HELP: &'static str =
+        "Print the whole JSON result (text included) on stdout instead.";
 
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct LoadFilesParams {
-    /// Files, folders or globs, relative to a root (or absolute inside one), in the
-    /// order wanted. Default: every root.
-    #[serde(default)]
-    pub paths: Vec<String>,
-    /// Model or encoding to count for (default `gpt-4`).
-    pub model: Option<String>,
-    /// Tokens `text` may take. Default: 90 % of the model's window minus a reserve
-    /// for the answer (its output limit, at most an eighth of the window).
-    pub budget: Option<u64>,
-    /// `given` (default: `paths` in order, each folder's files by path), `smallest`
-    /// first (the most files within the budget), or `path`.
-    pub order: Option<PackOrder>,
-    /// `xml` (default), `markdown` or `plain`.
-    pub format: Option<PackFormat>,
-    /// Cut any file above this many tokens, keeping its front, with a marker.
-    #[serde(alias = "maxFileTokens")]
-    pub max_file_tokens: Option<u64>,
-    /// Only files (reached through folders and globs) matching one of these globs.
-    #[serde(default)]
-    pub include: Vec<String>,
-    /// Leave out files matching any of these globs.
-    #[serde(default)]
-    pub exclude: Vec<String>,
-    /// Also walk hidden files and folders. Default false.
-    #[serde(default)]
-    pub hidden: bool,
-}
+    type Params = LoadFilesParams;
+    type Output = LoadedFiles;
 
-impl LoadFilesParams {
-    pub fn query(&self) -> FileQuery {
-        FileQuery {
-            paths: self.paths.clone(),
-            include: self.include.clone(),
-            exclude: self.exclude.clone(),
-            hidden: self.hidden,
-        }
+    async fn call(
+        service: &Service,
+        params: Self::Params,
+        call: Call,
+    ) -> Result<LoadedFiles, ToolError> {
+        let query = FileQuery {
+            paths: params.paths,
+            include: params.include,
+            exclude: params.exclude,
+            hidden: params.hidden,
+        };
+        let request = LoadRequest {
+            budget: params.budget,
+            order: params.order.unwrap_or_default(),
+            format: params.format.unwrap_or_default(),
+            max_file_tokens: params.max_file_tokens,
+        };
+        let roots = call.client_roots().await;
+        service
+            .on_files(
+                params.model,
+                roots,
+                call.scan,
+                move |store, roots, model, scan| {
+                    store.load_files(roots, &query, &request, model, scan)
+                },
+            )
+            .await
     }
 
-    pub fn request(&self) -> LoadRequest {
-        LoadRequest {
-            budget: self.budget,
-            order: self.order.unwrap_or_default(),
-            format: self.format.unwrap_or_default(),
-            max_file_tokens: self.max_file_tokens,
+    fn warnings(output: &LoadedFiles) -> Vec<String> {
+        let omitted = (!output.omitted.is_empty()).then(|| {
+            format!(
+                "{} files left out: over the budget of {} tokens (see `omitted`)",
+                output.omitted.len(),
+                output.budget
+            )
+        });
+        omitted
+            .into_iter()
+            .chain(skipped_warning(&output.skipped_counts))
+            .collect()
+    }
+
+    /// The packed text is the output; the report goes beside it, on stderr.
+    fn render(output: &LoadedFiles) -> Rendered {
+        Rendered {
+            stdout: output.text.clone(),
+            exact: true,
+            stderr: Some(loaded_files(output)),
         }
     }
 }
 
-pub async fn call(
-    service: &Service,
-    args: JsonObject,
-    context: &RequestContext<RoleServer>,
-) -> Result<Structured<LoadedFiles>, ToolError> {
-    let params: LoadFilesParams = parse_params(NAME, Some(args))?;
-    let roots = RequestRoots::of(context).await;
-    let scan = std::sync::Arc::new(RequestScan::new(context));
-    service
-        .load_files(params, roots.0, scan)
-        .await
-        .map(Structured)
+/// `load`'s report on stderr (the text itself goes to stdout).
+fn loaded_files(r: &LoadedFiles) -> String {
+    let mut out = format!(
+        "loaded {} files: {} of {} tokens ({} budget; {}, {})",
+        r.included.len(),
+        r.tokens,
+        r.budget,
+        r.budget_source,
+        r.model.model,
+        r.model.encoding
+    );
+    let truncated = r.included.iter().filter(|f| f.truncated).count();
+    if truncated > 0 {
+        out.push_str(&format!("; {truncated} cut by --max-file-tokens"));
+    }
+    if !r.omitted.is_empty() {
+        let shown: Vec<&str> = r.omitted.iter().take(5).map(|o| o.path.as_str()).collect();
+        out.push_str(&format!(
+            "\nomitted (over the budget): {}{}",
+            shown.join(", "),
+            if r.omitted.len() > 5 { ", ..." } else { "" }
+        ));
+    }
+    if let Some(skipped) = skipped_summary(&r.skipped_counts) {
+        out.push_str(&format!("\nskipped: {skipped}"));
+    }
+    out
 }

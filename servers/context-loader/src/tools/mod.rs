@@ -1,7 +1,11 @@
-//! Tool adapters, one module per tool: its name, description and parameters type,
-//! and `call` = parse the arguments -> one [`crate::service::Service`] call -> the
-//! structured result. The registry lists them; the CLI builds the same parameters
-//! from flags and calls the same service, so the two cannot drift.
+//! The tools, one file each, as tokio's mini-redis has one file per command: a tool's
+//! parameters, its work and the shaping of its answer live together (see
+//! [`crate::tool::Tool`]). [`register`] is the one list of them: the MCP registry and
+//! the CLI both take their tools from it, in this order (the order of `tools/list`
+//! and of the CLI's help).
+//!
+//! A new tool: copy the closest tool file, add its `mod` line and its line in
+//! [`register`], and describe it in the README.
 
 pub mod assemble_context;
 pub mod count_tokens;
@@ -11,3 +15,17 @@ pub mod list_models;
 pub mod load_files;
 pub mod spec_budget;
 pub mod spec_tokens;
+
+use crate::tool::Register;
+
+/// Every tool, in order.
+pub fn register(tools: &mut impl Register) {
+    tools.tool::<count_tokens::CountTokensTool>();
+    tools.tool::<list_models::ListModelsTool>();
+    tools.tool::<file_tokens::FileTokensTool>();
+    tools.tool::<load_files::LoadFilesTool>();
+    tools.tool::<spec_tokens::SpecTokensTool>();
+    tools.tool::<spec_budget::SpecBudgetTool>();
+    tools.tool::<fit_messages::FitMessagesTool>();
+    tools.tool::<assemble_context::AssembleContextTool>();
+}

@@ -1,41 +1,153 @@
 //! `spec-budget`: do these specs fit a budget together, and what is the largest
 //! README-first loading plan that does?
 
-use std::sync::Arc;
-
+use context_budget::limits;
 use context_budget::spec::SpecBudget;
-use mcp_common::{Structured, ToolError, parse_params};
-use rmcp::RoleServer;
-use rmcp::model::JsonObject;
-use rmcp::service::RequestContext;
+use mcp_common::ToolError;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::scan::RequestScan;
+use crate::errors::tool_error;
 use crate::service::Service;
+use crate::tool::{Call, Rendered, Tool, wire_name};
 
-pub const NAME: &str = "spec-budget";
-pub const DESCRIPTION: &str = "Check several specs against one token budget: each spec's cost README-only and with \
-its sub-specs, whether all fit, and the largest loading plan that fits (every README first, in the order given; \
-then whole specs; then single sub-spec files).";
+pub struct SpecBudgetTool;
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct SpecBudgetParams {
     /// Specs in priority order, in any form spec-tokens accepts: `["59", "066-spec-tokens", "archived/012"]`.
+    #[arg(
+        required = true,
+        help = "Specs in priority order (`59 66 archived/012`)"
+    )]
     pub specs: Vec<String>,
     /// The token budget for all of them together.
+    #[arg(long)]
     pub budget: u64,
     /// Model or encoding to count for (default `gpt-4`).
+    #[arg(long, short, help = "Model or encoding name (default gpt-4)")]
     pub model: Option<String>,
 }
 
-pub async fn call(
-    service: &Service,
-    args: JsonObject,
-    context: &RequestContext<RoleServer>,
-) -> Result<Structured<SpecBudget>, ToolError> {
-    let params: SpecBudgetParams = parse_params(NAME, Some(args))?;
-    let scan = Arc::new(RequestScan::new(context));
-    service.spec_budget(params, scan).await.map(Structured)
+impl Tool for SpecBudgetTool {
+    const NAME: &'static str = "spec-budget";
+    const TITLE: &'static str = "Plan specs into a budget";
+    const DESCRIPTION: &'static str = "Check several specs against one token budget: each spec's cost README-only and with \
+its sub-specs, whether all fit, and the largest loading plan that fits (every README first, in the order given; \
+then whole specs; then single sub-spec files).";
+    const COMMAND: &'static str = "spec-budget";
+    const ABOUT: &'static str = "Check several specs against one budget (the `spec-budget` tool)";
+
+    type Params = SpecBudgetParams;
+    type Output = SpecBudget;
+
+    async fn call(
+        service: &Service,
+        params: Self::Params,
+        call: Call,
+    ) -> Result<SpecBudget, ToolError> {
+        limits::check_spec_count(params.specs.len()).map_err(tool_error)?;
+        for spec in &params.specs {
+            service
+                .counter()
+                .check_name("specs", spec)
+                .map_err(tool_error)?;
+        }
+        service
+            .on_specs(params.model, call.scan, move |specs, model, scan| {
+                specs.spec_budget(&params.specs, params.budget, model, scan)
+            })
+            .await
+    }
+
+    fn warnings(output: &SpecBudget) -> Vec<String> {
+        output.notes.clone()
+    }
+
+    fn render(output: &SpecBudget) -> Rendered {
+        Rendered::line(spec_budget(output))
+    }
+}
+
+fn spec_budget(b: &SpecBudget) -> String {
+    let mut out = format!("{:>8} {:>8}  spec\n", "readme", "full");
+    for spec in &b.specs {
+        out.push_str(&format!(
+            "{:>8} {:>8}  {}\n",
+            spec.readme_tokens, spec.full_tokens, spec.spec
+        ));
+    }
+    out.push_str(&format!(
+        "budget {}: all with sub-specs {} ({}), READMEs only {} ({})\n",
+        b.budget,
+        b.total_full,
+        if b.all_fit { "fits" } else { "over" },
+        b.total_readme_only,
+        if b.all_fit_readme_only {
+            "fits"
+        } else {
+            "over"
+        }
+    ));
+    out.push_str(&format!(
+        "plan: {} tokens, {} left\n",
+        b.plan.tokens, b.plan.remaining
+    ));
+    for planned in &b.plan.specs {
+        out.push_str(&format!(
+            "  {:<12} {:>8}  {}\n",
+            wire_name(&planned.load),
+            planned.tokens,
+            planned.spec
+        ));
+    }
+    out.push_str(&b.suggestion);
+    for note in &b.notes {
+        out.push_str(&format!("\nnote: {note}"));
+    }
+    out
+}
+#[cfg(test)]
+mod tests {
+    use context_budget::TokenCounter;
+    use context_budget::spec::SpecStore;
+    use context_budget::spec::scan::Unobserved;
+
+    use super::super::spec_tokens::tests::Specs;
+    use super::*;
+
+    #[test]
+    fn a_spec_budget_shows_both_totals_and_the_plan() {
+        let specs = Specs::new("budget");
+        let store = SpecStore::new(&specs.0);
+        let counter = TokenCounter::default();
+        let model = counter.resolve(None).expect("gpt-4");
+        let plan = store
+            .spec_budget(&["59".to_string()], 100_000, &model, &Unobserved)
+            .expect("plans");
+        let text = spec_budget(&plan);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "  readme     full  spec");
+        assert_eq!(
+            lines[2],
+            format!(
+                "budget 100000: all with sub-specs {} (fits), READMEs only {} (fits)",
+                plan.total_full, plan.total_readme_only
+            )
+        );
+        assert_eq!(
+            lines[3],
+            format!(
+                "plan: {} tokens, {} left",
+                plan.plan.tokens, plan.plan.remaining
+            )
+        );
+        assert!(
+            lines[4]
+                .trim_start()
+                .starts_with(&wire_name(&plan.plan.specs[0].load)),
+            "{text}"
+        );
+    }
 }

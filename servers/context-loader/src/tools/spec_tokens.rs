@@ -1,83 +1,319 @@
 //! `spec-tokens`: what a spec costs before loading it, or a listing of every spec.
 
-use std::sync::Arc;
-
-use context_budget::spec::{SortOrder, SpecQuery, SpecTokens};
-use mcp_common::{Structured, ToolError, parse_params};
-use rmcp::RoleServer;
-use rmcp::model::JsonObject;
-use rmcp::service::RequestContext;
+use context_budget::spec::{SortOrder, SpecListing, SpecQuery, SpecReport, SpecTokens};
+use mcp_common::ToolError;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::scan::RequestScan;
+use crate::errors::tool_error;
 use crate::service::Service;
+use crate::tool::{Call, Rendered, Tool, row_limit, wire_name, wire_value};
 
-pub const NAME: &str = "spec-tokens";
-pub const DESCRIPTION: &str = "Measure spec documents before loading them. With `specPath` (a number like `59`, a \
-folder or name, or `059/DESIGN.md`): the spec's tokens per file, what it is made of (`detailed`: prose, code, \
-tables, frontmatter, adding up exactly), a performance level, and whether it fits a `budget`. Without `specPath`: \
-every spec with its total and level, sorted by tokens or name, filterable by min/max tokens, with a summary. \
-Broken specs are reported on their own row, never failing the listing.";
+pub struct SpecTokensTool;
 
-/// Rows a listing returns unless `limit` says otherwise (0 = all).
-pub const DEFAULT_LIMIT: usize = 100;
-
-#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Default, Deserialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct SpecTokensParams {
     /// Spec to measure: its number (`59` = `059`, matched exactly), folder name
     /// (`059-token-engine`), name (`token-engine`), a sub-spec (`059/DESIGN.md`), or a
     /// path inside the specs root. Omit to list every spec.
     #[serde(rename = "specPath", alias = "spec_path", alias = "spec")]
+    #[arg(
+        value_name = "SPEC",
+        help = "Spec to measure (`59`, `059-name`, `name`, `059/DESIGN.md`); omit to list all"
+    )]
     pub spec_path: Option<String>,
     /// Count sub-spec files (DESIGN.md, TESTING.md, ...) too. Default false: README only.
     #[serde(rename = "includeSubSpecs", alias = "include_sub_specs", default)]
+    #[arg(long, help = "Count sub-spec files too (default: README.md only)")]
     pub include_sub_specs: bool,
     /// Add the breakdown (prose/code/tables/frontmatter) and performance figures.
     #[serde(default)]
+    #[arg(long)]
     pub detailed: bool,
     /// Model or encoding to count for (default `gpt-4`).
+    #[arg(long, short, help = "Model or encoding name (default gpt-4)")]
     pub model: Option<String>,
     /// A token budget: says whether the spec fits and what would.
+    #[arg(long, help = "Token budget to check against")]
     pub budget: Option<u64>,
     /// Listing order: `tokens` (largest first, default) or `name`.
+    #[arg(long, value_parser = wire_value::<SortOrder>(), help = "Listing order")]
     pub sort: Option<SortOrder>,
     /// Listing filter: only specs with at most this many tokens (e.g. 2000).
     #[serde(alias = "maxTokens")]
+    #[arg(long, help = "Listing filter: at most this many tokens")]
     pub max_tokens: Option<u64>,
     /// Listing filter: only specs with at least this many tokens.
     #[serde(alias = "minTokens")]
+    #[arg(long, help = "Listing filter: at least this many tokens")]
     pub min_tokens: Option<u64>,
     /// Most rows a listing returns (default 100; 0 = all). The summary covers all.
+    #[arg(long, help = "Most rows to list (default 100; 0 = all)")]
     pub limit: Option<usize>,
 }
 
-impl SpecTokensParams {
-    /// The engine's query, with the documented defaults filled in.
-    pub fn query(&self) -> SpecQuery {
-        SpecQuery {
-            spec_path: self.spec_path.clone(),
-            include_sub_specs: self.include_sub_specs,
-            detailed: self.detailed,
-            budget: self.budget,
-            sort: self.sort.unwrap_or_default(),
-            min_tokens: self.min_tokens,
-            max_tokens: self.max_tokens,
-            limit: match self.limit.unwrap_or(DEFAULT_LIMIT) {
-                0 => None,
-                n => Some(n),
-            },
+impl Tool for SpecTokensTool {
+    const NAME: &'static str = "spec-tokens";
+    const TITLE: &'static str = "Measure specs";
+    const DESCRIPTION: &'static str = "Measure spec documents before loading them. With `specPath` (a number like `59`, a \
+folder or name, or `059/DESIGN.md`): the spec's tokens per file, what it is made of (`detailed`: prose, code, \
+tables, frontmatter, adding up exactly), a performance level, and whether it fits a `budget`. Without `specPath`: \
+every spec with its total and level, sorted by tokens or name, filterable by min/max tokens, with a summary. \
+Broken specs are reported on their own row, never failing the listing.";
+    const COMMAND: &'static str = "spec-tokens";
+    const ABOUT: &'static str = "Measure one spec or list all specs (the `spec-tokens` tool)";
+
+    type Params = SpecTokensParams;
+    type Output = SpecTokens;
+
+    async fn call(
+        service: &Service,
+        params: Self::Params,
+        call: Call,
+    ) -> Result<SpecTokens, ToolError> {
+        if let Some(path) = &params.spec_path {
+            service
+                .counter()
+                .check_name("specPath", path)
+                .map_err(tool_error)?;
         }
+        let query = SpecQuery {
+            spec_path: params.spec_path,
+            include_sub_specs: params.include_sub_specs,
+            detailed: params.detailed,
+            budget: params.budget,
+            sort: params.sort.unwrap_or_default(),
+            min_tokens: params.min_tokens,
+            max_tokens: params.max_tokens,
+            limit: row_limit(params.limit),
+        };
+        service
+            .on_specs(params.model, call.scan, move |specs, model, scan| {
+                specs.spec_tokens(&query, model, scan)
+            })
+            .await
+    }
+
+    /// A spec's notes; a listing's broken specs and notes, each named.
+    fn warnings(output: &SpecTokens) -> Vec<String> {
+        match output {
+            SpecTokens::Spec(report) => report.notes.clone(),
+            SpecTokens::Listing(listing) => {
+                let rows = listing.specs.iter().flat_map(|row| {
+                    let error = row.error.iter();
+                    error
+                        .chain(&row.notes)
+                        .map(|message| format!("{}: {message}", row.spec))
+                });
+                rows.chain(listing.notes.iter().cloned()).collect()
+            }
+        }
+    }
+
+    fn render(output: &SpecTokens) -> Rendered {
+        Rendered::line(spec_tokens(output))
     }
 }
 
-pub async fn call(
-    service: &Service,
-    args: JsonObject,
-    context: &RequestContext<RoleServer>,
-) -> Result<Structured<SpecTokens>, ToolError> {
-    let params: SpecTokensParams = parse_params(NAME, Some(args))?;
-    let scan = Arc::new(RequestScan::new(context));
-    service.spec_tokens(params, scan).await.map(Structured)
+fn spec_tokens(result: &SpecTokens) -> String {
+    match result {
+        SpecTokens::Spec(report) => spec_report(report),
+        SpecTokens::Listing(listing) => spec_listing(listing),
+    }
+}
+fn spec_report(r: &SpecReport) -> String {
+    let mut out = r.spec.clone();
+    if let Some(title) = &r.title {
+        out.push_str(&format!(" — {title}"));
+    }
+    if let Some(status) = &r.status {
+        out.push_str(&format!(" [{status}]"));
+    }
+    out.push('\n');
+    for file in &r.files {
+        out.push_str(&format!(
+            "  {:<44} {:>8} tokens {:>6} lines\n",
+            file.path, file.tokens, file.lines
+        ));
+    }
+    for file in &r.excluded_sub_specs {
+        out.push_str(&format!(
+            "  {:<44} {:>8} tokens (not counted; --include-sub-specs)\n",
+            file.path, file.tokens
+        ));
+    }
+    let kind = if r.model.exact { "exact" } else { "estimate" };
+    out.push_str(&format!(
+        "  total {} tokens ({}, {}, {kind})\n",
+        r.total, r.model.model, r.model.encoding
+    ));
+    if let Some(b) = &r.breakdown {
+        out.push_str(&format!(
+            "  breakdown: prose {} · code {} · tables {} · frontmatter {}\n",
+            b.prose, b.code, b.tables, b.frontmatter
+        ));
+    }
+    if let Some(p) = &r.performance {
+        out.push_str(&format!(
+            "  performance: {}, cost x{:.1}, effectiveness {}%\n",
+            wire_name(&p.level),
+            p.cost_multiplier,
+            p.effectiveness
+        ));
+    }
+    if let Some(b) = &r.budget {
+        let verdict = if b.fits {
+            "fits".to_string()
+        } else {
+            format!("over by {}", b.over_by)
+        };
+        out.push_str(&format!(
+            "  budget {}: {verdict}. {}\n",
+            b.budget, b.suggestion
+        ));
+    }
+    if let Some(rec) = &r.recommendation {
+        out.push_str(&format!("  recommendation: {rec}\n"));
+    }
+    for note in &r.notes {
+        out.push_str(&format!("  note: {note}\n"));
+    }
+    out.trim_end().to_string()
+}
+fn spec_listing(l: &SpecListing) -> String {
+    let mut out = format!("{:>8} {:>5}  {:<10} spec\n", "tokens", "files", "level");
+    for row in &l.specs {
+        // A row with an error is not graded.
+        let level = row.level.map_or_else(|| "-".to_string(), |l| wire_name(&l));
+        out.push_str(&format!(
+            "{:>8} {:>5}  {:<10} {}",
+            row.total, row.files, level, row.spec
+        ));
+        if let Some(title) = &row.title {
+            out.push_str(&format!(" — {title}"));
+        }
+        if let Some(error) = &row.error {
+            out.push_str(&format!("  [error: {error}]"));
+        }
+        out.push('\n');
+    }
+    let s = &l.summary;
+    out.push_str(&format!(
+        "{} specs, {} tokens, average {}",
+        s.specs, s.total_tokens, s.average_tokens
+    ));
+    if let Some(largest) = &s.largest {
+        out.push_str(&format!(", largest {} ({})", largest.spec, largest.total));
+    }
+    if s.with_errors > 0 {
+        out.push_str(&format!(", {} with errors", s.with_errors));
+    }
+    if l.truncated {
+        out.push_str(&format!("; showing {} (--limit 0 for all)", l.shown));
+    }
+    out.push_str(&format!(" [{}, {}]", l.model.model, l.model.encoding));
+    out
+}
+#[cfg(test)]
+pub(super) mod tests {
+    use std::path::PathBuf;
+
+    use context_budget::TokenCounter;
+    use context_budget::spec::SpecStore;
+    use context_budget::spec::scan::Unobserved;
+
+    use super::*;
+
+    /// A specs root with one spec (README with a title and status, one sub-spec).
+    pub(in crate::tools) struct Specs(pub PathBuf);
+
+    impl Specs {
+        pub(in crate::tools) fn new(tag: &str) -> Specs {
+            let root = std::env::temp_dir().join(format!("cl-render-{tag}-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&root);
+            let spec = root.join("059-token-engine");
+            std::fs::create_dir_all(&spec).expect("mkdir");
+            std::fs::write(
+                spec.join("README.md"),
+                "---\nstatus: planned\n---\n# Token engine\n\nCount tokens exactly.\n",
+            )
+            .expect("write");
+            std::fs::write(spec.join("DESIGN.md"), "# Design\n\nMore prose here.\n")
+                .expect("write");
+            Specs(root)
+        }
+    }
+
+    impl Drop for Specs {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    #[test]
+    fn a_spec_report_names_the_spec_its_files_and_its_total() {
+        let specs = Specs::new("report");
+        let store = SpecStore::new(&specs.0);
+        let counter = TokenCounter::default();
+        let model = counter.resolve(None).expect("gpt-4");
+        let query = SpecQuery {
+            spec_path: Some("59".into()),
+            budget: Some(1),
+            ..SpecQuery::default()
+        };
+        let result = store
+            .spec_tokens(&query, &model, &Unobserved)
+            .expect("measures");
+        let SpecTokens::Spec(report) = &result else {
+            panic!("one spec");
+        };
+        let text = spec_tokens(&result);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "059-token-engine — Token engine [planned]");
+        assert!(lines[1].trim_start().starts_with("README.md"), "{text}");
+        assert!(
+            text.contains("DESIGN.md") && text.contains("(not counted; --include-sub-specs)"),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!(
+                "  total {} tokens (gpt-4, cl100k_base, exact)",
+                report.total
+            )),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!("  budget 1: over by {}.", report.total - 1)),
+            "{text}"
+        );
+    }
+    #[test]
+    fn a_spec_listing_has_a_row_per_spec_and_a_summary() {
+        let specs = Specs::new("listing");
+        let store = SpecStore::new(&specs.0);
+        let counter = TokenCounter::default();
+        let model = counter.resolve(None).expect("gpt-4");
+        let result = store
+            .spec_tokens(&SpecQuery::default(), &model, &Unobserved)
+            .expect("lists");
+        let SpecTokens::Listing(listing) = &result else {
+            panic!("a listing");
+        };
+        let total = listing.summary.total_tokens;
+        let text = spec_tokens(&result);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "  tokens files  level      spec");
+        assert!(
+            lines[1].ends_with(" 059-token-engine — Token engine"),
+            "{text}"
+        );
+        assert_eq!(
+            lines[2],
+            format!(
+                "1 specs, {total} tokens, average {total}, largest 059-token-engine ({total}) \
+                 [gpt-4, cl100k_base]"
+            )
+        );
+    }
 }

@@ -1,0 +1,176 @@
+//! Wiring, in one named step (as ripgrep's `hiargs`): the flags and environment every
+//! mode shares turned into a configured [`Service`] — the catalog (built in, or
+//! extended by `--models-file`), the specs root, the file roots, the per-call limits
+//! and the exact Claude counter. stdio, HTTP and the CLI all start from
+//! [`GlobalArgs::service`].
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Args;
+use context_budget::files::FileLimits;
+use context_budget::files::roots::Roots;
+use context_budget::limits::{DEFAULT_MAX_MESSAGES, DEFAULT_MAX_NAME_BYTES, DEFAULT_MAX_SECTIONS};
+use context_budget::spec::SpecStore;
+use context_budget::{Catalog, DEFAULT_MAX_INPUT_BYTES, InputLimits, TokenCounter};
+
+use crate::anthropic::{self, AnthropicConfig, AnthropicCounter};
+use crate::service::Service;
+
+/// Flags every mode takes: limits, where specs are, the catalog, exact counting.
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// Largest text accepted in one call, in bytes; larger gets INPUT_TOO_LARGE.
+    #[arg(long, global = true, env = "CONTEXT_LOADER_MAX_INPUT_BYTES", default_value_t = DEFAULT_MAX_INPUT_BYTES)]
+    pub max_input_bytes: usize,
+    /// Longest model name or spec path accepted, in bytes; longer gets INPUT_TOO_LARGE.
+    #[arg(long, global = true, env = "CONTEXT_LOADER_MAX_NAME_BYTES", default_value_t = DEFAULT_MAX_NAME_BYTES)]
+    pub max_name_bytes: usize,
+    /// Most chat messages one fit-messages call accepts; more gets INPUT_TOO_LARGE.
+    #[arg(long, global = true, env = "CONTEXT_LOADER_MAX_MESSAGES", default_value_t = DEFAULT_MAX_MESSAGES)]
+    pub max_messages: usize,
+    /// Most sections one assemble-context call accepts; more gets INPUT_TOO_LARGE.
+    #[arg(long, global = true, env = "CONTEXT_LOADER_MAX_SECTIONS", default_value_t = DEFAULT_MAX_SECTIONS)]
+    pub max_sections: usize,
+    /// Folder holding the specs (`NNN-name/README.md`, ...), for spec-tokens and spec-budget.
+    #[arg(
+        long,
+        global = true,
+        env = "CONTEXT_LOADER_SPECS_DIR",
+        default_value = "specs"
+    )]
+    pub specs_dir: PathBuf,
+    /// Server log format on stderr: text or json (one object per line).
+    #[arg(
+        long,
+        global = true,
+        env = "CONTEXT_LOADER_LOG_FORMAT",
+        default_value = "text"
+    )]
+    pub log_format: mcp_common::transport::LogFormat,
+    /// JSON file of models that extends or overrides the built-in catalog (same format
+    /// as data/models.json).
+    #[arg(long, global = true, env = "CONTEXT_LOADER_MODELS_FILE")]
+    pub models_file: Option<PathBuf>,
+    /// Count Claude models exactly with Anthropic's count_tokens API (needs
+    /// ANTHROPIC_API_KEY; falls back to the estimate, with a warning, on any failure).
+    #[arg(long, global = true, env = "CONTEXT_LOADER_EXACT_CLAUDE")]
+    pub exact_claude: bool,
+    /// Base URL of the Anthropic API.
+    #[arg(long, global = true, env = "ANTHROPIC_BASE_URL", default_value = anthropic::DEFAULT_BASE_URL)]
+    pub anthropic_base_url: String,
+    /// Give up on a count_tokens request after this many milliseconds (then estimate).
+    #[arg(
+        long,
+        global = true,
+        env = "CONTEXT_LOADER_ANTHROPIC_TIMEOUT_MS",
+        default_value_t = 5000
+    )]
+    pub anthropic_timeout_ms: u64,
+    /// A folder file-tokens and load-files may read (repeatable; the env variable is
+    /// a path list, `:`-separated). Default: the working directory over stdio and on
+    /// the command line; none over HTTP (file tools then answer ROOTS_NOT_CONFIGURED).
+    #[arg(long = "root", global = true, env = "CONTEXT_LOADER_ROOTS", value_delimiter = PATH_LIST_SEPARATOR)]
+    pub roots: Vec<PathBuf>,
+    /// File tools: most files measured or loaded per call (more: FILE_LIMIT_EXCEEDED).
+    #[arg(long, global = true, env = "CONTEXT_LOADER_MAX_FILES", default_value_t = FileLimits::default().max_files)]
+    pub max_files: usize,
+    /// File tools: larger files are skipped as `too_large`.
+    #[arg(long, global = true, env = "CONTEXT_LOADER_MAX_FILE_BYTES", default_value_t = FileLimits::default().max_file_bytes)]
+    pub max_file_bytes: u64,
+    /// File tools: most bytes read per call, all files together.
+    #[arg(long, global = true, env = "CONTEXT_LOADER_MAX_TOTAL_BYTES", default_value_t = FileLimits::default().max_total_bytes)]
+    pub max_total_bytes: u64,
+    /// File tools: most folder entries one call's walk visits.
+    #[arg(long, global = true, env = "CONTEXT_LOADER_MAX_WALK_ENTRIES", default_value_t = FileLimits::default().max_walk_entries)]
+    pub max_walk_entries: usize,
+    /// File tools: longest time one call's walk may take, in milliseconds.
+    #[arg(long, global = true, env = "CONTEXT_LOADER_WALK_TIMEOUT_MS", default_value_t = FileLimits::default().walk_timeout.as_millis() as u64)]
+    pub walk_timeout_ms: u64,
+    /// Do not load the vocabularies in the background at start (servers then load
+    /// them on the first count). Only for `cargo xtask bench`'s unwarmed variant.
+    #[arg(long, global = true, hide = true)]
+    pub no_warm_up: bool,
+}
+
+/// How CONTEXT_LOADER_ROOTS separates folders (as PATH does).
+#[cfg(unix)]
+const PATH_LIST_SEPARATOR: char = ':';
+#[cfg(not(unix))]
+const PATH_LIST_SEPARATOR: char = ';';
+
+impl GlobalArgs {
+    /// The service the global flags describe: the catalog (built-in, or extended by
+    /// --models-file), the specs root, the file roots (the working directory when none is
+    /// given and `cwd_by_default`: stdio and the CLI, where the server runs where its
+    /// user works; never over HTTP), and the optional exact Claude counter.
+    pub fn service(&self, cwd_by_default: bool) -> anyhow::Result<Service> {
+        let catalog = match &self.models_file {
+            None => Catalog::builtin().clone(),
+            Some(path) => {
+                let json = std::fs::read_to_string(path).map_err(|e| {
+                    anyhow::anyhow!("cannot read --models-file {}: {e}", path.display())
+                })?;
+                // A `tokenizer_file` in it is relative to the file's own folder.
+                let folder = path.parent().unwrap_or(std::path::Path::new("."));
+                Catalog::builtin()
+                    .with_models_file(&json, &path.display().to_string(), folder)
+                    .map_err(|e| anyhow::anyhow!("invalid --models-file: {e}"))?
+            }
+        };
+        let mut root_dirs = self.roots.clone();
+        if root_dirs.is_empty() && cwd_by_default {
+            root_dirs.push(std::env::current_dir().context("cannot read the working directory")?);
+        }
+        let roots = match root_dirs.is_empty() {
+            true => None,
+            false => {
+                Some(Roots::new(&root_dirs).map_err(|e| anyhow::anyhow!("invalid --root: {e}"))?)
+            }
+        };
+        let mut service = Service::new(
+            TokenCounter::with_limits(
+                Arc::new(catalog),
+                InputLimits {
+                    max_input_bytes: self.max_input_bytes,
+                    max_name_bytes: self.max_name_bytes,
+                    max_messages: self.max_messages,
+                    max_sections: self.max_sections,
+                },
+            ),
+            SpecStore::new(&self.specs_dir),
+        )
+        .with_files(roots, self.file_limits());
+        if self.no_warm_up {
+            service = service.without_warm_up();
+        }
+        if !self.exact_claude {
+            return Ok(service);
+        }
+        let api_key = std::env::var("ANTHROPIC_API_KEY").unwrap_or_default();
+        if api_key.trim().is_empty() {
+            anyhow::bail!(
+                "--exact-claude (CONTEXT_LOADER_EXACT_CLAUDE) needs ANTHROPIC_API_KEY in the environment"
+            );
+        }
+        let counter = AnthropicCounter::new(AnthropicConfig {
+            api_key,
+            base_url: self.anthropic_base_url.clone(),
+            timeout: Duration::from_millis(self.anthropic_timeout_ms),
+        })?;
+        Ok(service.with_exact(Arc::new(counter)))
+    }
+
+    /// The file tools' per-call bounds from the flags.
+    fn file_limits(&self) -> FileLimits {
+        FileLimits {
+            max_files: self.max_files,
+            max_file_bytes: self.max_file_bytes,
+            max_total_bytes: self.max_total_bytes,
+            max_walk_entries: self.max_walk_entries,
+            walk_timeout: std::time::Duration::from_millis(self.walk_timeout_ms),
+        }
+    }
+}

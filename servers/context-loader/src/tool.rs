@@ -1,0 +1,169 @@
+//! What a tool is. Each tool is one file in `tools/` implementing [`Tool`]: its
+//! parameters (declared once: serde for MCP, schemars for the input schema, clap for
+//! the CLI), its work (one call into the service or the engine) and the shaping of its
+//! answer (the CLI rendering, the warnings a client's log shows). The MCP registry and
+//! the CLI both take every tool from [`crate::tools::register`] and run it through
+//! one generic path each, so no tool can behave differently from another in how its
+//! arguments are checked, its warnings forwarded or its errors printed.
+
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use context_budget::wire::{UnknownName, WireName};
+use mcp_common::ToolError;
+use rmcp::RoleServer;
+use rmcp::service::RequestContext;
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tokio_util::sync::CancellationToken;
+
+use crate::roots::RequestRoots;
+use crate::scan::SharedScan;
+use crate::service::Service;
+
+pub trait Tool: 'static {
+    /// The MCP name (`count-tokens`).
+    const NAME: &'static str;
+    /// The MCP title annotation (`Count tokens`).
+    const TITLE: &'static str;
+    /// The MCP description: what the model reads to choose the tool.
+    const DESCRIPTION: &'static str;
+    /// The CLI subcommand (`count`) and its one-line help.
+    const COMMAND: &'static str;
+    const ABOUT: &'static str;
+    /// Help of the CLI's `--json` flag.
+    const JSON_HELP: &'static str = "Print the JSON result (errors too) instead of a summary";
+
+    /// The arguments. Fields only the CLI has (an input file) are `#[serde(skip)]`;
+    /// fields the CLI fills from a file or stdin are `#[arg(skip)]` and set by
+    /// [`Tool::from_command_line`].
+    type Params: DeserializeOwned + JsonSchema + clap::Args + Send + 'static;
+    /// The answer: structuredContent, and `--json` on the CLI.
+    type Output: Serialize + JsonSchema + Send + 'static;
+
+    /// Run the tool.
+    fn call(
+        service: &Service,
+        params: Self::Params,
+        call: Call,
+    ) -> impl Future<Output = Result<Self::Output, ToolError>> + Send;
+
+    /// The CLI's arguments made whole: read what the command line names instead of
+    /// passing it (a file, stdin). Runs before [`Tool::call`].
+    fn from_command_line(
+        params: Self::Params,
+        service: &Service,
+    ) -> Result<Self::Params, ToolError> {
+        let _ = service;
+        Ok(params)
+    }
+
+    /// What went differently from what was asked (a fallback, a skipped file, a broken
+    /// spec): sent to the client's log as well as kept in the answer, printed to stderr
+    /// by the CLI.
+    fn warnings(output: &Self::Output) -> Vec<String> {
+        let _ = output;
+        Vec::new()
+    }
+
+    /// The answer as a person reads it on a terminal.
+    fn render(output: &Self::Output) -> Rendered;
+}
+
+/// A CLI rendering: what goes to stdout, and a report beside it on stderr (for tools
+/// whose output is a text to pipe on: the packed files, the assembled prompt).
+pub struct Rendered {
+    pub stdout: String,
+    /// Printed exactly, without a newline added (the packed text is the output).
+    pub exact: bool,
+    pub stderr: Option<String>,
+}
+
+impl Rendered {
+    /// A summary line or table on stdout.
+    pub fn line(text: String) -> Rendered {
+        Rendered {
+            stdout: text,
+            exact: false,
+            stderr: None,
+        }
+    }
+}
+
+/// One call's context: cancellation, progress, and the client's roots.
+#[derive(Clone)]
+pub struct Call {
+    /// Cancelled with the request (MCP `notifications/cancelled`).
+    pub cancelled: CancellationToken,
+    /// Progress and cancellation for scans over many files.
+    pub scan: SharedScan,
+    /// The MCP request, to ask the client for its roots (none on the CLI).
+    request: Option<RequestContext<RoleServer>>,
+}
+
+impl Call {
+    /// A call serving an MCP request (on the runtime: progress is sent from there).
+    pub fn request(context: &RequestContext<RoleServer>) -> Call {
+        Call {
+            cancelled: context.ct.clone(),
+            scan: Arc::new(crate::scan::RequestScan::new(context)),
+            request: Some(context.clone()),
+        }
+    }
+
+    /// A call from the command line: never cancelled, progress on the terminal.
+    pub fn command_line(scan: SharedScan) -> Call {
+        Call {
+            cancelled: CancellationToken::new(),
+            scan,
+            request: None,
+        }
+    }
+
+    /// The folders the client offered (MCP roots), which narrow the server's; `None`
+    /// when it offered none (always on the CLI). Asked only by tools that read files.
+    pub async fn client_roots(&self) -> Option<Vec<PathBuf>> {
+        match &self.request {
+            Some(context) => RequestRoots::of(context).await.0,
+            None => None,
+        }
+    }
+}
+
+/// Something that takes the list of tools: the MCP router, the CLI's subcommands and
+/// its dispatch. [`crate::tools::register`] hands it every tool in order.
+pub trait Register {
+    fn tool<T: Tool>(&mut self);
+}
+
+/// Rows a listing returns unless its `limit` says otherwise.
+pub const DEFAULT_ROW_LIMIT: usize = 100;
+
+/// A `limit` argument: absent means [`DEFAULT_ROW_LIMIT`], 0 means every row (`None`).
+pub fn row_limit(limit: Option<usize>) -> Option<usize> {
+    match limit.unwrap_or(DEFAULT_ROW_LIMIT) {
+        0 => None,
+        n => Some(n),
+    }
+}
+
+/// A CLI flag value parsed by an engine enum's wire names (listed in `--help` and in
+/// the usage error for anything else).
+pub fn wire_value<T>() -> impl clap::builder::TypedValueParser<Value = T>
+where
+    T: WireName + FromStr<Err = UnknownName> + Clone + Send + Sync + 'static,
+{
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(T::NAMES).try_map(|name| name.parse::<T>())
+}
+
+/// How an enum value is spelled in the JSON output (`readme_only`, `good`), for
+/// renderings that show it.
+pub fn wire_name<T: Serialize>(value: &T) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
