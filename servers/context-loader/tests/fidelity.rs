@@ -219,3 +219,79 @@ async fn warnings_reach_the_client_as_log_messages_at_the_level_it_set() {
         );
     }
 }
+
+/// Every tool forwards its warnings the same way (one path in the registry): the file
+/// tools say how many files they did not read and why (one message, not one per
+/// file) and what the budget left out; assemble-context says when the exact count
+/// fell back to the estimate. On every transport.
+#[tokio::test]
+async fn file_and_assembly_warnings_reach_the_client_like_every_other_tool() {
+    let root = std::env::temp_dir().join(format!("cl-fidelity-files-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).expect("mkdir");
+    std::fs::write(
+        root.join("notes.md"),
+        "Plans change. So do budgets.\n".repeat(40),
+    )
+    .expect("write");
+    std::fs::write(root.join("logo.png"), [0x89, b'P', b'N', b'G', 0, 0, 0, 13]).expect("write");
+    let fake = FakeAnthropic::start(Reply::Status(503)).await;
+    let root_arg = root.display().to_string();
+    for transport in ALL {
+        let recorder = LogRecorder::default();
+        let conn = BIN
+            .connect_as(
+                recorder.clone(),
+                transport,
+                &["--root", &root_arg],
+                &fake.server_env(),
+            )
+            .await;
+        let client = &conn.client;
+        let measured = call(client, "file-tokens", json!({})).await;
+        assert_eq!(structured(&measured)["skipped_counts"]["binary"], 1);
+        let loaded = call(client, "load-files", json!({"budget": 5})).await;
+        assert_eq!(structured(&loaded)["omitted"][0]["path"], "notes.md");
+        let assembled = call(
+            client,
+            "assemble-context",
+            json!({"sections": [{"name": "system", "content": "Be brief."}], "model": "claude"}),
+        )
+        .await;
+        assert_eq!(
+            structured(&assembled)["exact"],
+            false,
+            "the API answered 503"
+        );
+
+        let messages = recorder.take();
+        let from = |tool: &str| -> Vec<String> {
+            messages
+                .iter()
+                .filter(|m| m.logger.as_deref() == Some(tool))
+                .filter_map(|m| m.data.as_str().map(str::to_string))
+                .collect()
+        };
+        assert_eq!(
+            from("file-tokens"),
+            ["1 file not read: 1 binary (see `skipped`)"],
+            "{transport:?}: {messages:?}"
+        );
+        let load = from("load-files");
+        assert!(
+            load.iter()
+                .any(|m| m.starts_with("1 file left out: over the budget of 5 tokens")),
+            "{transport:?}: {load:?}"
+        );
+        assert!(
+            load.iter().any(|m| m.contains("1 binary")),
+            "{transport:?}: {load:?}"
+        );
+        let assemble = from("assemble-context");
+        assert!(
+            assemble.len() == 1 && assemble[0].contains("503"),
+            "{transport:?}: {messages:?}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&root);
+}

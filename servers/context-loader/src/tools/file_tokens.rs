@@ -115,7 +115,12 @@ pub(super) fn skipped_summary(counts: &BTreeMap<&'static str, usize>) -> Option<
 pub(super) fn skipped_warning(counts: &BTreeMap<&'static str, usize>) -> Option<String> {
     let files: usize = counts.values().sum();
     skipped_summary(counts)
-        .map(|summary| format!("{files} files not read: {summary} (see `skipped`)"))
+        .map(|summary| format!("{} not read: {summary} (see `skipped`)", files_count(files)))
+}
+
+/// `1 file`, `2 files`.
+pub(super) fn files_count(n: usize) -> String {
+    format!("{n} file{}", if n == 1 { "" } else { "s" })
 }
 
 /// `files`: the rows, the folders, the total and what it means, what was left out.

@@ -7,7 +7,7 @@ use mcp_common::ToolError;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::file_tokens::{skipped_summary, skipped_warning};
+use super::file_tokens::{files_count, skipped_summary, skipped_warning};
 use crate::service::Service;
 use crate::tool::{Call, Rendered, Tool, wire_value};
 
@@ -109,8 +109,8 @@ root, ...).";
     fn warnings(output: &LoadedFiles) -> Vec<String> {
         let omitted = (!output.omitted.is_empty()).then(|| {
             format!(
-                "{} files left out: over the budget of {} tokens (see `omitted`)",
-                output.omitted.len(),
+                "{} left out: over the budget of {} tokens (see `omitted`)",
+                files_count(output.omitted.len()),
                 output.budget
             )
         });
