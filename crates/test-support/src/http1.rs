@@ -27,6 +27,17 @@ impl Reply {
         serde_json::from_str(&self.body)
             .unwrap_or_else(|e| panic!("body is not JSON ({e}): {}", self.body))
     }
+
+    /// The `token_count` of a successful `count-tokens` reply (a JSON body, not SSE);
+    /// panics with the reply on anything else.
+    pub fn token_count(&self) -> u64 {
+        assert_eq!(self.status, 200, "{self:?}");
+        let body = self.json();
+        assert_eq!(body["result"]["isError"], false, "{body}");
+        body["result"]["structuredContent"]["token_count"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("no token_count in {body}"))
+    }
 }
 
 /// `127.0.0.1:port` of a server URL.

@@ -39,15 +39,6 @@ fn count_call(id: u64, text: &str) -> Vec<u8> {
     )
 }
 
-fn token_count(reply: &Reply) -> u64 {
-    assert_eq!(reply.status, 200, "{reply:?}");
-    let body = reply.json();
-    assert_eq!(body["result"]["isError"], json!(false), "{body}");
-    body["result"]["structuredContent"]["token_count"]
-        .as_u64()
-        .unwrap_or_else(|| panic!("no token_count in {body}"))
-}
-
 /// A JSON-RPC error reply: HTTP `status`, JSON body with `code`, `id` and a message
 /// containing every one of `needles`.
 fn assert_json_rpc_error(reply: &Reply, status: u16, code: i64, id: Value, needles: &[&str]) {
@@ -193,7 +184,9 @@ async fn requests_with_millions_of_json_values_are_refused_before_parsing() {
     // Honest work is untouched: a large text is one value, however long.
     let text = "context budget ".repeat(200_000);
     assert_eq!(
-        token_count(&post_mcp(&addr, &[], &count_call(9, &text)).await),
+        post_mcp(&addr, &[], &count_call(9, &text))
+            .await
+            .token_count(),
         400_001
     );
 }
@@ -452,7 +445,7 @@ async fn dribbled_bodies_lose_their_slot_and_honest_calls_get_through() {
     let started = Instant::now();
     let honest = post_mcp(&addr, &[], &body).await;
     let waited = started.elapsed();
-    assert_eq!(token_count(&honest), 2);
+    assert_eq!(honest.token_count(), 2);
     eprintln!(
         "an honest call behind {} dribblers took {waited:?}",
         2 * SLOTS

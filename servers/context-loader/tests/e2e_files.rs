@@ -8,17 +8,14 @@ use std::path::PathBuf;
 use std::process::Stdio;
 
 use context_budget::Tokenizer;
-use rmcp::model::{
-    CallToolRequestParams, NumberOrString, ProgressNotificationParam, ProgressToken,
-    RequestMetaObject,
-};
+use rmcp::model::{CallToolRequestParams, NumberOrString, ProgressToken, RequestMetaObject};
 #[allow(deprecated)]
 use rmcp::model::{ClientCapabilities, ClientInfo, ListRootsResult, Root};
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::RequestContext;
 use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
 use serde_json::{Value, json};
-use std::sync::{Arc, Mutex};
+use test_support::client::ProgressRecorder;
 use test_support::{ALL, Binary, PATIENCE, Transport, call, structured};
 
 const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
@@ -399,22 +396,6 @@ fn the_cli_measures_and_loads() {
     assert!(String::from_utf8_lossy(&refused.stderr).contains("outside every root"));
 }
 
-/// A client that records the progress notifications it receives.
-#[derive(Clone, Default)]
-struct ProgressRecorder(Arc<Mutex<Vec<ProgressNotificationParam>>>);
-
-impl ClientHandler for ProgressRecorder {
-    async fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _: NotificationContext<RoleClient>,
-    ) {
-        if let Ok(mut seen) = self.0.lock() {
-            seen.push(params);
-        }
-    }
-}
-
 #[tokio::test]
 async fn a_walk_reports_progress_to_a_client_that_asks() {
     let project = Project::new("progress");
@@ -449,7 +430,7 @@ async fn a_walk_reports_progress_to_a_client_that_asks() {
         assert_eq!(structured(&result)["files_measured"], 60);
         let mut seen = Vec::new();
         for _ in 0..50 {
-            seen = recorder.0.lock().map(|s| s.clone()).unwrap_or_default();
+            seen = recorder.seen();
             if seen.iter().any(|p| Some(p.progress) == p.total) {
                 break;
             }

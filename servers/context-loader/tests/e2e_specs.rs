@@ -3,15 +3,10 @@
 //! asks for them, structured errors, and the CLI printing what the tool returns.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
 
-use rmcp::model::{
-    CallToolRequestParams, NumberOrString, ProgressNotificationParam, ProgressToken,
-    RequestMetaObject,
-};
-use rmcp::service::NotificationContext;
-use rmcp::{ClientHandler, RoleClient};
+use rmcp::model::{CallToolRequestParams, NumberOrString, ProgressToken, RequestMetaObject};
 use serde_json::{Value, json};
+use test_support::client::ProgressRecorder;
 use test_support::{ALL, Binary, PATIENCE, Transport, call, structured};
 
 const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
@@ -242,22 +237,6 @@ async fn a_missing_specs_dir_is_a_clear_error() {
     );
 }
 
-/// A client that records the progress notifications it receives.
-#[derive(Clone, Default)]
-struct ProgressRecorder(Arc<Mutex<Vec<ProgressNotificationParam>>>);
-
-impl ClientHandler for ProgressRecorder {
-    async fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _: NotificationContext<RoleClient>,
-    ) {
-        if let Ok(mut seen) = self.0.lock() {
-            seen.push(params);
-        }
-    }
-}
-
 #[tokio::test]
 async fn progress_notifications_reach_a_client_that_asks() {
     let specs = Specs::new("progress");
@@ -290,7 +269,7 @@ async fn progress_notifications_reach_a_client_that_asks() {
         // the client's handler a moment to run.
         let mut seen = Vec::new();
         for _ in 0..50 {
-            seen = recorder.0.lock().map(|s| s.clone()).unwrap_or_default();
+            seen = recorder.seen();
             if seen.iter().any(|p| Some(p.progress) == p.total) {
                 break;
             }

@@ -8,9 +8,7 @@ use std::time::{Duration, Instant};
 use rmcp::ServiceExt;
 use serde_json::{Value, json};
 use test_support::client::{http_transport, http_transport_with_token, initialize_request};
-use test_support::http1::{
-    Reply, authority, head, parse_reply, post_mcp, request, request_with_host,
-};
+use test_support::http1::{authority, head, parse_reply, post_mcp, request, request_with_host};
 use test_support::{Binary, PATIENCE, call, structured};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -23,16 +21,6 @@ fn count_call(id: u64, text: &str) -> Vec<u8> {
            "params": {"name": "count-tokens", "arguments": {"text": text, "model": "gpt-4o"}}})
     .to_string()
     .into_bytes()
-}
-
-/// The token count of a stateless tools/call reply, failing on anything else.
-fn token_count(reply: &Reply) -> u64 {
-    assert_eq!(reply.status, 200, "{reply:?}");
-    let body = reply.json();
-    assert_eq!(body["result"]["isError"], json!(false), "{body}");
-    body["result"]["structuredContent"]["token_count"]
-        .as_u64()
-        .unwrap_or_else(|| panic!("no token_count in {body}"))
 }
 
 async fn metrics_text(addr: &str, token: Option<&str>) -> String {
@@ -95,7 +83,7 @@ async fn oversize_body_is_413_and_the_server_stays_up() {
     let reply = post_mcp(&addr, &[], &oversize).await;
     assert_eq!(reply.status, 413, "{reply:?}");
     let fits = count_call(2, "hello world");
-    assert_eq!(token_count(&post_mcp(&addr, &[], &fits).await), 2);
+    assert_eq!(post_mcp(&addr, &[], &fits).await.token_count(), 2);
     let metrics = metrics_text(&addr, None).await;
     assert!(
         metrics.contains(r#"http_responses_total{status="413"} 1"#),
@@ -110,7 +98,7 @@ async fn wrong_host_is_403() {
     let body = count_call(1, "hi");
     let rebinding = request_with_host(&addr, "attacker.example", "POST", "/mcp", &[], &body).await;
     assert_eq!(rebinding.status, 403, "{rebinding:?}");
-    assert_eq!(token_count(&post_mcp(&addr, &[], &body).await), 1);
+    assert_eq!(post_mcp(&addr, &[], &body).await.token_count(), 1);
 
     // A configured public name is accepted, loopback names then are not.
     let (_server, url) = BIN
@@ -118,7 +106,7 @@ async fn wrong_host_is_403() {
         .await;
     let addr = authority(&url);
     let public = request_with_host(&addr, "mcp.example.com", "POST", "/mcp", &[], &body).await;
-    assert_eq!(token_count(&public), 1);
+    assert_eq!(public.token_count(), 1);
     assert_eq!(post_mcp(&addr, &[], &body).await.status, 403);
 }
 
@@ -131,7 +119,7 @@ async fn bad_origin_is_403_and_allowed_origins_pass() {
     assert_eq!(evil.status, 403, "{evil:?}");
     let local_page = post_mcp(&addr, &[("Origin", "http://localhost:6274")], &body).await;
     assert_eq!(
-        token_count(&local_page),
+        local_page.token_count(),
         1,
         "loopback pages pass by default"
     );
@@ -148,7 +136,7 @@ async fn bad_origin_is_403_and_allowed_origins_pass() {
         .await;
     let addr = authority(&url);
     let app = post_mcp(&addr, &[("Origin", "https://app.example.com")], &body).await;
-    assert_eq!(token_count(&app), 1);
+    assert_eq!(app.token_count(), 1);
     let other = post_mcp(&addr, &[("Origin", "http://localhost:6274")], &body).await;
     assert_eq!(other.status, 403, "only the configured origins once set");
 }
@@ -194,7 +182,7 @@ async fn missing_or_wrong_token_is_401_and_probes_stay_open() {
         &body,
     )
     .await;
-    assert_eq!(token_count(&right), 2);
+    assert_eq!(right.token_count(), 2);
 
     // Orchestrator probes never need the token; metrics do.
     assert_eq!(
@@ -337,7 +325,7 @@ async fn client_disconnects_mid_request_leave_the_server_healthy() {
     assert_eq!(code, 0);
     let expected: Value = serde_json::from_str(&stdout).expect("cli json");
     let reply = post_mcp(&addr, &[], &body).await;
-    assert_eq!(Some(token_count(&reply)), expected["token_count"].as_u64());
+    assert_eq!(Some(reply.token_count()), expected["token_count"].as_u64());
 }
 
 /// Start a server whose stderr we keep, to read its shutdown log.
@@ -415,7 +403,7 @@ async fn sigterm_lets_in_flight_stateless_calls_finish_then_exits_0() {
     sigterm(&server);
     let mut counts = Vec::new();
     for call in calls {
-        counts.push(token_count(&call.await.expect("call task")));
+        counts.push(call.await.expect("call task").token_count());
     }
     assert!(
         counts.iter().all(|&c| c == counts[0] && c > 1_000_000),
@@ -598,5 +586,5 @@ async fn stalled_request_times_out_with_408_and_holds_its_concurrency_slot_until
         at >= Duration::from_secs(2),
         "B finished at {at:?}, before A's deadline"
     );
-    assert_eq!(token_count(&served), 2);
+    assert_eq!(served.token_count(), 2);
 }

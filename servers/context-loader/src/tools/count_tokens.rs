@@ -22,7 +22,7 @@ pub struct CountTokensParams {
         help = "The text to count; `-` or nothing reads stdin"
     )]
     pub text: String,
-    /// Model name (e.g. `gpt-4o`, `gpt-4o-2024-08-06`, `claude-sonnet-4-5`) or encoding
+    /// Model name (e.g. `gpt-4o`, `claude-sonnet-4-5`, `gemini-2.5-pro`) or encoding
     /// name (`cl100k_base`, `o200k_base`). Default: `gpt-4`. See `list-models`.
     #[arg(long, short, help = "Model or encoding name (default gpt-4)")]
     pub model: Option<String>,
@@ -36,9 +36,10 @@ impl Tool for CountTokensTool {
     const NAME: &'static str = "count-tokens";
     const TITLE: &'static str = "Count tokens";
     const DESCRIPTION: &'static str = "Count the tokens of a text for a model before loading it into a context window. \
-OpenAI models (cl100k_base / o200k_base) are exact; Claude models are a documented estimate that errs high \
-(`exact: false`), or exact from Anthropic's count_tokens API when the server enables it (the text counted as one \
-user message; on API failure the estimate comes back with a `warning`). Returns token_count, the model actually used, encoding, exact, method, context_window and the \
+Exact for OpenAI (cl100k_base / o200k_base), Gemini (the Gemma 3 vocabulary) and open-weight models with a \
+tokenizer.json; Claude models are a documented estimate that errs high (`exact: false`), or exact from \
+Anthropic's count_tokens API when the server enables it (on API failure the estimate comes back with a \
+`warning`). Returns token_count, the model actually used, encoding, exact, method, context_window and the \
 estimated input cost.";
     const COMMAND: &'static str = "count";
     const ABOUT: &'static str = "Count the tokens of a text (the `count-tokens` tool)";
