@@ -107,8 +107,9 @@ impl TokenCounter {
     }
 
     /// The model `model` names (default [`DEFAULT_MODEL`]), or an error listing
-    /// the supported names and the closest ones.
-    pub fn resolve(&self, model: Option<&str>) -> Result<ResolvedModel<'_>, CountError> {
+    /// the supported names and the closest ones. The one place the default applies:
+    /// the result carries the name, so later steps never re-derive it.
+    pub fn resolve<'a>(&'a self, model: Option<&'a str>) -> Result<ResolvedModel<'a>, CountError> {
         let requested = model.unwrap_or(DEFAULT_MODEL);
         // Before any lookup or suggestion search: their cost grows with the name.
         self.check_name("model", requested)?;
@@ -156,9 +157,8 @@ impl TokenCounter {
         let resolved = self.resolve(model)?;
         // Checked before any work: a 1 GB paste must fail fast, not stall the server.
         self.check_input(text.len())?;
-        let requested = model.unwrap_or(DEFAULT_MODEL);
         let mut warning = None;
-        if let Some((exact, id)) = exact_for(exact, requested, &resolved)
+        if let Some((exact, id)) = exact_for(exact, &resolved)
             && let Some(entry) = resolved.entry()
             && !text.is_empty()
         {
