@@ -18,7 +18,6 @@ use serde::{Deserialize, Serialize};
 use crate::counter::{CountError, TokenCounter, usd};
 use crate::exact::{ExactCounter, MAX_EXACT_ROUNDS, Refined, exact_for, refine};
 use crate::fit::{FitError, FitOptions, input_budget};
-use crate::limits::sections_bytes;
 use crate::{ResolvedModel, Tokenizer};
 
 /// Appended where a section was cut.
@@ -324,6 +323,11 @@ fn layout(sections: &[Section], preset: Option<&Preset>) -> Result<Vec<Placement
     }
     placements.sort_by_key(|p| (p.priority, p.index));
     Ok(placements)
+}
+
+/// Bytes of the sections' contents: what the input limit measures.
+fn sections_bytes(sections: &[Section]) -> usize {
+    sections.iter().map(|s| s.content.len()).sum()
 }
 
 /// The whole `assemble-context`: check the input size, resolve `model` (default

@@ -41,8 +41,7 @@ pub enum CountError {
         /// Every name that resolves.
         available: Vec<String>,
     },
-    #[error("input is {bytes} bytes, over the limit of {limit} bytes")]
-    InputTooLarge { bytes: usize, limit: usize },
+    /// The input is over one of the counter's [`InputLimits`].
     #[error(transparent)]
     Limit(#[from] LimitError),
     /// The caller stopped wanting the answer (request cancelled or timed out).
@@ -125,7 +124,7 @@ impl TokenCounter {
 
     /// `bytes` of input against this counter's limit (see [`crate::limits`]).
     pub fn check_input(&self, bytes: usize) -> Result<(), CountError> {
-        check_input_bytes(bytes, self.limits.max_input_bytes)
+        Ok(check_input_bytes(bytes, self.limits.max_input_bytes)?)
     }
 
     /// Count `text` for `model` (default [`DEFAULT_MODEL`]) with the local tokenizer.
@@ -351,10 +350,10 @@ mod tests {
         );
         assert_eq!(
             counter.count("0123456789a", None),
-            Err(CountError::InputTooLarge {
+            Err(CountError::Limit(LimitError::TextTooLarge {
                 bytes: 11,
                 limit: 10
-            })
+            }))
         );
     }
 }

@@ -16,8 +16,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::counter::{CountError, TokenCounter, usd};
 use crate::exact::{ExactCounter, MAX_EXACT_ROUNDS, Refined, exact_for, refine};
-use crate::limits::messages_bytes;
-use crate::messages::{ChatOverhead, Message, Role, message_tokens, overhead_method};
+use crate::messages::{
+    ChatOverhead, Message, Role, message_tokens, messages_bytes, overhead_method,
+};
 use crate::{ModelEntry, Tokenizer};
 
 /// Default share of the window left unused, for counting error and provider drift.
@@ -765,7 +766,9 @@ mod tests {
         let tiny = TokenCounter::new(std::sync::Arc::new(crate::Catalog::builtin().clone()), 1);
         assert!(matches!(
             fit_messages(&tiny, &messages, None, &options, None),
-            Err(FitError::Count(CountError::InputTooLarge { limit: 1, .. }))
+            Err(FitError::Count(CountError::Limit(
+                crate::LimitError::TextTooLarge { limit: 1, .. }
+            )))
         ));
     }
 

@@ -45,7 +45,7 @@ pub use fit::{
 pub use limits::{DEFAULT_MAX_INPUT_BYTES, InputLimits, LimitError};
 pub use messages::{
     ChatOverhead, ContentBlock, FunctionCall, Message, MessageContent, Role, ToolCall,
-    conversation_tokens, message_tokens, overhead_method,
+    conversation_tokens, message_tokens, messages_bytes, overhead_method,
 };
 
 pub use catalog::{Catalog, CatalogError, ModelEntry, ModelInfo, ModelListing, ResolvedModel};

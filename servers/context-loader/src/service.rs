@@ -18,7 +18,7 @@ use context_budget::spec::{SpecBudget, SpecError, SpecStore, SpecTokens};
 use context_budget::{
     AssembleOptions, AssembledContext, ExactCountFailure, ExactCounter, FittedMessages, Message,
     ModelEntry, ModelListing, ResolvedModel, TokenCount, TokenCounter, Tokenizer, assemble_context,
-    fit_messages, limits,
+    fit_messages, limits, messages_bytes,
 };
 use mcp_common::{ToolError, run_blocking};
 use tokio_util::sync::CancellationToken;
@@ -184,7 +184,7 @@ impl Service {
         params: FitMessagesParams,
         cancelled: CancellationToken,
     ) -> Result<FittedMessages, ToolError> {
-        let bytes = limits::messages_bytes(&params.messages);
+        let bytes = messages_bytes(&params.messages);
         self.run(bytes, &cancelled, move |service, cancelled| {
             let exact = service.exact_for(cancelled);
             fit_messages(
