@@ -118,7 +118,8 @@ impl RawEntry {
 pub struct ModelInfo {
     pub name: String,
     pub family: String,
-    /// `cl100k_base`, `o200k_base` or `claude_estimate`.
+    /// The tokenizer: `cl100k_base`, `o200k_base`, `gemma3`, `huggingface`
+    /// (exact), or `claude_estimate`, `claude_4_7_estimate`, `estimate`.
     pub encoding: &'static str,
     /// True when local counts equal what the provider bills.
     pub exact: bool,
@@ -396,7 +397,7 @@ impl Catalog {
     /// Resolve a user-supplied model name, the way tiktoken's model table does:
     ///
     /// 1. an exact canonical name or alias (case-insensitive);
-    /// 2. an encoding name (`cl100k_base`, `o200k_base`);
+    /// 2. an exact encoding name (`cl100k_base`, `o200k_base`, `gemma3`);
     /// 3. the longest canonical name that is a prefix of the id and is followed by
     ///    `-`, `:` or `@` — so `gpt-4o-2024-08-06` is `gpt-4o`, `gpt-4-0613` is
     ///    `gpt-4`, and `claude-sonnet-4-5-20250929` is `claude-sonnet-4-5`, while

@@ -14,10 +14,14 @@ pub struct TokenCount {
     pub token_count: usize,
     /// The catalog model actually used (canonical name), or the encoding name.
     pub model: String,
-    /// The tokenizer: `cl100k_base`, `o200k_base` or `claude_estimate`
-    /// (`anthropic_count_tokens` when the server counted through Anthropic's API).
+    /// The tokenizer: `cl100k_base` or `o200k_base` (OpenAI), `gemma3` (Gemini's
+    /// Gemma 3 vocabulary), `huggingface` (an open-weight model's `tokenizer.json`),
+    /// `claude_estimate` or `claude_4_7_estimate` (Claude), `estimate` (tokenizer not
+    /// known here); `anthropic_count_tokens` when the server counted through
+    /// Anthropic's API.
     pub encoding: &'static str,
-    /// True when the count equals what the provider bills.
+    /// True when the count equals what the provider bills (or the model's own
+    /// tokenizer gives); false for the estimates.
     pub exact: bool,
     /// How the count was produced (and, for estimates, how it errs).
     pub method: &'static str,
