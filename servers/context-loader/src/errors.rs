@@ -445,3 +445,49 @@ fn not_found_suggestion(query: &str, closest: &[String], by: Closeness) -> Strin
         ),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn every_input_bound_maps_through_the_one_limit_error() {
+        // Text size reaches the caller the way fit-messages and assemble-context carry it.
+        let text = FitError::Count(CountError::Limit(LimitError::TextTooLarge {
+            bytes: 11,
+            limit: 10,
+        }))
+        .into_tool_error();
+        assert_eq!(text.code, ErrorCode::InputTooLarge);
+        assert_eq!(
+            text.message,
+            "text is 11 bytes; this server counts at most 10 bytes per call"
+        );
+        assert!(text.suggestion.contains("--max-input-bytes"));
+        assert_eq!(
+            (
+                text.details.get("input_bytes"),
+                text.details.get("limit_bytes")
+            ),
+            (Some(&json!(11)), Some(&json!(10)))
+        );
+
+        let specs = LimitError::SpecCount { count: 0 }.into_tool_error();
+        assert_eq!(specs.code, ErrorCode::InvalidInput);
+        assert_eq!(
+            specs.message,
+            "`specs` has 0 entries; give between 1 and 200"
+        );
+        assert!(specs.details.is_empty());
+
+        let many = AssembleError::Count(CountError::Limit(LimitError::TooMany {
+            field: "sections",
+            count: 4,
+            limit: 3,
+        }))
+        .into_tool_error();
+        assert_eq!(many.code, ErrorCode::InputTooLarge);
+        assert_eq!(many.details.get("flag"), Some(&json!("--max-sections")));
+    }
+}
