@@ -128,7 +128,7 @@ fn with_model(name: &str, tokenizer: Tokenizer, window: u64) -> TokenCounter {
         tokenizer.name()
     );
     let catalog = Catalog::builtin()
-        .with_overrides(&json, "bench")
+        .with_models_file(&json, "bench", std::path::Path::new("."))
         .unwrap_or_else(|e| panic!("bench model: {e}"));
     TokenCounter::new(Arc::new(catalog), DEFAULT_MAX_INPUT_BYTES)
 }

@@ -18,8 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::counter::{CountError, TokenCounter, usd};
 use crate::exact::{ExactCounter, MAX_EXACT_ROUNDS, Refined, exact_for, refine};
 use crate::fit::{FitError, FitOptions, input_budget};
-use crate::limits::sections_bytes;
-use crate::{DEFAULT_MODEL, ResolvedModel, Tokenizer};
+use crate::{ResolvedModel, Tokenizer};
 
 /// Appended where a section was cut.
 pub const TRUNCATION_MARK: &str = "\n[…truncated]";
@@ -206,7 +205,7 @@ pub enum AssembleError {
 /// What `assemble-context` was asked besides the sections.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct AssembleOptions<'a> {
-    /// Default [`DEFAULT_MODEL`].
+    /// Default [`DEFAULT_MODEL`](crate::DEFAULT_MODEL).
     pub model: Option<&'a str>,
     /// Default: the preset's total capped by 90 % of the model's window, or without
     /// a preset 90 % of the window.
@@ -326,8 +325,13 @@ fn layout(sections: &[Section], preset: Option<&Preset>) -> Result<Vec<Placement
     Ok(placements)
 }
 
+/// Bytes of the sections' contents: what the input limit measures.
+fn sections_bytes(sections: &[Section]) -> usize {
+    sections.iter().map(|s| s.content.len()).sum()
+}
+
 /// The whole `assemble-context`: check the input size, resolve `model` (default
-/// [`DEFAULT_MODEL`]), pick the budget (see [`AssembleOptions::budget`]), and
+/// [`DEFAULT_MODEL`](crate::DEFAULT_MODEL)), pick the budget (see [`AssembleOptions::budget`]), and
 /// assemble `sections` within it — and when `exact` counts that model, count the
 /// final text with the provider and assemble again, smaller, while it is over (see
 /// [`refine`]). May block on `exact`.
@@ -369,8 +373,7 @@ pub fn assemble_context(
         preset: preset.map(|p| p.name),
     };
 
-    let requested = options.model.unwrap_or(DEFAULT_MODEL);
-    let Some((exact, id)) = exact_for(exact, requested, &resolved) else {
+    let Some((exact, id)) = exact_for(exact, &resolved) else {
         return Ok(priced.local(assemble(budget), None));
     };
     let refined = refine(

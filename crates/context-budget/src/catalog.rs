@@ -118,7 +118,8 @@ impl RawEntry {
 pub struct ModelInfo {
     pub name: String,
     pub family: String,
-    /// `cl100k_base`, `o200k_base` or `claude_estimate`.
+    /// The tokenizer: `cl100k_base`, `o200k_base`, `gemma3`, `huggingface`
+    /// (exact), or `claude_estimate`, `claude_4_7_estimate`, `estimate`.
     pub encoding: &'static str,
     /// True when local counts equal what the provider bills.
     pub exact: bool,
@@ -144,36 +145,51 @@ pub struct ModelListing {
     pub encodings: Vec<&'static str>,
 }
 
-/// The model a requested name resolved to.
+/// The model a requested name resolved to, with the name as the caller sent it.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum ResolvedModel<'a> {
+pub struct ResolvedModel<'a> {
+    /// As sent (or [`crate::DEFAULT_MODEL`]): a provider bills the caller's dated id,
+    /// not our canonical name, so exact counting asks with this.
+    requested: &'a str,
+    target: Target<'a>,
+}
+
+/// What a name resolves to.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Target<'a> {
     /// A catalog entry (by exact name, alias, or dated/suffixed id).
     Model(&'a ModelEntry),
     /// A bare encoding name such as `cl100k_base`: exact counts, no window or prices.
     Encoding(Tokenizer),
 }
 
-impl ResolvedModel<'_> {
+impl<'a> ResolvedModel<'a> {
     pub fn tokenizer(&self) -> Tokenizer {
-        match self {
-            ResolvedModel::Model(entry) => entry.tokenizer,
-            ResolvedModel::Encoding(tokenizer) => *tokenizer,
+        match self.target {
+            Target::Model(entry) => entry.tokenizer,
+            Target::Encoding(tokenizer) => tokenizer,
         }
     }
 
     /// The name actually used: the catalog's canonical name or the encoding name.
-    pub fn name(&self) -> &str {
-        match self {
-            ResolvedModel::Model(entry) => &entry.name,
-            ResolvedModel::Encoding(tokenizer) => tokenizer.name(),
+    pub fn name(&self) -> &'a str {
+        match self.target {
+            Target::Model(entry) => &entry.name,
+            Target::Encoding(tokenizer) => tokenizer.name(),
         }
     }
 
+    /// The name the caller asked for, as sent (a dated id such as
+    /// `claude-sonnet-4-5-20250929`, or the default model's name).
+    pub fn requested(&self) -> &'a str {
+        self.requested
+    }
+
     /// The catalog entry (window, prices); `None` for a bare encoding name.
-    pub fn entry(&self) -> Option<&ModelEntry> {
-        match self {
-            ResolvedModel::Model(entry) => Some(entry),
-            ResolvedModel::Encoding(_) => None,
+    pub fn entry(&self) -> Option<&'a ModelEntry> {
+        match self.target {
+            Target::Model(entry) => Some(entry),
+            Target::Encoding(_) => None,
         }
     }
 }
@@ -289,7 +305,8 @@ impl Catalog {
     }
 
     /// [`Self::with_models_file`] with `huggingface` tokenizer files resolved against
-    /// the current directory.
+    /// the current directory: shorthand for tests, which have no models file folder.
+    #[cfg(test)]
     pub fn with_overrides(&self, json: &str, origin: &str) -> Result<Catalog, CatalogError> {
         self.with_models_file(json, origin, Path::new("."))
     }
@@ -380,22 +397,23 @@ impl Catalog {
     /// Resolve a user-supplied model name, the way tiktoken's model table does:
     ///
     /// 1. an exact canonical name or alias (case-insensitive);
-    /// 2. an encoding name (`cl100k_base`, `o200k_base`);
+    /// 2. an exact encoding name (`cl100k_base`, `o200k_base`, `gemma3`);
     /// 3. the longest canonical name that is a prefix of the id and is followed by
     ///    `-`, `:` or `@` — so `gpt-4o-2024-08-06` is `gpt-4o`, `gpt-4-0613` is
     ///    `gpt-4`, and `claude-sonnet-4-5-20250929` is `claude-sonnet-4-5`, while
     ///    `gpt-4o` never matches `gpt-4`. A leading `ft:` (fine-tune) is ignored.
-    pub fn resolve(&self, requested: &str) -> Option<ResolvedModel<'_>> {
+    pub fn resolve<'a>(&'a self, requested: &'a str) -> Option<ResolvedModel<'a>> {
+        let resolved = |target| ResolvedModel { requested, target };
         let wanted = requested.trim().to_ascii_lowercase();
         let wanted = wanted.strip_prefix("ft:").unwrap_or(&wanted);
         if let Some(model) = self.models.iter().find(|m| {
             m.name.eq_ignore_ascii_case(wanted)
                 || m.aliases.iter().any(|a| a.eq_ignore_ascii_case(wanted))
         }) {
-            return Some(ResolvedModel::Model(model));
+            return Some(resolved(Target::Model(model)));
         }
         if let Some(tokenizer) = Tokenizer::from_encoding_name(wanted) {
-            return Some(ResolvedModel::Encoding(tokenizer));
+            return Some(resolved(Target::Encoding(tokenizer)));
         }
         self.models
             .iter()
@@ -406,7 +424,7 @@ impl Catalog {
                     && matches!(wanted.as_bytes()[name.len()], b'-' | b':' | b'@')
             })
             .max_by_key(|m| m.name.len())
-            .map(ResolvedModel::Model)
+            .map(|model| resolved(Target::Model(model)))
     }
 
     /// Every name `resolve` accepts exactly: canonical names, aliases, encodings.

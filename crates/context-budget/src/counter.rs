@@ -14,10 +14,14 @@ pub struct TokenCount {
     pub token_count: usize,
     /// The catalog model actually used (canonical name), or the encoding name.
     pub model: String,
-    /// The tokenizer: `cl100k_base`, `o200k_base` or `claude_estimate`
-    /// (`anthropic_count_tokens` when the server counted through Anthropic's API).
+    /// The tokenizer: `cl100k_base` or `o200k_base` (OpenAI), `gemma3` (Gemini's
+    /// Gemma 3 vocabulary), `huggingface` (an open-weight model's `tokenizer.json`),
+    /// `claude_estimate` or `claude_4_7_estimate` (Claude), `estimate` (tokenizer not
+    /// known here); `anthropic_count_tokens` when the server counted through
+    /// Anthropic's API.
     pub encoding: &'static str,
-    /// True when the count equals what the provider bills.
+    /// True when the count equals what the provider bills (or the model's own
+    /// tokenizer gives); false for the estimates.
     pub exact: bool,
     /// How the count was produced (and, for estimates, how it errs).
     pub method: &'static str,
@@ -41,8 +45,7 @@ pub enum CountError {
         /// Every name that resolves.
         available: Vec<String>,
     },
-    #[error("input is {bytes} bytes, over the limit of {limit} bytes")]
-    InputTooLarge { bytes: usize, limit: usize },
+    /// The input is over one of the counter's [`InputLimits`].
     #[error(transparent)]
     Limit(#[from] LimitError),
     /// The caller stopped wanting the answer (request cancelled or timed out).
@@ -107,8 +110,9 @@ impl TokenCounter {
     }
 
     /// The model `model` names (default [`DEFAULT_MODEL`]), or an error listing
-    /// the supported names and the closest ones.
-    pub fn resolve(&self, model: Option<&str>) -> Result<ResolvedModel<'_>, CountError> {
+    /// the supported names and the closest ones. The one place the default applies:
+    /// the result carries the name, so later steps never re-derive it.
+    pub fn resolve<'a>(&'a self, model: Option<&'a str>) -> Result<ResolvedModel<'a>, CountError> {
         let requested = model.unwrap_or(DEFAULT_MODEL);
         // Before any lookup or suggestion search: their cost grows with the name.
         self.check_name("model", requested)?;
@@ -124,7 +128,7 @@ impl TokenCounter {
 
     /// `bytes` of input against this counter's limit (see [`crate::limits`]).
     pub fn check_input(&self, bytes: usize) -> Result<(), CountError> {
-        check_input_bytes(bytes, self.limits.max_input_bytes)
+        Ok(check_input_bytes(bytes, self.limits.max_input_bytes)?)
     }
 
     /// Count `text` for `model` (default [`DEFAULT_MODEL`]) with the local tokenizer.
@@ -156,9 +160,8 @@ impl TokenCounter {
         let resolved = self.resolve(model)?;
         // Checked before any work: a 1 GB paste must fail fast, not stall the server.
         self.check_input(text.len())?;
-        let requested = model.unwrap_or(DEFAULT_MODEL);
         let mut warning = None;
-        if let Some((exact, id)) = exact_for(exact, requested, &resolved)
+        if let Some((exact, id)) = exact_for(exact, &resolved)
             && let Some(entry) = resolved.entry()
             && !text.is_empty()
         {
@@ -351,10 +354,10 @@ mod tests {
         );
         assert_eq!(
             counter.count("0123456789a", None),
-            Err(CountError::InputTooLarge {
+            Err(CountError::Limit(LimitError::TextTooLarge {
                 bytes: 11,
                 limit: 10
-            })
+            }))
         );
     }
 }

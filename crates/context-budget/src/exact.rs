@@ -46,11 +46,11 @@ impl ExactCountFailure {
     }
 }
 
-/// The exact counter that applies to a model, with the id to send it; `None` when
-/// there is none (no counter, a bare encoding, or a model it does not count).
+/// The exact counter that applies to a model, with the id to send it (made from the
+/// name the caller sent); `None` when there is none (no counter, a bare encoding, or
+/// a model it does not count).
 pub fn exact_for<'a>(
     exact: Option<&'a dyn ExactCounter>,
-    requested: &str,
     model: &ResolvedModel<'_>,
 ) -> Option<(&'a dyn ExactCounter, String)> {
     // A local tokenizer that is exact already equals the bill.
@@ -58,7 +58,9 @@ pub fn exact_for<'a>(
         return None;
     }
     let (exact, entry) = (exact?, model.entry()?);
-    exact.provider_model(requested, entry).map(|id| (exact, id))
+    exact
+        .provider_model(model.requested(), entry)
+        .map(|id| (exact, id))
 }
 
 /// What [`refine`] settled on.

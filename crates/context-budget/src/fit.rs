@@ -16,9 +16,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::counter::{CountError, TokenCounter, usd};
 use crate::exact::{ExactCounter, MAX_EXACT_ROUNDS, Refined, exact_for, refine};
-use crate::limits::messages_bytes;
-use crate::messages::{ChatOverhead, Message, Role, message_tokens, overhead_method};
-use crate::{DEFAULT_MODEL, ModelEntry, Tokenizer};
+use crate::messages::{
+    ChatOverhead, Message, Role, message_tokens, messages_bytes, overhead_method,
+};
+use crate::{ModelEntry, Tokenizer};
 
 /// Default share of the window left unused, for counting error and provider drift.
 pub const DEFAULT_MARGIN: f64 = 0.10;
@@ -235,7 +236,7 @@ pub fn count_messages(messages: &[Message], tokenizer: Tokenizer) -> Vec<u64> {
 }
 
 /// The whole `fit-messages`: check the input size, resolve `model` (default
-/// [`DEFAULT_MODEL`]), count every message once, select within the budget — and when
+/// [`DEFAULT_MODEL`](crate::DEFAULT_MODEL)), count every message once, select within the budget — and when
 /// `exact` counts that model, confirm the selection with the provider and select
 /// again while its total is over (see [`refine`]). May block on `exact`.
 pub fn fit_messages(
@@ -265,8 +266,7 @@ pub fn fit_messages(
         messages,
     };
 
-    let requested = model.unwrap_or(DEFAULT_MODEL);
-    let Some((exact, id)) = exact_for(exact, requested, &resolved) else {
+    let Some((exact, id)) = exact_for(exact, &resolved) else {
         let selection = select_within(budget)?;
         return Ok(fitted.local(selection, None));
     };
@@ -766,7 +766,9 @@ mod tests {
         let tiny = TokenCounter::new(std::sync::Arc::new(crate::Catalog::builtin().clone()), 1);
         assert!(matches!(
             fit_messages(&tiny, &messages, None, &options, None),
-            Err(FitError::Count(CountError::InputTooLarge { limit: 1, .. }))
+            Err(FitError::Count(CountError::Limit(
+                crate::LimitError::TextTooLarge { limit: 1, .. }
+            )))
         ));
     }
 

@@ -21,10 +21,8 @@ pub mod files;
 mod fit;
 mod huggingface;
 pub mod limits;
-mod linear;
 pub mod litellm;
 mod messages;
-mod parallel;
 pub mod safe_open;
 pub mod sentencepiece;
 pub mod spec;
@@ -45,17 +43,16 @@ pub use fit::{
 pub use limits::{DEFAULT_MAX_INPUT_BYTES, InputLimits, LimitError};
 pub use messages::{
     ChatOverhead, ContentBlock, FunctionCall, Message, MessageContent, Role, ToolCall,
-    conversation_tokens, message_tokens, overhead_method,
+    conversation_tokens, message_tokens, messages_bytes, overhead_method,
 };
 
 pub use catalog::{Catalog, CatalogError, ModelEntry, ModelInfo, ModelListing, ResolvedModel};
 pub use claude::ClaudeGeneration;
 pub use counter::{CountError, TokenCount, TokenCounter, usd};
 pub use huggingface::{HuggingFaceError, HuggingFaceTokenizer, MAX_TOKENIZER_FILE_BYTES};
-pub use parallel::PARALLEL_MIN_BYTES;
 pub use sentencepiece::{GEMMA3_MODEL_SHA256, gemma3_model_bytes};
 pub use suggest::closest_names;
-pub use tokenizer::{ClaudeEstimate, Estimate, Tokenizer};
+pub use tokenizer::{ClaudeEstimate, Estimate, PARALLEL_MIN_BYTES, Tokenizer};
 
 /// The model used when a caller does not name one.
 pub const DEFAULT_MODEL: &str = "gpt-4";

@@ -1,10 +1,9 @@
 //! Every bound on a caller's input, checked before any work: a 1 GB paste or a
 //! 100,000-spec plan must fail fast with the numbers, not stall the server. A new
 //! limit goes here, with the check that enforces it.
-
-use crate::assemble::Section;
-use crate::counter::CountError;
-use crate::messages::Message;
+//!
+//! A leaf: every counting module checks these, so this module imports nothing of
+//! the engine (the byte totals of messages and sections live with their types).
 
 /// Default largest text accepted in one call: 8 MiB, about 2M tokens — well past any
 /// context window, and under a second to count.
@@ -45,9 +44,14 @@ impl Default for InputLimits {
     }
 }
 
-/// A call over one of the [`InputLimits`] other than text size.
+/// A call over one of the bounds on its input: the one "input too large" error,
+/// whichever bound it crossed. Counting, fitting and assembling carry it (through
+/// [`crate::CountError::Limit`]), so an adapter maps it in one place.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LimitError {
+    /// More text to tokenize than [`InputLimits::max_input_bytes`].
+    #[error("input is {bytes} bytes, over the limit of {limit} bytes")]
+    TextTooLarge { bytes: usize, limit: usize },
     /// `preview` is the start of the name (at most [`PREVIEW_CHARS`] characters and an
     /// ellipsis): an answer never echoes an unbounded input.
     #[error("`{field}` is {bytes} bytes long (`{preview}`); at most {limit} bytes are accepted")]
@@ -63,6 +67,10 @@ pub enum LimitError {
         count: usize,
         limit: usize,
     },
+    /// A spec-budget plan names between 1 and [`MAX_SPECS_PER_PLAN`] specs (none is
+    /// refused here too: a plan of nothing is a mistake, not a tiny plan).
+    #[error("`specs` has {count} entries; give between 1 and {MAX_SPECS_PER_PLAN}")]
+    SpecCount { count: usize },
 }
 
 /// Characters of an over-long name shown back in an error.
@@ -107,33 +115,17 @@ pub const MAX_SPECS_PER_PLAN: usize = 200;
 
 /// The input-size check every tool runs: `bytes` of text to tokenize against the
 /// process's `limit`.
-pub fn check_input_bytes(bytes: usize, limit: usize) -> Result<(), CountError> {
+pub fn check_input_bytes(bytes: usize, limit: usize) -> Result<(), LimitError> {
     if bytes > limit {
-        return Err(CountError::InputTooLarge { bytes, limit });
+        return Err(LimitError::TextTooLarge { bytes, limit });
     }
     Ok(())
 }
 
-/// Bytes a chat history puts through the tokenizer (what the input limit measures).
-pub fn messages_bytes(messages: &[Message]) -> usize {
-    messages.iter().map(Message::text_bytes).sum()
-}
-
-/// Bytes of the sections' contents (what the input limit measures).
-pub fn sections_bytes(sections: &[Section]) -> usize {
-    sections.iter().map(|s| s.content.len()).sum()
-}
-
 /// A spec-budget request names between 1 and [`MAX_SPECS_PER_PLAN`] specs.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("`specs` has {count} entries; give between 1 and {MAX_SPECS_PER_PLAN}")]
-pub struct SpecCountError {
-    pub count: usize,
-}
-
-pub fn check_spec_count(count: usize) -> Result<(), SpecCountError> {
+pub fn check_spec_count(count: usize) -> Result<(), LimitError> {
     if count == 0 || count > MAX_SPECS_PER_PLAN {
-        return Err(SpecCountError { count });
+        return Err(LimitError::SpecCount { count });
     }
     Ok(())
 }
@@ -147,12 +139,12 @@ mod tests {
         assert_eq!(check_input_bytes(10, 10), Ok(()));
         assert_eq!(
             check_input_bytes(11, 10),
-            Err(CountError::InputTooLarge {
+            Err(LimitError::TextTooLarge {
                 bytes: 11,
                 limit: 10
             })
         );
-        assert_eq!(check_spec_count(0), Err(SpecCountError { count: 0 }));
+        assert_eq!(check_spec_count(0), Err(LimitError::SpecCount { count: 0 }));
         assert_eq!(check_spec_count(MAX_SPECS_PER_PLAN), Ok(()));
         assert!(check_spec_count(MAX_SPECS_PER_PLAN + 1).is_err());
         assert_eq!(check_count("messages", 3, 3), Ok(()));

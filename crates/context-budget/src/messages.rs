@@ -257,6 +257,12 @@ pub fn conversation_tokens(messages: &[Message], tokenizer: Tokenizer) -> u64 {
             .sum::<u64>()
 }
 
+/// Bytes a chat history puts through the tokenizer: what the input limit measures,
+/// checked before any message is counted.
+pub fn messages_bytes(messages: &[Message]) -> usize {
+    messages.iter().map(Message::text_bytes).sum()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -650,6 +650,20 @@ mod tests {
     }
 
     #[test]
+    fn a_newline_before_an_ascii_letter_is_always_a_segment_cut() {
+        // What lets Gemma 3 be cut where the tiktoken encodings are
+        // (`Tokenizer::additive_cut`): no piece spans `\n` and a following letter.
+        let after_newline = &gemma3().after_newline;
+        assert!(
+            !after_newline.iter().any(char::is_ascii_alphabetic),
+            "{after_newline:?}"
+        );
+        let text = "one\ntwo\n\nThree";
+        let parts: Vec<&str> = gemma3().segments(text).collect();
+        assert_eq!(parts, ["one\n", "two\n\n", "Three"]);
+    }
+
+    #[test]
     fn other_model_kinds_are_refused_with_a_reason() {
         assert!(matches!(
             SentencePiece::from_model_bytes(b"\x0a\x05"),

@@ -84,7 +84,7 @@ fn project(name: &str) -> Tree {
     tree
 }
 
-fn model(name: &str) -> ResolvedModel<'static> {
+fn model(name: &str) -> ResolvedModel<'_> {
     Catalog::builtin().resolve(name).expect("model")
 }
 

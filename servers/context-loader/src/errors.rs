@@ -4,7 +4,7 @@
 //! tool and the CLI.
 
 use context_budget::files::FilesError;
-use context_budget::limits::{LimitError, SpecCountError};
+use context_budget::limits::LimitError;
 use context_budget::spec::{Closeness, SpecError};
 use context_budget::{AssembleError, CountError, DEFAULT_MODEL, FitError};
 use mcp_common::{ErrorCode, ToolError};
@@ -45,14 +45,6 @@ impl IntoToolError for CountError {
                 .with_detail("did_you_mean", did_you_mean)
                 .with_detail("available_options", available)
             }
-            CountError::InputTooLarge { bytes, limit } => ToolError::new(
-                ErrorCode::InputTooLarge,
-                format!("text is {bytes} bytes; this server counts at most {limit} bytes per call"),
-                "Split the text and count the parts separately (counts add up across \
-                 paragraph boundaries to within a token or two), or raise --max-input-bytes.",
-            )
-            .with_detail("input_bytes", bytes)
-            .with_detail("limit_bytes", limit),
             CountError::Limit(limit) => limit.into_tool_error(),
             CountError::Cancelled => cancelled(),
         }
@@ -77,10 +69,19 @@ fn limit_flag(field: &str) -> &'static str {
     }
 }
 
+/// Every input bound a call can cross, from whichever tool crossed it.
 impl IntoToolError for LimitError {
     fn into_tool_error(self) -> ToolError {
         let message = self.to_string();
         match self {
+            LimitError::TextTooLarge { bytes, limit } => ToolError::new(
+                ErrorCode::InputTooLarge,
+                format!("text is {bytes} bytes; this server counts at most {limit} bytes per call"),
+                "Split the text and count the parts separately (counts add up across \
+                 paragraph boundaries to within a token or two), or raise --max-input-bytes.",
+            )
+            .with_detail("input_bytes", bytes)
+            .with_detail("limit_bytes", limit),
             LimitError::NameTooLong {
                 field,
                 bytes,
@@ -115,6 +116,12 @@ impl IntoToolError for LimitError {
             .with_detail("count", count)
             .with_detail("limit", limit)
             .with_detail("flag", limit_flag(field)),
+            // Too few is refused alongside too many, so the code is the general one.
+            LimitError::SpecCount { .. } => ToolError::new(
+                ErrorCode::InvalidInput,
+                message,
+                "List the specs to load, most important first, e.g. [\"59\", \"66\", \"69\"].",
+            ),
         }
     }
 }
@@ -242,16 +249,6 @@ impl IntoToolError for AssembleError {
             AssembleError::Budget(error) => error.into_tool_error(),
             AssembleError::Count(error) => error.into_tool_error(),
         }
-    }
-}
-
-impl IntoToolError for SpecCountError {
-    fn into_tool_error(self) -> ToolError {
-        ToolError::new(
-            ErrorCode::InvalidInput,
-            self.to_string(),
-            "List the specs to load, most important first, e.g. [\"59\", \"66\", \"69\"].",
-        )
     }
 }
 
@@ -446,5 +443,51 @@ fn not_found_suggestion(query: &str, closest: &[String], by: Closeness) -> Strin
              (`59` is spec 059, never 1593).",
             quoted(nearest)
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn every_input_bound_maps_through_the_one_limit_error() {
+        // Text size reaches the caller the way fit-messages and assemble-context carry it.
+        let text = FitError::Count(CountError::Limit(LimitError::TextTooLarge {
+            bytes: 11,
+            limit: 10,
+        }))
+        .into_tool_error();
+        assert_eq!(text.code, ErrorCode::InputTooLarge);
+        assert_eq!(
+            text.message,
+            "text is 11 bytes; this server counts at most 10 bytes per call"
+        );
+        assert!(text.suggestion.contains("--max-input-bytes"));
+        assert_eq!(
+            (
+                text.details.get("input_bytes"),
+                text.details.get("limit_bytes")
+            ),
+            (Some(&json!(11)), Some(&json!(10)))
+        );
+
+        let specs = LimitError::SpecCount { count: 0 }.into_tool_error();
+        assert_eq!(specs.code, ErrorCode::InvalidInput);
+        assert_eq!(
+            specs.message,
+            "`specs` has 0 entries; give between 1 and 200"
+        );
+        assert!(specs.details.is_empty());
+
+        let many = AssembleError::Count(CountError::Limit(LimitError::TooMany {
+            field: "sections",
+            count: 4,
+            limit: 3,
+        }))
+        .into_tool_error();
+        assert_eq!(many.code, ErrorCode::InputTooLarge);
+        assert_eq!(many.details.get("flag"), Some(&json!("--max-sections")));
     }
 }

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use context_budget::{
-    DEFAULT_MARGIN, FitOptions, FittedMessages, Message, Strategy, fit_messages, limits,
+    DEFAULT_MARGIN, FitOptions, FittedMessages, Message, Strategy, fit_messages, messages_bytes,
 };
 use mcp_common::ToolError;
 use schemars::JsonSchema;
@@ -77,7 +77,7 @@ estimated input cost. Claude counts are estimates unless the server has exact co
         params: Self::Params,
         call: Call,
     ) -> Result<FittedMessages, ToolError> {
-        let bytes = limits::messages_bytes(&params.messages);
+        let bytes = messages_bytes(&params.messages);
         let options = FitOptions {
             margin: params.margin.unwrap_or(DEFAULT_MARGIN),
             reserve_output_tokens: params.reserve_output_tokens.unwrap_or(0),

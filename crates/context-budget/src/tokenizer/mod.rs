@@ -15,11 +15,27 @@
 //!
 //! Vocabularies load on first use and are shared by every thread for the life of the
 //! process, so start-up costs nothing and no call pays twice.
+//!
+//! A long text is counted in parts whose counts add up to the whole's: parts of
+//! about a megabyte that check for cancellation in between, two halves on two cores
+//! ([`parallel`]), chunks on every core (`files`). Where a family's text may be cut
+//! is stated once, by [`Tokenizer::additive_cut`]; every one of those asks it. How a
+//! part is then encoded (plain tiktoken, or [`linear`] time for texts that may hold
+//! a megabyte-long piece) is the part's own business and never moves a cut.
 
 use std::sync::OnceLock;
 
 use crate::claude::{ClaudeGeneration, tokens_from_tenths};
 use crate::huggingface::HuggingFaceTokenizer;
+
+mod linear;
+mod parallel;
+
+pub use parallel::PARALLEL_MIN_BYTES;
+
+/// Bytes per part when a long text is worked through in parts that check for
+/// cancellation in between: a few milliseconds of tokenizing each.
+pub(crate) const PART_BYTES: usize = 1024 * 1024;
 
 /// How a model's text becomes tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -28,7 +44,8 @@ pub enum Tokenizer {
     Cl100kBase,
     /// GPT-4o, GPT-4.1, o-series, GPT-5. Exact.
     O200kBase,
-    /// Claude 3 through 4.6: no public tokenizer; see [`ClaudeEstimate`].
+    /// Claude 3 through 4.6: no public tokenizer; o200k_base tokens weighted per
+    /// token (see [`ClaudeGeneration`]).
     ClaudeEstimate,
     /// Claude 4.7 and later (a newer tokenizer, ~1.45x the tokens on English).
     Claude47Estimate,
@@ -128,55 +145,90 @@ impl Tokenizer {
     /// `<bos>` are spelled out), and a `tokenizer.json` as its library does (added
     /// tokens are one token), because that is what those models are given.
     ///
-    /// Texts of [`crate::PARALLEL_MIN_BYTES`] or more may be counted in two halves,
-    /// one on a helper thread (see [`crate::parallel`]); the halves add up exactly.
+    /// Texts of [`PARALLEL_MIN_BYTES`] or more may be counted in two halves, one on a
+    /// helper thread ([`parallel`]), cut where [`Self::additive_cut`] allows.
     pub fn count(self, text: &str) -> usize {
         match self {
-            Tokenizer::Cl100kBase | Tokenizer::O200kBase | Tokenizer::Gemma3 => {
-                crate::parallel::count_in_halves(self, text)
-                    .unwrap_or_else(|| self.count_here(text))
-            }
             Tokenizer::ClaudeEstimate | Tokenizer::Claude47Estimate | Tokenizer::Estimate => {
                 weighted_count(self, text)
             }
-            Tokenizer::HuggingFace(tokenizer) => tokenizer.count(text),
+            _ => parallel::count_in_halves(self, text).unwrap_or_else(|| self.count_here(text)),
         }
     }
 
-    /// [`Self::count`] in parts of about a megabyte that add up exactly, giving up
-    /// (`None`) soon after `cancelled` turns true: a cancelled or timed-out request
-    /// stops costing CPU within one part. The tiktoken-based families are cut where
-    /// their pre-tokenizers always end a piece ([`crate::parallel::additive_parts`]);
-    /// the other families have no proven cut, so they are counted whole once started.
+    /// [`Self::count`] in parts of about a megabyte ([`Self::additive_parts`]), giving
+    /// up (`None`) soon after `cancelled` turns true: a cancelled or timed-out request
+    /// stops costing CPU within one part. A family with no cut is one part, so it is
+    /// counted whole once started.
     pub fn count_until(self, text: &str, cancelled: &dyn Fn() -> bool) -> Option<usize> {
-        if text.len() <= crate::parallel::PART_BYTES {
+        if text.len() <= PART_BYTES {
             return Some(self.count(text));
         }
-        match self {
-            Tokenizer::Cl100kBase | Tokenizer::O200kBase => {
-                let mut total = 0;
-                for (_, part) in crate::parallel::additive_parts(text) {
-                    if cancelled() {
-                        return None;
-                    }
-                    total += self.count(part);
-                }
-                Some(total)
-            }
-            Tokenizer::ClaudeEstimate | Tokenizer::Claude47Estimate | Tokenizer::Estimate => {
-                let mut tenths = 0u64;
-                self.for_each_token_until(text, cancelled, |_, weight| tenths += weight)?;
-                Some(tokens_from_tenths(tenths))
-            }
-            Tokenizer::Gemma3 | Tokenizer::HuggingFace(_) => {
-                (!cancelled()).then(|| self.count(text))
-            }
+        if matches!(
+            self,
+            Tokenizer::ClaudeEstimate | Tokenizer::Claude47Estimate | Tokenizer::Estimate
+        ) {
+            // An estimate rounds up once, over the whole text's tenths.
+            let mut tenths = 0u64;
+            self.for_each_token_until(text, cancelled, |_, weight| tenths += weight)?;
+            return Some(tokens_from_tenths(tenths));
         }
+        let mut total = 0;
+        for (_, part) in self.additive_parts(text) {
+            if cancelled() {
+                return None;
+            }
+            total += self.count(part);
+        }
+        Some(total)
+    }
+
+    /// The first byte at or after `from` where `text` may be cut so that the two
+    /// sides' tokens are exactly the whole's (so counts, and an estimate's tenths,
+    /// add up); `None` when there is none there, or the family has no proven cut.
+    ///
+    /// The cut is just after a `\n` followed by an ASCII letter:
+    /// - cl100k_base and o200k_base (and the estimates, which weigh o200k_base
+    ///   tokens): the pre-tokenizer always ends a piece there (a newline run is a
+    ///   piece of its own or ends a punctuation piece, `[^\s\p{L}\p{N}]+[\r\n]*`, and
+    ///   no word piece starts with a newline, `[^\r\n\p{L}\p{N}]?\p{L}+`), and BPE
+    ///   never merges across pieces. The differential test checks it against
+    ///   tiktoken-rs.
+    /// - gemma3: SentencePiece has no pre-tokenizer, but no piece of the Gemma 3
+    ///   vocabulary holds a newline followed by an ASCII letter, so no merge spans the
+    ///   cut ([`crate::sentencepiece::SentencePiece::segments`]; a test checks it on
+    ///   the vocabulary).
+    /// - huggingface: none; the pre-tokenizer is whatever the `tokenizer.json` says.
+    pub fn additive_cut(self, text: &str, from: usize) -> Option<usize> {
+        if let Tokenizer::HuggingFace(_) = self {
+            return None;
+        }
+        text.as_bytes()
+            .get(from..)?
+            .windows(2)
+            .position(|w| w[0] == b'\n' && w[1].is_ascii_alphabetic())
+            .map(|i| from + i + 1)
+    }
+
+    /// `text` cut into parts of about [`PART_BYTES`] (longer where no cut exists; the
+    /// whole text for a family with none) whose tokens are the whole's, each with
+    /// its start offset.
+    fn additive_parts(self, text: &str) -> Vec<(usize, &str)> {
+        let mut parts = Vec::new();
+        let mut start = 0;
+        while start < text.len() {
+            let end = self
+                .additive_cut(text, start + PART_BYTES)
+                .unwrap_or(text.len());
+            parts.push((start, &text[start..end]));
+            start = end;
+        }
+        parts
     }
 
     /// The exact count on the calling thread only (what a parallel half runs); for
     /// the tiktoken encodings linear in the text's length even for megabyte-long
-    /// pieces (see [`crate::linear`]).
+    /// pieces (see [`linear`]).
     pub(crate) fn count_here(self, text: &str) -> usize {
         match self {
             Tokenizer::Gemma3 => crate::sentencepiece::gemma3().count(text),
@@ -185,8 +237,8 @@ impl Tokenizer {
                 weighted_count(self, text)
             }
             Tokenizer::Cl100kBase | Tokenizer::O200kBase => {
-                if crate::linear::may_hold_long_piece(text) {
-                    return crate::linear::count(self, text);
+                if linear::may_hold_long_piece(text) {
+                    return linear::count(self, text);
                 }
                 self.bpe().count(text)
             }
@@ -200,24 +252,22 @@ impl Tokenizer {
     /// off to the previous character boundary; the prefix is then re-counted, because
     /// re-tokenizing a prefix may split its end differently.
     ///
-    /// The tiktoken-based families look only as far into `text` as the answer needs:
-    /// a head cut where tokens cannot cross (so its tokens are the text's first ones)
-    /// that already counts over `max_tokens` holds the answer. Cutting a 1 MB file to
-    /// 2,000 tokens tokenizes kilobytes, not the megabyte.
+    /// Only as much of `text` is tokenized as the answer needs: a head cut where
+    /// [`Self::additive_cut`] allows (so its tokens are the text's first ones) that
+    /// already counts over `max_tokens` holds the answer. Cutting a 1 MB file to 2,000
+    /// tokens tokenizes kilobytes, not the megabyte.
     pub fn prefix_within(self, text: &str, max_tokens: usize) -> &str {
-        if !matches!(self, Tokenizer::Gemma3 | Tokenizer::HuggingFace(_)) {
-            // About 4 bytes per token in prose and code: start at twice that.
-            let mut probe = max_tokens.saturating_mul(8).max(4096);
-            while probe < text.len() {
-                let Some(end) = crate::parallel::cut_at_or_after(text, probe) else {
-                    break;
-                };
-                let head = &text[..end];
-                if self.count(head) > max_tokens {
-                    return self.prefix_within_whole(head, max_tokens);
-                }
-                probe = end.saturating_mul(2);
+        // About 4 bytes per token in prose and code: start at twice that.
+        let mut probe = max_tokens.saturating_mul(8).max(4096);
+        while probe < text.len() {
+            let Some(end) = self.additive_cut(text, probe) else {
+                break;
+            };
+            let head = &text[..end];
+            if self.count(head) > max_tokens {
+                return self.prefix_within_whole(head, max_tokens);
             }
+            probe = end.saturating_mul(2);
         }
         self.prefix_within_whole(text, max_tokens)
     }
@@ -281,32 +331,30 @@ impl Tokenizer {
     /// `tokenizer.json` visits its tokens by their offsets, tokens that start at the
     /// same byte (pieces of one character) as one visit.
     ///
-    /// The tiktoken-based families go through long texts in parts of about a
-    /// megabyte (see [`Self::for_each_token_until`]), so the token ids held at once
+    /// Long texts are gone through in parts of about a megabyte where the family
+    /// has a cut (see [`Self::for_each_token_until`]), so the token ids held at once
     /// stay a few megabytes even for a packed tree of 50 M tokens.
     pub fn for_each_token(self, text: &str, visit: impl FnMut(usize, u64)) {
         // Never cancelled, so it always visits every token.
         let _ = self.for_each_token_until(text, &|| false, visit);
     }
 
-    /// [`Self::for_each_token`] in parts of about a megabyte (cut where tokens cannot
-    /// cross, for the tiktoken-based families), giving up (`None`) soon after
-    /// `cancelled` turns true.
+    /// [`Self::for_each_token`] in [`Self::additive_parts`] (a family with no cut is
+    /// one part), giving up (`None`) soon after `cancelled` turns true.
     pub fn for_each_token_until(
         self,
         text: &str,
         cancelled: &dyn Fn() -> bool,
         mut visit: impl FnMut(usize, u64),
     ) -> Option<()> {
-        let cuttable = !matches!(self, Tokenizer::Gemma3 | Tokenizer::HuggingFace(_));
-        if text.len() <= crate::parallel::PART_BYTES || !cuttable {
+        if text.len() <= PART_BYTES {
             if cancelled() {
                 return None;
             }
             self.visit_tokens(text, 0, &mut visit);
             return Some(());
         }
-        for (offset, part) in crate::parallel::additive_parts(text) {
+        for (offset, part) in self.additive_parts(text) {
             if cancelled() {
                 return None;
             }
@@ -360,8 +408,8 @@ impl Tokenizer {
                     Tokenizer::Cl100kBase => &table.cl100k_len,
                     _ => &table.len,
                 };
-                let ids = if crate::linear::may_hold_long_piece(text) {
-                    crate::linear::encode(self, text)
+                let ids = if linear::may_hold_long_piece(text) {
+                    linear::encode(self, text)
                 } else {
                     bpe.encode(text)
                 };
@@ -407,8 +455,7 @@ fn weighted_count(tokenizer: Tokenizer, text: &str) -> usize {
         && text.is_ascii()
     {
         // Every token of ASCII text is ASCII: skip the per-token lookup.
-        let tokens = crate::parallel::count_in_halves(Tokenizer::O200kBase, text)
-            .unwrap_or_else(|| Tokenizer::O200kBase.count_here(text));
+        let tokens = Tokenizer::O200kBase.count(text);
         return tokens_from_tenths(tokens as u64 * weight);
     }
     let mut tenths = 0u64;
@@ -416,13 +463,10 @@ fn weighted_count(tokenizer: Tokenizer, text: &str) -> usize {
     tokens_from_tenths(tenths)
 }
 
-/// The Claude 3 to 4.6 estimate's figures, kept by name for callers that use them.
+/// The estimates' arithmetic, for callers that sum weights themselves.
 pub struct ClaudeEstimate;
 
 impl ClaudeEstimate {
-    pub const ASCII_TENTHS: u64 = crate::claude::CLAUDE3_ASCII_TENTHS;
-    pub const NON_ASCII_TENTHS: u64 = crate::claude::CLAUDE3_OTHER_TENTHS;
-
     /// Round a weighted sum (in tenths of a token) up to whole tokens.
     pub fn tokens_from_tenths(tenths: u64) -> usize {
         tokens_from_tenths(tenths)
@@ -637,6 +681,7 @@ mod tests {
             Tokenizer::Cl100kBase,
             Tokenizer::O200kBase,
             Tokenizer::Claude47Estimate,
+            Tokenizer::Gemma3,
         ] {
             for max in [0, 1, 100, 1000, 5000, 20_000] {
                 assert_eq!(
@@ -670,7 +715,7 @@ mod tests {
     #[test]
     fn counting_in_parts_equals_counting_whole_and_stops_when_cancelled() {
         let text = "Plans change.\nSo do budgets: 42 tokens, \"quoted\" words.\n\n  한국어.\n"
-            .repeat(3 * crate::parallel::PART_BYTES / 60);
+            .repeat(3 * PART_BYTES / 60);
         for tokenizer in [
             Tokenizer::Cl100kBase,
             Tokenizer::O200kBase,
@@ -694,5 +739,28 @@ mod tests {
         }
         // Small texts are counted at once, cancelled or not.
         assert_eq!(Tokenizer::Cl100kBase.count_until("hi", &|| true), Some(1));
+    }
+
+    #[test]
+    fn parts_cover_the_text_and_add_up() {
+        let paragraph = "Plans change.\nSo do budgets: 42 tokens.\n\n  한국어 문장.\nIndented?\n";
+        let text = paragraph.repeat(3 * PART_BYTES / paragraph.len());
+        let parts = Tokenizer::Cl100kBase.additive_parts(&text);
+        assert!(parts.len() >= 3, "{}", parts.len());
+        assert_eq!(
+            parts.iter().map(|(_, p)| p.len()).sum::<usize>(),
+            text.len()
+        );
+        for (start, part) in &parts {
+            assert_eq!(&text[*start..*start + part.len()], *part);
+        }
+        let whole = Tokenizer::Cl100kBase.count_here(&text);
+        let sum: usize = parts
+            .iter()
+            .map(|(_, p)| Tokenizer::Cl100kBase.count_here(p))
+            .sum();
+        assert_eq!(sum, whole);
+        assert!(Tokenizer::Cl100kBase.additive_parts("").is_empty());
+        assert_eq!(Tokenizer::Cl100kBase.additive_parts("x").len(), 1);
     }
 }

@@ -7,14 +7,9 @@
 //! used only when idle: under concurrent load every caller counts on its own thread,
 //! so nobody queues behind it.
 //!
-//! The halves are cut just after a `\n` that is followed by an ASCII letter. The
-//! pre-tokenizers of cl100k_base and o200k_base always end a piece there — a newline
-//! run is a piece of its own or ends a punctuation piece (`[^\s\p{L}\p{N}]+[\r\n]*`),
-//! and no word piece starts with a newline (`[^\r\n\p{L}\p{N}]?\p{L}+`) — and BPE
-//! never merges across pieces, so the halves' counts add up to the whole's. The
-//! differential test checks this against tiktoken-rs. Gemma 3 (SentencePiece) cuts
-//! there too: a newline run is a user-defined symbol, matched whole and never merged
-//! (see `sentencepiece::SentencePiece::segments`).
+//! The halves are cut near the middle where the tokenizer allows
+//! ([`Tokenizer::additive_cut`]), so their counts add up to the whole's; a family
+//! with no cut is counted on one thread.
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -71,7 +66,7 @@ pub fn count_in_halves(tokenizer: Tokenizer, text: &str) -> Option<usize> {
     if text.len() < PARALLEL_MIN_BYTES {
         return None;
     }
-    let cut = cut_point(text)?;
+    let cut = tokenizer.additive_cut(text, text.len() / 2)?;
     let helper = helper()?;
     if helper.busy.swap(true, Ordering::AcqRel) {
         return None;
@@ -95,38 +90,6 @@ pub fn count_in_halves(tokenizer: Tokenizer, text: &str) -> Option<usize> {
     Some(first + second)
 }
 
-/// A cut near the middle where the counts of both sides add up (see the module doc).
-pub(crate) fn cut_point(text: &str) -> Option<usize> {
-    cut_at_or_after(text, text.len() / 2)
-}
-
-/// The first cut at or after byte `from` where the counts of both sides add up.
-pub(crate) fn cut_at_or_after(text: &str, from: usize) -> Option<usize> {
-    let bytes = text.as_bytes();
-    bytes
-        .get(from..)?
-        .windows(2)
-        .position(|w| w[0] == b'\n' && w[1].is_ascii_alphabetic())
-        .map(|i| from + i + 1)
-}
-
-/// Bytes per part when a long text is worked through in parts that check for
-/// cancellation in between: a few milliseconds of tokenizing each.
-pub const PART_BYTES: usize = 1024 * 1024;
-
-/// `text` cut into parts of about [`PART_BYTES`] (longer where no cut exists) whose
-/// counts add up to the whole's, each with its start offset.
-pub(crate) fn additive_parts(text: &str) -> Vec<(usize, &str)> {
-    let mut parts = Vec::new();
-    let mut start = 0;
-    while start < text.len() {
-        let end = cut_at_or_after(text, start + PART_BYTES).unwrap_or(text.len());
-        parts.push((start, &text[start..end]));
-        start = end;
-    }
-    parts
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -135,7 +98,9 @@ mod tests {
     fn halves_add_up_to_the_whole() {
         let paragraph = "Plans change.\nSo do budgets: 42 tokens, \"quoted\" words.\n\n  한국어 문장.\nIndented?\n";
         let text = paragraph.repeat(PARALLEL_MIN_BYTES / paragraph.len() + 10);
-        let cut = cut_point(&text).expect("a cut point");
+        let cut = Tokenizer::Cl100kBase
+            .additive_cut(&text, text.len() / 2)
+            .expect("a cut point");
         assert_eq!(text.as_bytes()[cut - 1], b'\n');
         assert!(text.as_bytes()[cut].is_ascii_alphabetic());
         assert!(text.is_char_boundary(cut));
@@ -150,29 +115,6 @@ mod tests {
             );
             assert_eq!(tokenizer.count(&text), whole);
         }
-    }
-
-    #[test]
-    fn parts_cover_the_text_and_add_up() {
-        let paragraph = "Plans change.\nSo do budgets: 42 tokens.\n\n  한국어 문장.\nIndented?\n";
-        let text = paragraph.repeat(3 * PART_BYTES / paragraph.len());
-        let parts = additive_parts(&text);
-        assert!(parts.len() >= 3, "{}", parts.len());
-        assert_eq!(
-            parts.iter().map(|(_, p)| p.len()).sum::<usize>(),
-            text.len()
-        );
-        for (start, part) in &parts {
-            assert_eq!(&text[*start..*start + part.len()], *part);
-        }
-        let whole = Tokenizer::Cl100kBase.count_here(&text);
-        let sum: usize = parts
-            .iter()
-            .map(|(_, p)| Tokenizer::Cl100kBase.count_here(p))
-            .sum();
-        assert_eq!(sum, whole);
-        assert!(additive_parts("").is_empty());
-        assert_eq!(additive_parts("x").len(), 1);
     }
 
     #[test]
