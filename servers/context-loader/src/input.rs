@@ -53,6 +53,15 @@ pub fn source(counter: &TokenCounter, file: Option<&Path>) -> Result<String, Too
     })
 }
 
+/// A JSON list of `T` read from a file or stdin (see [`source`] and [`list`]).
+pub fn json_list<T: DeserializeOwned>(
+    counter: &TokenCounter,
+    file: Option<&Path>,
+    key: &str,
+) -> Result<Vec<T>, ToolError> {
+    list(&source(counter, file)?, key)
+}
+
 /// A JSON array of `T`, or an object holding it under `key`.
 pub fn list<T: DeserializeOwned>(json: &str, key: &str) -> Result<Vec<T>, ToolError> {
     let invalid = |detail: String| {

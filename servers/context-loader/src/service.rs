@@ -1,7 +1,7 @@
 //! What every tool runs on: the process's catalog, specs, file roots and optional exact
 //! counter, and the one place that decides what runs inline and what on the blocking
 //! pool, and how a call stops when it is cancelled or abandoned. It knows no tool:
-//! each tool (`tools/`) calls [`Service::run`], [`Service::on_files`] or
+//! each tool (`tools/`) calls [`Service::counting`], [`Service::on_files`] or
 //! [`Service::on_specs`] with its own work.
 //!
 //! The engine does the work and is synchronous; the exact Claude pass (an
@@ -10,7 +10,6 @@
 //! input, runs on tokio's blocking pool: no async worker ever waits on the network or
 //! on megabytes of tokenizing.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use context_budget::files::roots::Roots;
@@ -23,6 +22,7 @@ use context_budget::{
 use mcp_common::{ToolError, run_blocking};
 use tokio_util::sync::CancellationToken;
 
+use crate::call::Call;
 use crate::errors::tool_error;
 use crate::scan::SharedScan;
 
@@ -115,39 +115,44 @@ impl Service {
         &self.counter
     }
 
-    /// Run `work` with the exact counter for one request (`None` when exact counting
-    /// is off). It stops asking the provider once the request is cancelled (a count
-    /// already in flight ends within the client's timeout; the engine then keeps its
-    /// local result).
-    pub fn with_exact_counter<R>(
-        &self,
-        cancelled: &CancellationToken,
-        work: impl FnOnce(Option<&dyn ExactCounter>) -> R,
-    ) -> R {
-        let exact = self
-            .exact
-            .as_deref()
-            .map(|exact| UntilCancelled { exact, cancelled });
-        work(exact.as_ref().map(|e| e as &dyn ExactCounter))
-    }
-
-    /// Run `work` inline when it is small and cannot reach the network, else on the
-    /// blocking pool. `work` gets a token that is cancelled when the request is, and
-    /// also when this future is dropped (an HTTP timeout, a vanished client, shutdown):
-    /// the pool thread cannot be stopped from outside, so it must notice by itself.
-    pub async fn run<T: Send + 'static>(
+    /// Counting that may take the exact (provider API) pass: `work` gets the counter,
+    /// the exact counter for this request (`None` when exact counting is off; it stops
+    /// asking the provider once the request is cancelled, and the engine then keeps
+    /// its local result) and the call's cancellation. It runs inline when the input
+    /// is small and cannot reach the network, else on the blocking pool; there `work`
+    /// is also cancelled when this future is dropped (an HTTP timeout, a vanished
+    /// client, shutdown): the pool thread cannot be stopped from outside, so it must
+    /// notice by itself.
+    pub async fn counting<T: Send + 'static>(
         &self,
         input_bytes: usize,
-        cancelled: &CancellationToken,
-        work: impl FnOnce(&Service, &CancellationToken) -> Result<T, ToolError> + Send + 'static,
+        call: &Call,
+        work: impl FnOnce(
+            &TokenCounter,
+            Option<&dyn ExactCounter>,
+            &CancellationToken,
+        ) -> Result<T, ToolError>
+        + Send
+        + 'static,
     ) -> Result<T, ToolError> {
+        let counting = move |service: &Service, cancelled: &CancellationToken| {
+            let exact = service
+                .exact
+                .as_deref()
+                .map(|exact| UntilCancelled { exact, cancelled });
+            work(
+                &service.counter,
+                exact.as_ref().map(|e| e as &dyn ExactCounter),
+                cancelled,
+            )
+        };
         if input_bytes <= INLINE_MAX_BYTES && self.exact.is_none() {
-            return work(self, cancelled);
+            return counting(self, &call.cancelled);
         }
         let service = self.clone();
-        let token = cancelled.child_token();
+        let token = call.cancelled.child_token();
         let abandoned = token.clone().drop_guard();
-        let result = run_blocking(move || work(&service, &token)).await;
+        let result = run_blocking(move || counting(&service, &token)).await;
         abandoned.disarm();
         result
     }
@@ -157,8 +162,7 @@ impl Service {
     pub async fn on_files<T: Send + 'static>(
         &self,
         model: Option<String>,
-        client_roots: Option<Vec<PathBuf>>,
-        scan: SharedScan,
+        call: &Call,
         work: impl FnOnce(
             &FileStore,
             &Roots,
@@ -168,7 +172,8 @@ impl Service {
         + Send
         + 'static,
     ) -> Result<T, ToolError> {
-        self.on_scan(model, scan, move |service, model, scan| {
+        let client_roots = call.client_roots().await;
+        self.on_scan(model, call, move |service, model, scan| {
             let (roots, store) = service.files.as_ref();
             let server_roots = roots
                 .as_ref()
@@ -191,12 +196,12 @@ impl Service {
     pub async fn on_specs<T: Send + 'static>(
         &self,
         model: Option<String>,
-        scan: SharedScan,
+        call: &Call,
         work: impl FnOnce(&SpecStore, &ResolvedModel<'_>, &dyn ScanControl) -> Result<T, SpecError>
         + Send
         + 'static,
     ) -> Result<T, ToolError> {
-        self.on_scan(model, scan, move |service, model, scan| {
+        self.on_scan(model, call, move |service, model, scan| {
             work(&service.specs, model, scan).map_err(tool_error)
         })
         .await
@@ -208,12 +213,13 @@ impl Service {
     async fn on_scan<T: Send + 'static>(
         &self,
         model: Option<String>,
-        scan: SharedScan,
+        call: &Call,
         work: impl FnOnce(&Service, &ResolvedModel<'_>, &dyn ScanControl) -> Result<T, ToolError>
         + Send
         + 'static,
     ) -> Result<T, ToolError> {
         let service = self.clone();
+        let scan = call.scan.clone();
         let abandoned = CancellationToken::new();
         let _stop_when_dropped = abandoned.clone().drop_guard();
         run_blocking(move || {

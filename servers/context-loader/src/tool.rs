@@ -6,21 +6,15 @@
 //! one generic path each, so no tool can behave differently from another in how its
 //! arguments are checked, its warnings forwarded or its errors printed.
 
-use std::path::PathBuf;
 use std::str::FromStr;
-use std::sync::Arc;
 
 use context_budget::wire::{UnknownName, WireName};
 use mcp_common::ToolError;
-use rmcp::RoleServer;
-use rmcp::service::RequestContext;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use tokio_util::sync::CancellationToken;
 
-use crate::roots::RequestRoots;
-use crate::scan::SharedScan;
+pub use crate::call::Call;
 use crate::service::Service;
 
 pub trait Tool: 'static {
@@ -88,46 +82,6 @@ impl Rendered {
             stdout: text,
             exact: false,
             stderr: None,
-        }
-    }
-}
-
-/// One call's context: cancellation, progress, and the client's roots.
-#[derive(Clone)]
-pub struct Call {
-    /// Cancelled with the request (MCP `notifications/cancelled`).
-    pub cancelled: CancellationToken,
-    /// Progress and cancellation for scans over many files.
-    pub scan: SharedScan,
-    /// The MCP request, to ask the client for its roots (none on the CLI).
-    request: Option<RequestContext<RoleServer>>,
-}
-
-impl Call {
-    /// A call serving an MCP request (on the runtime: progress is sent from there).
-    pub fn request(context: &RequestContext<RoleServer>) -> Call {
-        Call {
-            cancelled: context.ct.clone(),
-            scan: Arc::new(crate::scan::RequestScan::new(context)),
-            request: Some(context.clone()),
-        }
-    }
-
-    /// A call from the command line: never cancelled, progress on the terminal.
-    pub fn command_line(scan: SharedScan) -> Call {
-        Call {
-            cancelled: CancellationToken::new(),
-            scan,
-            request: None,
-        }
-    }
-
-    /// The folders the client offered (MCP roots), which narrow the server's; `None`
-    /// when it offered none (always on the CLI). Asked only by tools that read files.
-    pub async fn client_roots(&self) -> Option<Vec<PathBuf>> {
-        match &self.request {
-            Some(context) => RequestRoots::of(context).await.0,
-            None => None,
         }
     }
 }

@@ -107,6 +107,20 @@ impl LogRecorder {
     }
 }
 
+/// A server on `transport` with exact Claude counting against `fake`, and a client
+/// that records its log messages.
+async fn logged(
+    transport: Transport,
+    args: &[&str],
+    fake: &FakeAnthropic,
+) -> (LogRecorder, test_support::Connection<LogRecorder>) {
+    let recorder = LogRecorder::default();
+    let conn = BIN
+        .connect_as(recorder.clone(), transport, args, &fake.server_env())
+        .await;
+    (recorder, conn)
+}
+
 /// A specs root with one good spec and one without a README, removed on drop.
 struct BrokenSpecs(PathBuf);
 
@@ -142,15 +156,7 @@ async fn warnings_reach_the_client_as_log_messages_at_the_level_it_set() {
     let fake = FakeAnthropic::start(Reply::Status(503)).await;
     let specs_dir = specs.0.display().to_string();
     for transport in ALL {
-        let recorder = LogRecorder::default();
-        let conn = BIN
-            .connect_as(
-                recorder.clone(),
-                transport,
-                &["--specs-dir", &specs_dir],
-                &fake.server_env(),
-            )
-            .await;
+        let (recorder, conn) = logged(transport, &["--specs-dir", &specs_dir], &fake).await;
         let client = &conn.client;
         let info = client.peer_info().expect("initialize result");
         assert!(info.capabilities.logging.is_some(), "{transport:?}");
@@ -238,15 +244,7 @@ async fn file_and_assembly_warnings_reach_the_client_like_every_other_tool() {
     let fake = FakeAnthropic::start(Reply::Status(503)).await;
     let root_arg = root.display().to_string();
     for transport in ALL {
-        let recorder = LogRecorder::default();
-        let conn = BIN
-            .connect_as(
-                recorder.clone(),
-                transport,
-                &["--root", &root_arg],
-                &fake.server_env(),
-            )
-            .await;
+        let (recorder, conn) = logged(transport, &["--root", &root_arg], &fake).await;
         let client = &conn.client;
         let measured = call(client, "file-tokens", json!({})).await;
         assert_eq!(structured(&measured)["skipped_counts"]["binary"], 1);

@@ -72,16 +72,13 @@ and budget_utilization, plus totals.";
         // Truncation re-tokenizes sections, and the exact pass may wait on the
         // network: always off the async workers.
         service
-            .run(usize::MAX, &call.cancelled, move |service, cancelled| {
+            .counting(usize::MAX, &call, move |counter, exact, _| {
                 let options = AssembleOptions {
                     model: params.model.as_deref(),
                     budget: params.budget,
                     preset: params.preset.as_deref(),
                 };
-                service.with_exact_counter(cancelled, |exact| {
-                    assemble_context(service.counter(), &params.sections, &options, exact)
-                        .map_err(tool_error)
-                })
+                assemble_context(counter, &params.sections, &options, exact).map_err(tool_error)
             })
             .await
     }
@@ -90,8 +87,8 @@ and budget_utilization, plus totals.";
         params: Self::Params,
         service: &Service,
     ) -> Result<Self::Params, ToolError> {
-        let json = crate::input::source(service.counter(), params.file.as_deref())?;
-        let sections = crate::input::list::<Section>(&json, "sections")?;
+        let sections =
+            crate::input::json_list(service.counter(), params.file.as_deref(), "sections")?;
         Ok(AssembleContextParams { sections, ..params })
     }
 

@@ -54,18 +54,15 @@ estimated input cost.";
         call: Call,
     ) -> Result<TokenCount, ToolError> {
         service
-            .run(
+            .counting(
                 params.text.len(),
-                &call.cancelled,
-                move |service, cancelled| {
-                    service.with_exact_counter(cancelled, |exact| {
-                        service
-                            .counter()
-                            .count_until(&params.text, params.model.as_deref(), exact, &|| {
-                                cancelled.is_cancelled()
-                            })
-                            .map_err(tool_error)
-                    })
+                &call,
+                move |counter, exact, cancelled| {
+                    let model = params.model.as_deref();
+                    let stop = || cancelled.is_cancelled();
+                    counter
+                        .count_until(&params.text, model, exact, &stop)
+                        .map_err(tool_error)
                 },
             )
             .await

@@ -77,16 +77,10 @@ roots; secret-looking files (.env*, keys, credentials) are skipped unless named 
         };
         let sort = params.sort.unwrap_or_default();
         let rows = row_limit(params.limit);
-        let roots = call.client_roots().await;
         service
-            .on_files(
-                params.model,
-                roots,
-                call.scan,
-                move |store, roots, model, scan| {
-                    store.file_tokens(roots, &query, model, sort, rows, scan)
-                },
-            )
+            .on_files(params.model, &call, move |store, roots, model, scan| {
+                store.file_tokens(roots, &query, model, sort, rows, scan)
+            })
             .await
     }
 

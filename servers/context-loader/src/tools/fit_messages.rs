@@ -85,17 +85,9 @@ estimated input cost. Claude counts are estimates unless the server has exact co
             keep_system: params.keep_system.unwrap_or(true),
         };
         service
-            .run(bytes, &call.cancelled, move |service, cancelled| {
-                service.with_exact_counter(cancelled, |exact| {
-                    fit_messages(
-                        service.counter(),
-                        &params.messages,
-                        params.model.as_deref(),
-                        &options,
-                        exact,
-                    )
-                    .map_err(tool_error)
-                })
+            .counting(bytes, &call, move |counter, exact, _| {
+                let model = params.model.as_deref();
+                fit_messages(counter, &params.messages, model, &options, exact).map_err(tool_error)
             })
             .await
     }
@@ -104,8 +96,8 @@ estimated input cost. Claude counts are estimates unless the server has exact co
         params: Self::Params,
         service: &Service,
     ) -> Result<Self::Params, ToolError> {
-        let json = crate::input::source(service.counter(), params.file.as_deref())?;
-        let messages = crate::input::list::<Message>(&json, "messages")?;
+        let messages =
+            crate::input::json_list(service.counter(), params.file.as_deref(), "messages")?;
         Ok(FitMessagesParams { messages, ..params })
     }
 

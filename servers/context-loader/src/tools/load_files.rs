@@ -93,16 +93,10 @@ root, ...).";
             format: params.format.unwrap_or_default(),
             max_file_tokens: params.max_file_tokens,
         };
-        let roots = call.client_roots().await;
         service
-            .on_files(
-                params.model,
-                roots,
-                call.scan,
-                move |store, roots, model, scan| {
-                    store.load_files(roots, &query, &request, model, scan)
-                },
-            )
+            .on_files(params.model, &call, move |store, roots, model, scan| {
+                store.load_files(roots, &query, &request, model, scan)
+            })
             .await
     }
 

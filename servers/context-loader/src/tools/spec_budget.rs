@@ -55,7 +55,7 @@ then whole specs; then single sub-spec files).";
                 .map_err(tool_error)?;
         }
         service
-            .on_specs(params.model, call.scan, move |specs, model, scan| {
+            .on_specs(params.model, &call, move |specs, model, scan| {
                 specs.spec_budget(&params.specs, params.budget, model, scan)
             })
             .await

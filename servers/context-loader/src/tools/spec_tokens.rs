@@ -89,7 +89,7 @@ Broken specs are reported on their own row, never failing the listing.";
             limit: row_limit(params.limit),
         };
         service
-            .on_specs(params.model, call.scan, move |specs, model, scan| {
+            .on_specs(params.model, &call, move |specs, model, scan| {
                 specs.spec_tokens(&query, model, scan)
             })
             .await
