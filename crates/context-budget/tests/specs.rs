@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use context_budget::spec::scan::{ScanControl, Unobserved};
+use context_budget::{ScanControl, Unobserved};
 use context_budget::spec::{
     SortOrder, SpecError, SpecListing, SpecQuery, SpecReport, SpecStore, SpecTokens,
 };

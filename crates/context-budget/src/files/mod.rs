@@ -25,7 +25,7 @@ use serde::Serialize;
 
 use crate::cache::{FileStamp, MeasureCache};
 use crate::counter::usd;
-use crate::spec::scan::ScanControl;
+use crate::scan_control::ScanControl;
 use crate::{ResolvedModel, Tokenizer};
 use open::{open_in_root, read_text, read_text_into, reopen};
 use pack::{PackFormat, PackOrder, cut, piece, push_piece};

@@ -20,7 +20,7 @@ use ignore::{WalkBuilder, WalkState};
 use super::roots::{Roots, Target, relative_to};
 use super::secrets::looks_secret;
 use super::{Excluded, FileLimits, FilesError, SkipReason, Skipped};
-use crate::spec::scan::ScanControl;
+use crate::scan_control::ScanControl;
 
 /// A file to open: where it was found and how it was asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,24 +7,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use super::layout::SpecFile;
 use super::measure::{FileIssue, TextMeasure, measure_file_until};
 use crate::Tokenizer;
+use crate::scan_control::ScanControl;
 
 /// A file's measurement, shared between the cache and the reports that use it.
 pub type Measured = Arc<Result<TextMeasure, FileIssue>>;
-
-/// What a long scan tells its caller, and how the caller stops it. Called from
-/// worker threads.
-pub trait ScanControl: Sync {
-    /// `done` of `total` files measured so far.
-    fn progress(&self, _done: usize, _total: usize) {}
-    /// True once the caller no longer wants the result.
-    fn is_cancelled(&self) -> bool {
-        false
-    }
-}
-
-/// For callers that need neither progress nor cancellation.
-pub struct Unobserved;
-impl ScanControl for Unobserved {}
 
 /// The spec measurements: the workspace's one cache type ([`crate::cache`]), keyed by
 /// path and tokenizer and valid while the file's stamp (size, mtime, ctime, inode,

@@ -13,7 +13,8 @@ use super::output::{ModelUsed, SpecBudget, SpecListing, SpecReport, SpecRow, Spe
 use super::query::{SortOrder, SpecQuery};
 use super::report::{FileTokens, Performance, budget_fit, recommendation};
 use super::resolve::{find_file, resolve};
-use super::scan::{MeasureCache, Measured, ScanControl, measure_all};
+use super::scan::{MeasureCache, Measured, measure_all};
+use crate::scan_control::ScanControl;
 use crate::ResolvedModel;
 use crate::counter::usd;
 

@@ -364,7 +364,7 @@ pub fn loaded_files(r: &LoadedFiles) -> String {
 mod tests {
     use std::path::PathBuf;
 
-    use context_budget::spec::scan::Unobserved;
+    use context_budget::Unobserved;
     use context_budget::spec::{SpecQuery, SpecStore};
     use context_budget::{Catalog, Message, Role, SectionReport, TokenCounter};
 
