@@ -25,9 +25,11 @@ use serde::Serialize;
 
 use crate::cache::{FileStamp, MeasureCache};
 use crate::counter::usd;
+use crate::read::count_lines;
+pub use crate::read::SkipReason;
 use crate::scan_control::ScanControl;
 use crate::{ResolvedModel, Tokenizer};
-use open::{open_in_root, read_text, read_text_into, reopen};
+use open::{open_in_root, reopen};
 use pack::{PackFormat, PackOrder, cut, piece, push_piece};
 use roots::{Roots, Target, resolve};
 use walk::{Candidate, Filters, WalkOptions, collect};
@@ -65,46 +67,6 @@ pub enum FilesError {
     NoDefaultBudget { model: String },
     #[error("the request was cancelled")]
     Cancelled,
-}
-
-/// Why a file was not measured or loaded. Serialized as its `code`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SkipReason {
-    #[error("binary file (NUL bytes in the first 8,000)")]
-    Binary,
-    #[error("not valid UTF-8 (first bad byte at offset {offset})")]
-    NotUtf8 { offset: usize },
-    #[error("{bytes} bytes, over the {limit}-byte limit per file (--max-file-bytes)")]
-    TooLarge { bytes: u64, limit: u64 },
-    #[error("looks like it holds credentials; name the file itself to read it")]
-    Secret,
-    #[error("a symlink that leads outside the root; not followed")]
-    OutsideRoot,
-    #[error("a symlink to nothing")]
-    BrokenSymlink,
-    #[error("not a regular file (folder link, FIFO, socket or device); not opened")]
-    NotRegular,
-    #[error("cannot read: {0}")]
-    Unreadable(String),
-    #[error("the same file as `{0}` (a link to it); counted once")]
-    Duplicate(String),
-}
-
-impl SkipReason {
-    /// The stable, machine-matchable name of the reason.
-    pub fn code(&self) -> &'static str {
-        match self {
-            SkipReason::Binary => "binary",
-            SkipReason::NotUtf8 { .. } => "not_utf8",
-            SkipReason::TooLarge { .. } => "too_large",
-            SkipReason::Secret => "secret",
-            SkipReason::OutsideRoot => "outside_root",
-            SkipReason::BrokenSymlink => "broken_symlink",
-            SkipReason::NotRegular => "not_regular",
-            SkipReason::Unreadable(_) => "unreadable",
-            SkipReason::Duplicate(_) => "duplicate",
-        }
-    }
 }
 
 /// A file left out, and why.
@@ -728,7 +690,7 @@ impl FileStore {
                 let root = &roots.list()[m.candidate.root].path;
                 if let Ok(open) = reopen(root, &m.canonical, max_bytes) {
                     let stamp = open.stamp;
-                    if let Ok(text) = read_text_into(open, max_bytes, &mut buffer) {
+                    if let Ok(text) = open.read_text_into(max_bytes, &mut buffer) {
                         m.measure.tokens = tokenizer.count(text) as u64;
                         m.counted = true;
                         if stamp == m.stamp {
@@ -863,7 +825,7 @@ impl FileStore {
                     if let Some(measure) = cached {
                         return Ok(done(measure, true, true));
                     }
-                    let text = read_text_into(opened, limits.max_file_bytes, &mut buffer)?;
+                    let text = opened.read_text_into(limits.max_file_bytes, &mut buffer)?;
                     let mut measure = FileMeasure {
                         tokens: 0,
                         lines: count_lines(text),
@@ -957,7 +919,7 @@ fn read_again(
             let root = &roots.list()[m.candidate.root].path;
             let open = reopen(root, &m.canonical, max_bytes)?;
             let stamp = open.stamp;
-            Ok((read_text(open, max_bytes)?, stamp))
+            Ok((open.read_text(max_bytes)?, stamp))
         })
     };
     let batch: Vec<(&Measured, &bool)> = batch.iter().zip(wanted).collect();
@@ -1094,12 +1056,6 @@ fn chunk_starts(text: &str, parts: usize) -> Vec<usize> {
     }
     starts.dedup();
     starts
-}
-
-/// Lines as an editor shows them: a final line without a newline still counts.
-fn count_lines(text: &str) -> u64 {
-    let newlines = text.bytes().filter(|&b| b == b'\n').count() as u64;
-    newlines + u64::from(!text.is_empty() && !text.ends_with('\n'))
 }
 
 /// The first [`MAX_EXAMPLES`] skipped files, and counts per reason of all.

@@ -5,12 +5,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use super::layout::SpecFile;
-use super::measure::{FileIssue, TextMeasure, measure_file_until};
+use super::measure::{TextMeasure, measure_file_until};
+use crate::read::SkipReason;
 use crate::Tokenizer;
 use crate::scan_control::ScanControl;
 
 /// A file's measurement, shared between the cache and the reports that use it.
-pub type Measured = Arc<Result<TextMeasure, FileIssue>>;
+pub type Measured = Arc<Result<TextMeasure, SkipReason>>;
 
 /// The spec measurements: the workspace's one cache type ([`crate::cache`]), keyed by
 /// path and tokenizer and valid while the file's stamp (size, mtime, ctime, inode,
@@ -26,7 +27,7 @@ fn remember(cache: &MeasureCache, file: &SpecFile, tokenizer: Tokenizer, measure
     // function of the (unchanged) bytes.
     if let (Some(stamp), false) = (
         file.stamp,
-        matches!(measured.as_ref(), Err(FileIssue::Unreadable(_))),
+        matches!(measured.as_ref(), Err(SkipReason::Unreadable(_))),
     ) {
         cache.put(&file.path, tokenizer, stamp, measured.clone());
     }
@@ -105,7 +106,7 @@ pub fn measure_all(
             .into_iter()
             .map(|r| {
                 r.unwrap_or_else(|| {
-                    Arc::new(Err(FileIssue::Unreadable("measurement failed".into())))
+                    Arc::new(Err(SkipReason::Unreadable("measurement failed".into())))
                 })
             })
             .collect(),

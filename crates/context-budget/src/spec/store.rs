@@ -8,7 +8,7 @@ use super::budget;
 use super::error::SpecError;
 use super::layout::{SpecFile, SpecFolder, discover, load_all_files, load_files};
 use super::listing;
-use super::measure::Breakdown;
+use super::measure::{Breakdown, SpecWords};
 use super::output::{ModelUsed, SpecBudget, SpecListing, SpecReport, SpecRow, SpecTokens};
 use super::query::{SortOrder, SpecQuery};
 use super::report::{FileTokens, Performance, budget_fit, recommendation};
@@ -153,11 +153,11 @@ impl SpecStore {
                 {
                     return Err(SpecError::FileUnreadable {
                         path: shown,
-                        reason: issue.to_string(),
+                        reason: SpecWords(issue).to_string(),
                     });
                 }
                 Err(issue) => {
-                    notes.push(format!("{shown}: {issue}; skipped"));
+                    notes.push(format!("{shown}: {}; skipped", SpecWords(issue)));
                     continue;
                 }
             };
