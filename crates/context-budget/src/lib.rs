@@ -18,6 +18,7 @@ mod claude;
 mod counter;
 pub mod exact;
 pub mod files;
+mod fan_out;
 mod fit;
 mod huggingface;
 pub mod limits;

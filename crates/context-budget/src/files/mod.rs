@@ -218,13 +218,13 @@ pub struct WindowShare {
 
 impl WindowShare {
     fn of(model: &ResolvedModel<'_>, tokens: u64) -> Option<WindowShare> {
-        let spec = model.entry()?;
+        let entry = model.entry()?;
         Some(WindowShare {
-            context_window: spec.context_window,
-            percent_of_window: (tokens as f64 * 1000.0 / spec.context_window.max(1) as f64).round()
+            context_window: entry.context_window,
+            percent_of_window: (tokens as f64 * 1000.0 / entry.context_window.max(1) as f64).round()
                 / 10.0,
-            fits_window: tokens <= spec.context_window,
-            estimated_input_cost_usd: usd(tokens as usize, spec.input_usd_per_mtok),
+            fits_window: tokens <= entry.context_window,
+            estimated_input_cost_usd: usd(tokens as usize, entry.input_usd_per_mtok),
         })
     }
 }
@@ -673,41 +673,32 @@ impl FileStore {
             return Ok(());
         }
         tokenizer.preload();
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let queue = std::sync::Mutex::new(pending);
         let cancelled = AtomicBool::new(false);
         let cache = &self.cache;
         let max_bytes = self.limits.max_file_bytes;
-        let worker = || {
-            let mut buffer = Vec::new();
-            while let Some(m) = queue.lock().ok().and_then(|mut q| q.pop()) {
-                if control.is_cancelled() {
-                    cancelled.store(true, Ordering::Relaxed);
-                    return;
-                }
-                // A file that cannot be read again keeps its size-bound count; the
-                // packing pass reads it once more and skips it with the reason.
-                let root = &roots.list()[m.candidate.root].path;
-                if let Ok(open) = reopen(root, &m.canonical, max_bytes) {
-                    let stamp = open.stamp;
-                    if let Ok(text) = open.read_text_into(max_bytes, &mut buffer) {
-                        m.measure.tokens = tokenizer.count(text) as u64;
-                        m.counted = true;
-                        if stamp == m.stamp {
-                            cache.put(&m.canonical, tokenizer, m.stamp, m.measure);
-                        }
-                        continue;
+        let count = |buffer: &mut Vec<u8>, m: &mut Measured| {
+            if control.is_cancelled() {
+                cancelled.store(true, Ordering::Relaxed);
+                return None;
+            }
+            // A file that cannot be read again keeps its size-bound count; the
+            // packing pass reads it once more and skips it with the reason.
+            let root = &roots.list()[m.candidate.root].path;
+            if let Ok(open) = reopen(root, &m.canonical, max_bytes) {
+                let stamp = open.stamp;
+                if let Ok(text) = open.read_text_into(max_bytes, buffer) {
+                    m.measure.tokens = tokenizer.count(text) as u64;
+                    m.counted = true;
+                    if stamp == m.stamp {
+                        cache.put(&m.canonical, tokenizer, m.stamp, m.measure);
                     }
+                    return Some(());
                 }
-                m.measure.tokens = max_tokens_of_bytes(tokenizer, m.measure.bytes);
             }
+            m.measure.tokens = max_tokens_of_bytes(tokenizer, m.measure.bytes);
+            Some(())
         };
-        std::thread::scope(|scope| {
-            for _ in 1..threads {
-                scope.spawn(worker);
-            }
-            worker();
-        });
+        crate::fan_out::map_with(pending, crate::fan_out::cores(), Vec::new, count);
         if cancelled.load(Ordering::Relaxed) {
             return Err(FilesError::Cancelled);
         }
@@ -769,111 +760,90 @@ impl FileStore {
         control: &dyn ScanControl,
     ) -> Result<(Vec<Measured>, Vec<Skipped>), FilesError> {
         let total = candidates.len();
-        let next = AtomicUsize::new(0);
         let done = AtomicUsize::new(0);
         let bytes_read = AtomicU64::new(0);
         let stop: std::sync::Mutex<Option<FilesError>> = std::sync::Mutex::new(None);
-        let stopping = AtomicBool::new(false);
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(total.max(1));
+        let stop_with = |error: FilesError| {
+            if let Ok(mut stop) = stop.lock() {
+                stop.get_or_insert(error);
+            }
+        };
         if total > 0 {
             tokenizer.preload();
         }
         let limits = &self.limits;
         let cache = &self.cache;
-        let worker = || {
-            let mut local: Vec<(usize, Result<Measured, Skipped>)> = Vec::new();
-            let mut buffer = Vec::new();
-            loop {
-                if stopping.load(Ordering::Relaxed) {
-                    break;
-                }
-                if control.is_cancelled() {
-                    stopping.store(true, Ordering::Relaxed);
-                    if let Ok(mut stop) = stop.lock() {
-                        stop.get_or_insert(FilesError::Cancelled);
-                    }
-                    break;
-                }
-                let index = next.fetch_add(1, Ordering::Relaxed);
-                let Some(candidate) = candidates.get(index) else {
-                    break;
-                };
-                let root = &roots.list()[candidate.root].path;
-                let outcome = (|| {
-                    let opened = open_in_root(root, &candidate.path, limits.max_file_bytes)?;
-                    let (canonical, stamp) = (opened.canonical.clone(), opened.stamp);
-                    let cached = cache.get(&canonical, tokenizer, &stamp);
-                    let done = |measure, counted, cached| Measured {
-                        candidate: candidate.clone(),
-                        measure,
-                        counted,
-                        cached,
-                        canonical: canonical.clone(),
-                        stamp,
-                    };
-                    // Unchanged since measured: not read nor tokenized again here.
-                    if let (Some(measure), Reading::Count) = (cached, reading) {
-                        return Ok(done(measure, true, true));
-                    }
-                    // What a call reads (and, loading, holds) is bounded.
-                    let read = bytes_read.fetch_add(stamp.size, Ordering::Relaxed) + stamp.size;
-                    if read > limits.max_total_bytes {
-                        return Err(None);
-                    }
-                    if let Some(measure) = cached {
-                        return Ok(done(measure, true, true));
-                    }
-                    let text = opened.read_text_into(limits.max_file_bytes, &mut buffer)?;
-                    let mut measure = FileMeasure {
-                        tokens: 0,
-                        lines: count_lines(text),
-                        bytes: text.len() as u64,
-                    };
-                    if reading == Reading::Check {
-                        return Ok(done(measure, false, false));
-                    }
-                    measure.tokens = tokenizer.count(text) as u64;
-                    cache.put(&canonical, tokenizer, stamp, measure);
-                    Ok(done(measure, true, false))
-                })();
-                let result = match outcome {
-                    Ok(measured) => (index, Ok(measured)),
-                    Err(Some(reason)) => (index, Err(Skipped::new(&candidate.relative, reason))),
-                    Err(None) => {
-                        stopping.store(true, Ordering::Relaxed);
-                        if let Ok(mut stop) = stop.lock() {
-                            stop.get_or_insert(FilesError::TooManyBytes {
-                                limit: limits.max_total_bytes,
-                            });
-                        }
-                        break;
-                    }
-                };
-                local.push(result);
-                let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
-                control.progress(walked_entries + finished, walked_entries + total);
+        let measure_one = |buffer: &mut Vec<u8>, candidate: &Candidate| {
+            if control.is_cancelled() {
+                stop_with(FilesError::Cancelled);
+                return None;
             }
-            local
+            let root = &roots.list()[candidate.root].path;
+            let outcome = (|| {
+                let opened = open_in_root(root, &candidate.path, limits.max_file_bytes)?;
+                let (canonical, stamp) = (opened.canonical.clone(), opened.stamp);
+                let cached = cache.get(&canonical, tokenizer, &stamp);
+                let done = |measure, counted, cached| Measured {
+                    candidate: candidate.clone(),
+                    measure,
+                    counted,
+                    cached,
+                    canonical: canonical.clone(),
+                    stamp,
+                };
+                // Unchanged since measured: not read nor tokenized again here.
+                if let (Some(measure), Reading::Count) = (cached, reading) {
+                    return Ok(done(measure, true, true));
+                }
+                // What a call reads (and, loading, holds) is bounded.
+                let read = bytes_read.fetch_add(stamp.size, Ordering::Relaxed) + stamp.size;
+                if read > limits.max_total_bytes {
+                    return Err(None);
+                }
+                if let Some(measure) = cached {
+                    return Ok(done(measure, true, true));
+                }
+                let text = opened.read_text_into(limits.max_file_bytes, buffer)?;
+                let mut measure = FileMeasure {
+                    tokens: 0,
+                    lines: count_lines(text),
+                    bytes: text.len() as u64,
+                };
+                if reading == Reading::Check {
+                    return Ok(done(measure, false, false));
+                }
+                measure.tokens = tokenizer.count(text) as u64;
+                cache.put(&canonical, tokenizer, stamp, measure);
+                Ok(done(measure, true, false))
+            })();
+            let result = match outcome {
+                Ok(measured) => Ok(measured),
+                Err(Some(reason)) => Err(Skipped::new(&candidate.relative, reason)),
+                Err(None) => {
+                    stop_with(FilesError::TooManyBytes {
+                        limit: limits.max_total_bytes,
+                    });
+                    return None;
+                }
+            };
+            let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
+            control.progress(walked_entries + finished, walked_entries + total);
+            Some(result)
         };
-        let mut results = std::thread::scope(|scope| {
-            let handles: Vec<_> = (1..threads).map(|_| scope.spawn(worker)).collect();
-            let mut all = worker();
-            for handle in handles {
-                // A panicking worker is a bug; its files are missing, not invented.
-                all.extend(handle.join().unwrap_or_default());
-            }
-            all
-        });
+        // A panicking worker (a bug) leaves its files out: missing, not invented.
+        let results = crate::fan_out::map_with(
+            &candidates,
+            crate::fan_out::cores(),
+            Vec::new,
+            measure_one,
+        );
         if let Some(error) = stop.into_inner().ok().flatten() {
             return Err(error);
         }
-        results.sort_by_key(|(index, _)| *index);
         let mut measured = Vec::new();
         let mut skipped = Vec::new();
         let mut seen: HashMap<PathBuf, String> = HashMap::new();
-        for (_, result) in results {
+        for result in results.into_iter().flatten() {
             match result {
                 Ok(m) => match seen.get(&m.canonical) {
                     Some(first) => skipped.push(Skipped::new(
@@ -923,28 +893,15 @@ fn read_again(
         })
     };
     let batch: Vec<(&Measured, &bool)> = batch.iter().zip(wanted).collect();
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let per_thread = batch.len().div_ceil(threads).max(1);
-    std::thread::scope(|scope| {
-        let mut parts = batch.chunks(per_thread);
-        let first = parts.next().unwrap_or_default();
-        let handles: Vec<_> = parts
-            .map(|part| {
-                let read_part = move || part.iter().copied().map(read).collect::<Vec<_>>();
-                (part, scope.spawn(read_part))
-            })
-            .collect();
-        let mut texts: Vec<_> = first.iter().copied().map(read).collect();
-        for (part, handle) in handles {
-            // A panicking reader is a bug; read its part here rather than lose it.
-            texts.extend(
-                handle
-                    .join()
-                    .unwrap_or_else(|_| part.iter().copied().map(read).collect()),
-            );
-        }
-        texts
-    })
+    let texts = crate::fan_out::map(batch.iter().copied(), crate::fan_out::cores(), |pair| {
+        Some(read(pair))
+    });
+    // A panicking reader is a bug; read its files here rather than lose them.
+    texts
+        .into_iter()
+        .zip(batch)
+        .map(|(text, pair)| text.unwrap_or_else(|| read(pair)))
+        .collect()
 }
 
 /// The most tokens a text of `bytes` bytes can count for `tokenizer`.
@@ -979,7 +936,7 @@ struct Chosen {
 /// chunks' tokens are exactly the whole text's.
 fn count_pieces(tokenizer: Tokenizer, text: &str, chosen: &[Chosen]) -> (u64, Vec<u64>) {
     let starts: Vec<usize> = chosen.iter().map(|c| c.start).collect();
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = crate::fan_out::cores();
     // The cut is proven for the tiktoken pre-tokenizers only (the OpenAI encodings and
     // the estimates built on o200k); other families count the text in one piece.
     let chunks = match tokenizer {
@@ -1002,24 +959,16 @@ fn count_pieces(tokenizer: Tokenizer, text: &str, chosen: &[Chosen]) -> (u64, Ve
         tenths
     };
     let ends: Vec<usize> = chunks.iter().skip(1).copied().chain([text.len()]).collect();
-    let parts: Vec<Vec<u64>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = chunks
-            .iter()
-            .zip(&ends)
-            .skip(1)
-            .map(|(&from, &to)| scope.spawn(move || attribute(from, to)))
-            .collect();
-        let mut parts = vec![attribute(0, ends[0])];
-        // A panicking worker is a bug; recount its chunk here rather than lose it.
-        for ((handle, &from), &to) in handles
-            .into_iter()
-            .zip(chunks.iter().skip(1))
-            .zip(ends.iter().skip(1))
-        {
-            parts.push(handle.join().unwrap_or_else(|_| attribute(from, to)));
-        }
-        parts
+    // One thread per chunk (there are at most as many chunks as cores).
+    let spans: Vec<(usize, usize)> = chunks.iter().copied().zip(ends).collect();
+    let parts = crate::fan_out::map(spans.iter().copied(), spans.len(), |(from, to)| {
+        Some(attribute(from, to))
     });
+    // A panicking worker is a bug; recount its chunk here rather than lose it.
+    let parts = parts
+        .into_iter()
+        .zip(&spans)
+        .map(|(part, &(from, to))| part.unwrap_or_else(|| attribute(from, to)));
     let mut tenths = vec![0u64; starts.len()];
     for part in parts {
         for (sum, t) in tenths.iter_mut().zip(part) {
@@ -1044,14 +993,10 @@ fn chunk_starts(text: &str, parts: usize) -> Vec<usize> {
     if text.len() < crate::PARALLEL_MIN_BYTES || parts < 2 {
         return starts;
     }
-    let bytes = text.as_bytes();
     for i in 1..parts {
-        let from = (bytes.len() * i / parts).max(starts.last().copied().unwrap_or(0) + 1);
-        if let Some(cut) = bytes.get(from..).and_then(|rest| {
-            rest.windows(2)
-                .position(|w| w[0] == b'\n' && w[1].is_ascii_alphabetic())
-        }) {
-            starts.push(from + cut + 1);
+        let from = (text.len() * i / parts).max(starts.last().copied().unwrap_or(0) + 1);
+        if let Some(cut) = crate::parallel::cut_at_or_after(text, from) {
+            starts.push(cut);
         }
     }
     starts.dedup();

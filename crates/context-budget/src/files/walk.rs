@@ -264,7 +264,7 @@ fn walk_dir(
     walked: &mut Walked,
 ) -> Result<(), FilesError> {
     let root_path = &roots.list()[root].path;
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = crate::fan_out::cores();
     let walker = WalkBuilder::new(dir)
         .hidden(!options.hidden)
         .follow_links(false)

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::budget;
 use super::error::SpecError;
-use super::layout::{SpecFile, SpecFolder, discover, load_all_files, load_files};
+use super::layout::{SpecFile, SpecFolder, discover, find_all_spec_files, find_spec_files};
 use super::listing;
 use super::measure::{Breakdown, SpecWords};
 use super::output::{ModelUsed, SpecBudget, SpecListing, SpecReport, SpecRow, SpecTokens};
@@ -51,13 +51,13 @@ impl SpecStore {
             Some(path) => {
                 let target = resolve(&specs, &root, path)?;
                 let spec = &mut specs[target.spec];
-                load_files(&root, spec);
+                find_spec_files(&root, spec);
                 let file = target.file.map(|name| find_file(spec, &name)).transpose()?;
                 self.report(spec, file, query, model, control)
                     .map(|r| SpecTokens::Spec(Box::new(r)))
             }
             None => {
-                load_all_files(&root, &mut specs);
+                find_all_spec_files(&root, &mut specs);
                 self.listing(&specs, notes, query, model, control)
                     .map(|l| SpecTokens::Listing(Box::new(l)))
             }
@@ -177,7 +177,7 @@ impl SpecStore {
             included.push(row);
         }
         let total: u64 = included.iter().map(|f| f.tokens).sum();
-        let model_spec = model.entry();
+        let model_entry = model.entry();
         Ok(SpecReport {
             spec: spec.id.clone(),
             title,
@@ -191,8 +191,8 @@ impl SpecStore {
             recommendation: recommendation(total),
             breakdown: query.detailed.then_some(breakdown),
             performance: query.detailed.then(|| Performance::of(total)),
-            context_window: model_spec.map(|m| m.context_window),
-            estimated_input_cost_usd: model_spec.map(|m| usd(total as usize, m.input_usd_per_mtok)),
+            context_window: model_entry.map(|m| m.context_window),
+            estimated_input_cost_usd: model_entry.map(|m| usd(total as usize, m.input_usd_per_mtok)),
             notes,
         })
     }
@@ -273,7 +273,7 @@ fn choose(
                 specs[index].id
             ));
         } else {
-            load_files(root, &mut specs[index]);
+            find_spec_files(root, &mut specs[index]);
             chosen.push(index);
         }
     }
