@@ -64,7 +64,7 @@ where
         done
     };
     let done = std::thread::scope(|scope| {
-        let handles: Vec<_> = (1..threads).map(|_| scope.spawn(&worker)).collect();
+        let handles: Vec<_> = (1..threads).map(|_| scope.spawn(worker)).collect();
         let mut all = worker();
         for handle in handles {
             all.extend(handle.join().unwrap_or_default());
@@ -86,7 +86,10 @@ mod tests {
     #[test]
     fn results_come_back_in_item_order() {
         let squares = map(0..1000usize, 4, |n| Some(n * n));
-        assert_eq!(squares, (0..1000usize).map(|n| Some(n * n)).collect::<Vec<_>>());
+        assert_eq!(
+            squares,
+            (0..1000usize).map(|n| Some(n * n)).collect::<Vec<_>>()
+        );
         assert!(map(Vec::<u8>::new(), 4, Some).is_empty());
     }
 
@@ -111,6 +114,9 @@ mod tests {
             (n != 10).then_some(n)
         });
         assert_eq!(results[10], None);
-        assert!(started.load(Ordering::Relaxed) < 10_000, "items after the stop are not started");
+        assert!(
+            started.load(Ordering::Relaxed) < 10_000,
+            "items after the stop are not started"
+        );
     }
 }

@@ -133,7 +133,10 @@ mod tests {
         );
         assert_eq!(
             read(b"0123456789", 4),
-            Err(SkipReason::TooLarge { bytes: 10, limit: 4 })
+            Err(SkipReason::TooLarge {
+                bytes: 10,
+                limit: 4
+            })
         );
         // A file that grew past its stamp's size while read is still caught.
         assert_eq!(

@@ -11,9 +11,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use context_budget::ScanControl;
 use context_budget::files::roots::Roots;
 use context_budget::files::{FileLimits, FileStore, FileTokens, FilesError, LoadedFiles};
-use context_budget::ScanControl;
 use context_budget::spec::{SpecBudget, SpecError, SpecStore, SpecTokens};
 use context_budget::{
     AssembleOptions, AssembledContext, ExactCountFailure, ExactCounter, FittedMessages, Message,

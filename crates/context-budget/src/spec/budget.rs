@@ -4,11 +4,11 @@
 
 use super::layout::SpecFolder;
 use super::measure::SpecWords;
-use crate::read::SkipReason;
 use super::output::{ModelUsed, SpecBudget};
 use super::report::{FileTokens, LoadPlan, SpecCost, plan};
 use super::scan::Measured;
 use crate::ResolvedModel;
+use crate::read::SkipReason;
 
 /// One spec's cost from its files' measurements (taken from `measured` in file
 /// order); unmeasurable files and a missing README become notes.

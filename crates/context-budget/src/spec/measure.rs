@@ -111,7 +111,10 @@ impl std::fmt::Display for SpecWords<'_> {
         match self.0 {
             SkipReason::Binary => write!(f, "binary file (NUL bytes)"),
             SkipReason::TooLarge { bytes, limit } => {
-                write!(f, "{bytes} bytes, over the {limit}-byte limit for one spec file")
+                write!(
+                    f,
+                    "{bytes} bytes, over the {limit}-byte limit for one spec file"
+                )
             }
             reason => reason.fmt(f),
         }

@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use super::layout::SpecFile;
 use super::measure::{TextMeasure, measure_file_until};
-use crate::read::SkipReason;
 use crate::Tokenizer;
+use crate::read::SkipReason;
 use crate::scan_control::ScanControl;
 
 /// A file's measurement, shared between the cache and the reports that use it.

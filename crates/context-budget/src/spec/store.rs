@@ -14,9 +14,9 @@ use super::query::{SortOrder, SpecQuery};
 use super::report::{FileTokens, Performance, budget_fit, recommendation};
 use super::resolve::{find_file, resolve};
 use super::scan::{MeasureCache, Measured, measure_all};
-use crate::scan_control::ScanControl;
 use crate::ResolvedModel;
 use crate::counter::usd;
+use crate::scan_control::ScanControl;
 
 /// A specs root and the measurements cached for it.
 #[derive(Debug)]
@@ -192,7 +192,8 @@ impl SpecStore {
             breakdown: query.detailed.then_some(breakdown),
             performance: query.detailed.then(|| Performance::of(total)),
             context_window: model_entry.map(|m| m.context_window),
-            estimated_input_cost_usd: model_entry.map(|m| usd(total as usize, m.input_usd_per_mtok)),
+            estimated_input_cost_usd: model_entry
+                .map(|m| usd(total as usize, m.input_usd_per_mtok)),
             notes,
         })
     }
