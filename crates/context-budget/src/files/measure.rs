@@ -78,93 +78,84 @@ impl Measurer<'_> {
                 stop.get_or_insert(error);
             }
         };
-        let (roots, limits, cache) = (self.roots, self.limits, self.cache);
-        let (tokenizer, control) = (self.tokenizer, self.control);
         if total > 0 {
-            tokenizer.preload();
+            self.tokenizer.preload();
         }
         let measure_one = |buffer: &mut Vec<u8>, candidate: &Candidate| {
-            if control.is_cancelled() {
+            if self.control.is_cancelled() {
                 stop_with(FilesError::Cancelled);
                 return None;
             }
-            let root = &roots.list()[candidate.root].path;
-            let outcome = (|| {
-                let opened = open_in_root(root, &candidate.path, limits.max_file_bytes)?;
-                let (canonical, stamp) = (opened.canonical.clone(), opened.stamp);
-                let cached = cache.get(&canonical, tokenizer, &stamp);
-                let done = |measure, counted, cached| Measured {
-                    candidate: candidate.clone(),
-                    measure,
-                    counted,
-                    cached,
-                    canonical: canonical.clone(),
-                    stamp,
-                };
-                // Unchanged since measured: not read nor tokenized again here.
-                if let (Some(measure), Reading::Count) = (cached, reading) {
-                    return Ok(done(measure, true, true));
-                }
-                // What a call reads (and, loading, holds) is bounded.
-                let read = bytes_read.fetch_add(stamp.size, Ordering::Relaxed) + stamp.size;
-                if read > limits.max_total_bytes {
-                    return Err(None);
-                }
-                if let Some(measure) = cached {
-                    return Ok(done(measure, true, true));
-                }
-                let text = opened.read_text_into(limits.max_file_bytes, buffer)?;
-                let mut measure = FileMeasure {
-                    tokens: 0,
-                    lines: count_lines(text),
-                    bytes: text.len() as u64,
-                };
-                if reading == Reading::Check {
-                    return Ok(done(measure, false, false));
-                }
-                measure.tokens = tokenizer.count(text) as u64;
-                cache.put(&canonical, tokenizer, stamp, measure);
-                Ok(done(measure, true, false))
-            })();
-            let result = match outcome {
+            let result = match self.measure_one(candidate, reading, &bytes_read, buffer) {
                 Ok(measured) => Ok(measured),
                 Err(Some(reason)) => Err(Skipped::new(&candidate.relative, reason)),
                 Err(None) => {
                     stop_with(FilesError::TooManyBytes {
-                        limit: limits.max_total_bytes,
+                        limit: self.limits.max_total_bytes,
                     });
                     return None;
                 }
             };
             let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
-            control.progress(walked_entries + finished, walked_entries + total);
+            self.control
+                .progress(walked_entries + finished, walked_entries + total);
             Some(result)
         };
-        // A panicking worker (a bug) leaves its files out: missing, not invented.
         let results =
             crate::fan_out::map_with(&candidates, crate::fan_out::cores(), Vec::new, measure_one);
         if let Some(error) = stop.into_inner().ok().flatten() {
             return Err(error);
         }
-        let mut measured = Vec::new();
-        let mut skipped = Vec::new();
-        let mut seen: HashMap<PathBuf, String> = HashMap::new();
-        for result in results.into_iter().flatten() {
-            match result {
-                Ok(m) => match seen.get(&m.canonical) {
-                    Some(first) => skipped.push(Skipped::new(
-                        &m.candidate.relative,
-                        SkipReason::Duplicate(first.clone()),
-                    )),
-                    None => {
-                        seen.insert(m.canonical.clone(), m.candidate.relative.clone());
-                        measured.push(m);
-                    }
-                },
-                Err(s) => skipped.push(s),
-            }
+        // A panicking worker (a bug) leaves its files out: missing, not invented.
+        Ok(once_per_file(results.into_iter().flatten()))
+    }
+
+    /// One candidate opened, verified, and measured (or answered from the cache).
+    /// `Err(None)`: reading it would take the call over its byte budget.
+    fn measure_one(
+        &self,
+        candidate: &Candidate,
+        reading: Reading,
+        bytes_read: &AtomicU64,
+        buffer: &mut Vec<u8>,
+    ) -> Result<Measured, Option<SkipReason>> {
+        let (limits, tokenizer) = (self.limits, self.tokenizer);
+        let root = &self.roots.list()[candidate.root].path;
+        let opened = open_in_root(root, &candidate.path, limits.max_file_bytes)?;
+        let (canonical, stamp) = (opened.canonical.clone(), opened.stamp);
+        let cached = self.cache.get(&canonical, tokenizer, &stamp);
+        let done = |measure, counted, cached| Measured {
+            candidate: candidate.clone(),
+            measure,
+            counted,
+            cached,
+            canonical: canonical.clone(),
+            stamp,
+        };
+        // Unchanged since measured: not read nor tokenized again here.
+        if let (Some(measure), Reading::Count) = (cached, reading) {
+            return Ok(done(measure, true, true));
         }
-        Ok((measured, skipped))
+        // What a call reads (and, loading, holds) is bounded.
+        let read = bytes_read.fetch_add(stamp.size, Ordering::Relaxed) + stamp.size;
+        if read > limits.max_total_bytes {
+            return Err(None);
+        }
+        if let Some(measure) = cached {
+            return Ok(done(measure, true, true));
+        }
+        let text = opened.read_text_into(limits.max_file_bytes, buffer)?;
+        let mut measure = FileMeasure {
+            tokens: 0,
+            lines: count_lines(text),
+            bytes: text.len() as u64,
+        };
+        if reading == Reading::Check {
+            return Ok(done(measure, false, false));
+        }
+        measure.tokens = tokenizer.count(text) as u64;
+        self.cache.put(&canonical, tokenizer, stamp, measure);
+        Ok(done(measure, true, false))
     }
 
     /// Count the files [`Reading::Check`] left uncounted (reading them again), on
@@ -207,6 +198,32 @@ impl Measurer<'_> {
         }
         Ok(())
     }
+}
+
+/// The measured files in order, each file once: a file reached again under
+/// another name (a link to it) is skipped as a duplicate of the first.
+fn once_per_file(
+    results: impl Iterator<Item = Result<Measured, Skipped>>,
+) -> (Vec<Measured>, Vec<Skipped>) {
+    let mut measured = Vec::new();
+    let mut skipped = Vec::new();
+    let mut seen: HashMap<PathBuf, String> = HashMap::new();
+    for result in results {
+        match result {
+            Ok(m) => match seen.get(&m.canonical) {
+                Some(first) => skipped.push(Skipped::new(
+                    &m.candidate.relative,
+                    SkipReason::Duplicate(first.clone()),
+                )),
+                None => {
+                    seen.insert(m.canonical.clone(), m.candidate.relative.clone());
+                    measured.push(m);
+                }
+            },
+            Err(s) => skipped.push(s),
+        }
+    }
+    (measured, skipped)
 }
 
 /// Run `walk` while `tokenizer`'s vocabulary loads on another thread (tens of

@@ -91,16 +91,12 @@ impl SpecStore {
     /// The canonical root and what is under it.
     fn open(&self) -> Result<(PathBuf, Vec<SpecFolder>, Vec<String>), SpecError> {
         let shown = self.root.display().to_string();
-        let root = std::fs::canonicalize(&self.root).map_err(|e| SpecError::RootNotFound {
-            path: shown.clone(),
-            reason: e.to_string(),
+        let root = crate::safe_open::canonical_dir(&self.root).map_err(|reason| {
+            SpecError::RootNotFound {
+                path: shown.clone(),
+                reason,
+            }
         })?;
-        if !root.is_dir() {
-            return Err(SpecError::RootNotFound {
-                path: shown,
-                reason: "not a directory".into(),
-            });
-        }
         let (specs, notes) = discover(&root).map_err(|e| SpecError::RootNotFound {
             path: shown,
             reason: e.to_string(),
