@@ -2,8 +2,15 @@
 //!
 //! It answers "how many tokens is this for model X?" and everything built on that:
 //! which model a name means ([`Catalog`]), how a model's text is tokenized
-//! ([`Tokenizer`]), a counter with input limits ([`TokenCounter`]), and spec documents
-//! measured by part ([`spec::SpecStore`]).
+//! ([`Tokenizer`]), a counter with input limits ([`TokenCounter`]), spec documents
+//! measured by part ([`spec::SpecStore`]), and any files under a set of roots
+//! measured or packed into a budget ([`files::FileStore`]).
+//!
+//! The spec and file tools share leaf modules rather than each other's internals:
+//! `read` (a bounded read, binary sniff, UTF-8 check and line count, and
+//! [`SkipReason`], why a file was not counted), `fan_out` (the one parallel for-each
+//! over cores), `scan_control` ([`ScanControl`]: progress and cancellation) and
+//! [`safe_open`] (the race-free open).
 //!
 //! Pure, synchronous library: no MCP, no async. The only I/O is reading files
 //! under a specs root or file roots the caller names ([`files`]); counts a provider's API makes (exact Claude

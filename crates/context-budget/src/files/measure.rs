@@ -1,5 +1,5 @@
 //! Measuring the files a walk found: open (verified), read with the shared core
-//! ([`crate::read`]), count, on all cores ([`crate::fan_out`]) and through the
+//! (`crate::read`), count, on all cores (`crate::fan_out`) and through the
 //! measurement cache, under the call's byte budget. Both file tools start here.
 
 use std::collections::HashMap;

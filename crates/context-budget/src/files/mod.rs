@@ -5,8 +5,8 @@
 //! everything outside the roots), [`walk`] (ripgrep's `ignore` walker, globs,
 //! filters, counting what the rules excluded), [`secrets`] (credential-looking
 //! names), [`open`] (open, then verify the handle), `measure` (open, read with the
-//! shared core [`crate::read`], count through the cache, on all cores with
-//! [`crate::fan_out`]), `load` (`load-files` in named steps: budget, order, pack,
+//! shared core `crate::read`, count through the cache, on all cores with
+//! `crate::fan_out`), `load` (`load-files` in named steps: budget, order, pack,
 //! prove), [`pack`] (wrapping files and cutting one), `store` ([`FileStore`]: the
 //! cache and limits, and each tool's steps in order), `query` and `output` (what a
 //! call asks and answers), `error` ([`FilesError`]). The measurement cache type is

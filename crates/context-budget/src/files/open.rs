@@ -22,7 +22,7 @@ pub struct OpenFile {
 }
 
 impl OpenFile {
-    /// Its text, read by the shared core ([`crate::read`]): at most `max_bytes`
+    /// Its text, read by the shared core (`crate::read`): at most `max_bytes`
     /// (also if it grows while read), not binary, UTF-8.
     pub fn read_text(self, max_bytes: u64) -> Result<String, SkipReason> {
         read_text(self.file, self.stamp.size, max_bytes)

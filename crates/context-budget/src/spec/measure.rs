@@ -249,6 +249,24 @@ mod tests {
     }
 
     #[test]
+    fn spec_answers_keep_their_own_words_for_binary_and_oversize_files() {
+        let words = |reason: SkipReason| SpecWords(&reason).to_string();
+        assert_eq!(words(SkipReason::Binary), "binary file (NUL bytes)");
+        assert_eq!(
+            words(SkipReason::TooLarge { bytes: 9, limit: 4 }),
+            "9 bytes, over the 4-byte limit for one spec file"
+        );
+        assert_eq!(
+            words(SkipReason::NotUtf8 { offset: 3 }),
+            "not valid UTF-8 (first bad byte at offset 3)"
+        );
+        assert_eq!(
+            words(SkipReason::Unreadable("gone".into())),
+            "cannot read: gone"
+        );
+    }
+
+    #[test]
     fn binary_and_invalid_utf8_files_are_issues() {
         let dir = std::env::temp_dir().join(format!("cb-measure-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("temp dir");

@@ -36,7 +36,7 @@ fn remember(cache: &MeasureCache, file: &SpecFile, tokenizer: Tokenizer, measure
 /// Measure `files` with `tokenizer`, in order; `None` when cancelled.
 ///
 /// Cached files are answered at once; the rest are measured on all cores
-/// ([`crate::fan_out`]), largest first so one big file does not finish
+/// (`crate::fan_out`), largest first so one big file does not finish
 /// last on an otherwise idle machine.
 pub fn measure_all(
     files: &[&SpecFile],
