@@ -8,10 +8,10 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
+use context_budget::Unobserved;
 use context_budget::files::pack::{PackFormat, PackOrder};
 use context_budget::files::roots::Roots;
 use context_budget::files::{FileLimits, FileQuery, FileSort, FileStore, LoadRequest};
-use context_budget::spec::scan::Unobserved;
 use context_budget::{Catalog, TokenCounter};
 
 fn main() {

@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 
-use context_budget::spec::scan::Unobserved;
+use context_budget::Unobserved;
 use context_budget::spec::{SpecQuery, SpecStore, SpecTokens};
 use context_budget::{Catalog, Tokenizer};
 

@@ -2,8 +2,15 @@
 //!
 //! It answers "how many tokens is this for model X?" and everything built on that:
 //! which model a name means ([`Catalog`]), how a model's text is tokenized
-//! ([`Tokenizer`]), a counter with input limits ([`TokenCounter`]), and spec documents
-//! measured by part ([`spec::SpecStore`]).
+//! ([`Tokenizer`]), a counter with input limits ([`TokenCounter`]), spec documents
+//! measured by part ([`spec::SpecStore`]), and any files under a set of roots
+//! measured or packed into a budget ([`files::FileStore`]).
+//!
+//! The spec and file tools share leaf modules rather than each other's internals:
+//! `read` (a bounded read, binary sniff, UTF-8 check and line count, and
+//! [`SkipReason`], why a file was not counted), `fan_out` (the one parallel for-each
+//! over cores), `scan_control` ([`ScanControl`]: progress and cancellation) and
+//! [`safe_open`] (the race-free open).
 //!
 //! Pure, synchronous library: no MCP, no async. The only I/O is reading files
 //! under a specs root or file roots the caller names ([`files`]); counts a provider's API makes (exact Claude
@@ -17,13 +24,16 @@ mod catalog;
 mod claude;
 mod counter;
 pub mod exact;
+mod fan_out;
 pub mod files;
 mod fit;
 mod huggingface;
 pub mod limits;
 pub mod litellm;
 mod messages;
+mod read;
 pub mod safe_open;
+mod scan_control;
 pub mod sentencepiece;
 pub mod spec;
 mod suggest;
@@ -50,6 +60,8 @@ pub use catalog::{Catalog, CatalogError, ModelEntry, ModelInfo, ModelListing, Re
 pub use claude::ClaudeGeneration;
 pub use counter::{CountError, TokenCount, TokenCounter, usd};
 pub use huggingface::{HuggingFaceError, HuggingFaceTokenizer, MAX_TOKENIZER_FILE_BYTES};
+pub use read::SkipReason;
+pub use scan_control::{ScanControl, Unobserved};
 pub use sentencepiece::{GEMMA3_MODEL_SHA256, gemma3_model_bytes};
 pub use suggest::closest_names;
 pub use tokenizer::{ClaudeEstimate, Estimate, PARALLEL_MIN_BYTES, Tokenizer};

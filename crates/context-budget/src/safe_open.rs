@@ -23,6 +23,17 @@ pub enum OpenError {
     Moved { actual: PathBuf },
 }
 
+/// `dir` canonicalized, when it is an existing directory; why not in words
+/// otherwise. How a root (specs root, file roots) is fixed once per call, before
+/// anything under it is opened.
+pub fn canonical_dir(dir: &Path) -> Result<PathBuf, String> {
+    let path = std::fs::canonicalize(dir).map_err(|e| e.to_string())?;
+    if !path.is_dir() {
+        return Err("not a directory".into());
+    }
+    Ok(path)
+}
+
 /// Open `path` (absolute and canonical: no links on the way) for reading, as a
 /// regular file that is still at `path`; its metadata from the handle.
 pub fn open_regular(path: &Path) -> Result<(File, Metadata), OpenError> {

@@ -4,12 +4,12 @@
 
 use std::path::PathBuf;
 
+use context_budget::Unobserved;
 use context_budget::files::pack::{PackFormat, PackOrder};
 use context_budget::files::roots::Roots;
 use context_budget::files::{
     FileLimits, FileQuery, FileSort, FileStore, FileTokens, FilesError, LoadRequest, LoadedFiles,
 };
-use context_budget::spec::scan::Unobserved;
 use context_budget::{Catalog, ResolvedModel, Tokenizer};
 use proptest::prelude::*;
 

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use context_budget::spec::scan::Unobserved;
+use context_budget::Unobserved;
 use context_budget::spec::{SpecQuery, SpecStore, SpecTokens};
 use context_budget::{Catalog, Tokenizer};
 

@@ -4,11 +4,11 @@
 
 use std::path::PathBuf;
 
-use context_budget::spec::scan::{ScanControl, Unobserved};
 use context_budget::spec::{
     SortOrder, SpecError, SpecListing, SpecQuery, SpecReport, SpecStore, SpecTokens,
 };
 use context_budget::{Catalog, Tokenizer};
+use context_budget::{ScanControl, Unobserved};
 
 /// A throwaway directory removed on drop.
 struct TempDir(PathBuf);

@@ -6,7 +6,7 @@ use std::io::{IsTerminal, Write};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use context_budget::spec::scan::ScanControl;
+use context_budget::ScanControl;
 use mcp_common::progress::ProgressReporter;
 use rmcp::RoleServer;
 use rmcp::service::RequestContext;

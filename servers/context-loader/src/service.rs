@@ -12,9 +12,9 @@
 
 use std::sync::Arc;
 
+use context_budget::ScanControl;
 use context_budget::files::roots::Roots;
 use context_budget::files::{FileLimits, FileStore, FilesError};
-use context_budget::spec::scan::ScanControl;
 use context_budget::spec::{SpecError, SpecStore};
 use context_budget::{
     ExactCountFailure, ExactCounter, Message, ModelEntry, ResolvedModel, TokenCounter, Tokenizer,

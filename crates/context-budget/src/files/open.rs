@@ -8,21 +8,30 @@
 //! the open is caught by the verification.
 
 use std::fs::{File, Metadata};
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use super::SkipReason;
 use crate::cache::FileStamp;
+use crate::read::{SkipReason, read_text, read_text_into};
 use crate::safe_open::OpenError;
-
-/// How much of a file is sniffed for NUL bytes to call it binary (as git does).
-pub const BINARY_SNIFF_BYTES: usize = 8000;
 
 /// A verified open file.
 pub struct OpenFile {
     pub file: File,
     pub canonical: PathBuf,
     pub stamp: FileStamp,
+}
+
+impl OpenFile {
+    /// Its text, read by the shared core (`crate::read`): at most `max_bytes`
+    /// (also if it grows while read), not binary, UTF-8.
+    pub fn read_text(self, max_bytes: u64) -> Result<String, SkipReason> {
+        read_text(self.file, self.stamp.size, max_bytes)
+    }
+
+    /// [`OpenFile::read_text`] into a buffer the caller reuses from file to file.
+    pub fn read_text_into(self, max_bytes: u64, bytes: &mut Vec<u8>) -> Result<&str, SkipReason> {
+        read_text_into(self.file, self.stamp.size, max_bytes, bytes)
+    }
 }
 
 /// Open `path` (any spelling, possibly a symlink) if it is a regular file inside
@@ -106,45 +115,6 @@ fn same_file(opened: &std::fs::Metadata, looked: &std::fs::Metadata) -> bool {
     }
 }
 
-/// Read a verified file as UTF-8 text: binary (NUL in the first 8,000 bytes, as git
-/// decides) and invalid UTF-8 are skip reasons; a file that grew past `max_bytes`
-/// while being read is too large.
-pub fn read_text(open: OpenFile, max_bytes: u64) -> Result<String, SkipReason> {
-    let mut bytes = Vec::new();
-    read_text_into(open, max_bytes, &mut bytes)?;
-    // Checked UTF-8 by `read_text_into`; the check is repeated rather than trusted.
-    String::from_utf8(bytes).map_err(|e| SkipReason::NotUtf8 {
-        offset: e.utf8_error().valid_up_to(),
-    })
-}
-
-/// [`read_text`] into a buffer the caller reuses from file to file: measuring a
-/// tree then allocates (and faults in) one buffer per thread, not one per file.
-pub fn read_text_into(
-    open: OpenFile,
-    max_bytes: u64,
-    bytes: &mut Vec<u8>,
-) -> Result<&str, SkipReason> {
-    bytes.clear();
-    bytes.reserve(open.stamp.size.min(max_bytes) as usize);
-    open.file
-        .take(max_bytes + 1)
-        .read_to_end(bytes)
-        .map_err(|e| SkipReason::Unreadable(e.to_string()))?;
-    if bytes.len() as u64 > max_bytes {
-        return Err(SkipReason::TooLarge {
-            bytes: bytes.len() as u64,
-            limit: max_bytes,
-        });
-    }
-    if bytes[..bytes.len().min(BINARY_SNIFF_BYTES)].contains(&0) {
-        return Err(SkipReason::Binary);
-    }
-    std::str::from_utf8(bytes).map_err(|e| SkipReason::NotUtf8 {
-        offset: e.valid_up_to(),
-    })
-}
-
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
@@ -165,7 +135,7 @@ mod tests {
         let stamp = first.stamp;
         let again = reopen(&root, &canonical, 1 << 20).expect("unchanged");
         assert_eq!(again.stamp, stamp);
-        assert_eq!(read_text(again, 1 << 20).expect("text"), "fn a() {}\n");
+        assert_eq!(again.read_text(1 << 20).expect("text"), "fn a() {}\n");
 
         // An editor's atomic save: a new file at the same path, with a new stamp.
         std::fs::write(root.join("a.tmp"), "fn a() { changed(); }\n").expect("tmp");
@@ -173,7 +143,7 @@ mod tests {
         let saved = reopen(&root, &canonical, 1 << 20).expect("saved");
         assert_ne!(saved.stamp, stamp);
         assert_eq!(
-            read_text(saved, 1 << 20).expect("text"),
+            saved.read_text(1 << 20).expect("text"),
             "fn a() { changed(); }\n"
         );
 

@@ -29,16 +29,11 @@ impl Roots {
         let mut roots: Vec<Root> = Vec::new();
         for dir in dirs {
             let shown = dir.display().to_string();
-            let path = std::fs::canonicalize(dir).map_err(|e| FilesError::BadRoot {
-                root: shown.clone(),
-                reason: e.to_string(),
-            })?;
-            if !path.is_dir() {
-                return Err(FilesError::BadRoot {
-                    root: shown,
-                    reason: "not a directory".into(),
-                });
-            }
+            let path =
+                crate::safe_open::canonical_dir(dir).map_err(|reason| FilesError::BadRoot {
+                    root: shown.clone(),
+                    reason,
+                })?;
             roots.push(Root { path, shown });
         }
         Roots::from_canonical(roots)

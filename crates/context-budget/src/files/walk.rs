@@ -20,7 +20,7 @@ use ignore::{WalkBuilder, WalkState};
 use super::roots::{Roots, Target, relative_to};
 use super::secrets::looks_secret;
 use super::{Excluded, FileLimits, FilesError, SkipReason, Skipped};
-use crate::spec::scan::ScanControl;
+use crate::scan_control::ScanControl;
 
 /// A file to open: where it was found and how it was asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -264,7 +264,7 @@ fn walk_dir(
     walked: &mut Walked,
 ) -> Result<(), FilesError> {
     let root_path = &roots.list()[root].path;
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = crate::fan_out::cores();
     let walker = WalkBuilder::new(dir)
         .hidden(!options.hidden)
         .follow_links(false)

@@ -3,11 +3,12 @@
 //! are read here; [`super::SpecStore::spec_budget`] measures and calls these steps.
 
 use super::layout::SpecFolder;
-use super::measure::FileIssue;
+use super::measure::SpecWords;
 use super::output::{ModelUsed, SpecBudget};
 use super::report::{FileTokens, LoadPlan, SpecCost, plan};
 use super::scan::Measured;
 use crate::ResolvedModel;
+use crate::read::SkipReason;
 
 /// One spec's cost from its files' measurements (taken from `measured` in file
 /// order); unmeasurable files and a missing README become notes.
@@ -26,11 +27,16 @@ pub(super) fn spec_cost(
     for file in &spec.files {
         let m = measured
             .next()
-            .unwrap_or_else(|| std::sync::Arc::new(Err(FileIssue::Unreadable("missing".into()))));
+            .unwrap_or_else(|| std::sync::Arc::new(Err(SkipReason::Unreadable("missing".into()))));
         let text = match m.as_ref() {
             Ok(text) => text,
             Err(issue) => {
-                notes.push(format!("{}/{}: {issue}; not counted", spec.id, file.name));
+                notes.push(format!(
+                    "{}/{}: {}; not counted",
+                    spec.id,
+                    file.name,
+                    SpecWords(issue)
+                ));
                 continue;
             }
         };

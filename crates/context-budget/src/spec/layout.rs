@@ -21,7 +21,7 @@ pub struct SpecFolder {
     pub name: String,
     pub dir: PathBuf,
     /// `README.md` first (when present), then the sub-specs by name. Empty until
-    /// [`load_files`] ran.
+    /// [`find_spec_files`] ran.
     pub files: Vec<SpecFile>,
     /// Entries that are not spec files, with the reason (binary is found later).
     pub skipped: Vec<String>,
@@ -67,7 +67,7 @@ impl SpecFile {
 }
 
 /// Every spec folder under `root` (already canonical), sorted by id, without
-/// their files (see [`load_files`]), plus notes about skipped entries (e.g. a
+/// their files (see [`find_spec_files`]), plus notes about skipped entries (e.g. a
 /// symlink pointing outside the root). Reads only directory entries: two or three
 /// `read_dir` calls for a whole repository, so resolving one spec stays cheap.
 pub fn discover(root: &Path) -> std::io::Result<(Vec<SpecFolder>, Vec<String>)> {
@@ -177,7 +177,7 @@ fn resolve_link(root: &Path, path: &Path, notes: &mut Vec<String>, shown: &str) 
 }
 
 /// Find the Markdown files of `spec` (README first), noting what was skipped.
-pub fn load_files(root: &Path, spec: &mut SpecFolder) {
+pub fn find_spec_files(root: &Path, spec: &mut SpecFolder) {
     let (mut files, mut skipped) = (Vec::new(), Vec::new());
     match read_dir_sorted(&spec.dir) {
         Err(e) => skipped.push(format!("the folder cannot be read: {e}")),
@@ -216,15 +216,12 @@ pub fn load_files(root: &Path, spec: &mut SpecFolder) {
     spec.skipped = skipped;
 }
 
-/// [`load_files`] for many specs, on all cores: a repository listing stats every
-/// file, and that is most of a warm (fully cached) call.
-pub fn load_all_files(root: &Path, specs: &mut [SpecFolder]) {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let chunk = specs.len().div_ceil(threads).max(1);
-    std::thread::scope(|scope| {
-        for part in specs.chunks_mut(chunk) {
-            scope.spawn(move || part.iter_mut().for_each(|spec| load_files(root, spec)));
-        }
+/// [`find_spec_files`] for many specs, on all cores: a repository listing stats
+/// every file, and that is most of a warm (fully cached) call.
+pub fn find_all_spec_files(root: &Path, specs: &mut [SpecFolder]) {
+    crate::fan_out::map(specs.iter_mut(), crate::fan_out::cores(), |spec| {
+        find_spec_files(root, spec);
+        Some(())
     });
 }
 

@@ -3,7 +3,7 @@
 
 use super::layout::{SpecFile, SpecFolder};
 use super::markdown::FrontmatterState;
-use super::measure::Breakdown;
+use super::measure::{Breakdown, SpecWords};
 use super::output::SpecRow;
 use super::report::{LargestSpec, Level, LevelCounts, ListingSummary};
 use super::scan::Measured;
@@ -30,9 +30,9 @@ pub(super) fn row(spec: &SpecFolder, files: &[(&SpecFile, &Measured)], detailed:
                 }
             }
             Err(issue) if issue.is_skip() && !file.is_readme() => {
-                notes.push(format!("{}: {issue}; skipped", file.name))
+                notes.push(format!("{}: {}; skipped", file.name, SpecWords(issue)))
             }
-            Err(issue) => errors.push(format!("{}: {issue}", file.name)),
+            Err(issue) => errors.push(format!("{}: {}", file.name, SpecWords(issue))),
         }
     }
     if spec.readme().is_none() {

@@ -5,19 +5,17 @@
 //! frontmatter == tokens` always, which re-tokenizing each part separately cannot
 //! promise (tokens merge across part boundaries).
 
-use std::io::Read;
 use std::path::Path;
 
 use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::markdown::{Category, FrontmatterState, classify};
+use crate::read::{SkipReason, count_lines, read_text};
 use crate::{ClaudeEstimate, Tokenizer};
 
 /// Files larger than this are not read (a spec this size is a mistake, not a spec).
 pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
-/// How much of a file is sniffed for NUL bytes to call it binary (as git does).
-const BINARY_SNIFF_BYTES: usize = 8000;
 
 /// Tokens of a text by the part they belong to. Sums exactly to the total.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]
@@ -104,23 +102,22 @@ impl TextMeasure {
     }
 }
 
-/// Why a file was not measured.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum FileIssue {
-    #[error("binary file (NUL bytes)")]
-    Binary,
-    #[error("not valid UTF-8 (first bad byte at offset {offset})")]
-    InvalidUtf8 { offset: usize },
-    #[error("{bytes} bytes, over the {limit}-byte limit for one spec file")]
-    TooLarge { bytes: u64, limit: u64 },
-    #[error("cannot read: {0}")]
-    Unreadable(String),
-}
+/// A skip reason in the words spec answers use: they predate the file tools' and
+/// are part of the spec tools' output, so the two that differ keep theirs.
+pub struct SpecWords<'a>(pub &'a SkipReason);
 
-impl FileIssue {
-    /// Issues that say the file was skipped on purpose rather than broken.
-    pub fn is_skip(&self) -> bool {
-        matches!(self, FileIssue::Binary | FileIssue::TooLarge { .. })
+impl std::fmt::Display for SpecWords<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            SkipReason::Binary => write!(f, "binary file (NUL bytes)"),
+            SkipReason::TooLarge { bytes, limit } => {
+                write!(
+                    f,
+                    "{bytes} bytes, over the {limit}-byte limit for one spec file"
+                )
+            }
+            reason => reason.fmt(f),
+        }
     }
 }
 
@@ -162,9 +159,9 @@ pub fn measure_text_until(
 
 /// Read and measure a file; binary, oversize, non-UTF-8 and unreadable files are
 /// issues, not panics or whole-listing failures.
-pub fn measure_file(path: &Path, tokenizer: Tokenizer) -> Result<TextMeasure, FileIssue> {
+pub fn measure_file(path: &Path, tokenizer: Tokenizer) -> Result<TextMeasure, SkipReason> {
     measure_file_until(path, tokenizer, &|| false)
-        .unwrap_or_else(|| Err(FileIssue::Unreadable("cancelled".into())))
+        .unwrap_or_else(|| Err(SkipReason::Unreadable("cancelled".into())))
 }
 
 /// [`measure_file`], giving up (`None`) soon after `cancelled` turns true, also in
@@ -177,50 +174,16 @@ pub fn measure_file_until(
     path: &Path,
     tokenizer: Tokenizer,
     cancelled: &dyn Fn() -> bool,
-) -> Option<Result<TextMeasure, FileIssue>> {
-    let text = match read_text(path) {
+) -> Option<Result<TextMeasure, SkipReason>> {
+    // Opened race-free; what may be read is then the shared core's to decide.
+    let read = crate::safe_open::open_regular(path)
+        .map_err(|e| SkipReason::Unreadable(e.to_string()))
+        .and_then(|(file, metadata)| read_text(file, metadata.len(), MAX_FILE_BYTES));
+    let text = match read {
         Ok(text) => text,
         Err(issue) => return Some(Err(issue)),
     };
     measure_text_until(&text, tokenizer, cancelled).map(Ok)
-}
-
-/// The file's text, checked: a regular file opened without races, at most
-/// [`MAX_FILE_BYTES`], no NUL bytes, UTF-8.
-fn read_text(path: &Path) -> Result<String, FileIssue> {
-    let unreadable = |e: std::io::Error| FileIssue::Unreadable(e.to_string());
-    let (file, metadata) =
-        crate::safe_open::open_regular(path).map_err(|e| FileIssue::Unreadable(e.to_string()))?;
-    let size = metadata.len();
-    if size > MAX_FILE_BYTES {
-        return Err(FileIssue::TooLarge {
-            bytes: size,
-            limit: MAX_FILE_BYTES,
-        });
-    }
-    let mut bytes = Vec::with_capacity(size as usize);
-    // `take` guards against a file that grows while we read it.
-    file.take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(unreadable)?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(FileIssue::TooLarge {
-            bytes: bytes.len() as u64,
-            limit: MAX_FILE_BYTES,
-        });
-    }
-    if bytes[..bytes.len().min(BINARY_SNIFF_BYTES)].contains(&0) {
-        return Err(FileIssue::Binary);
-    }
-    String::from_utf8(bytes).map_err(|e| FileIssue::InvalidUtf8 {
-        offset: e.utf8_error().valid_up_to(),
-    })
-}
-
-/// Lines as an editor shows them: a final line without a newline still counts.
-fn count_lines(text: &str) -> u64 {
-    let newlines = text.bytes().filter(|&b| b == b'\n').count() as u64;
-    newlines + u64::from(!text.is_empty() && !text.ends_with('\n'))
 }
 
 #[cfg(test)]
@@ -286,12 +249,21 @@ mod tests {
     }
 
     #[test]
-    fn lines_count_a_final_unterminated_line() {
-        assert_eq!(count_lines(""), 0);
-        assert_eq!(count_lines("a"), 1);
-        assert_eq!(count_lines("a\n"), 1);
-        assert_eq!(count_lines("a\nb"), 2);
-        assert_eq!(count_lines("\n\n"), 2);
+    fn spec_answers_keep_their_own_words_for_binary_and_oversize_files() {
+        let words = |reason: SkipReason| SpecWords(&reason).to_string();
+        assert_eq!(words(SkipReason::Binary), "binary file (NUL bytes)");
+        assert_eq!(
+            words(SkipReason::TooLarge { bytes: 9, limit: 4 }),
+            "9 bytes, over the 4-byte limit for one spec file"
+        );
+        assert_eq!(
+            words(SkipReason::NotUtf8 { offset: 3 }),
+            "not valid UTF-8 (first bad byte at offset 3)"
+        );
+        assert_eq!(
+            words(SkipReason::Unreadable("gone".into())),
+            "cannot read: gone"
+        );
     }
 
     #[test]
@@ -302,16 +274,16 @@ mod tests {
         std::fs::write(&binary, b"\x89PNG\r\n\x1a\n\0\0\0IHDR").expect("write");
         assert_eq!(
             measure_file(&binary, Tokenizer::Cl100kBase),
-            Err(FileIssue::Binary)
+            Err(SkipReason::Binary)
         );
         let latin1 = dir.join("latin1.md");
         std::fs::write(&latin1, b"caf\xe9 au lait").expect("write");
         assert_eq!(
             measure_file(&latin1, Tokenizer::Cl100kBase),
-            Err(FileIssue::InvalidUtf8 { offset: 3 })
+            Err(SkipReason::NotUtf8 { offset: 3 })
         );
         let missing = measure_file(&dir.join("nope.md"), Tokenizer::Cl100kBase);
-        assert!(matches!(missing, Err(FileIssue::Unreadable(_))));
+        assert!(matches!(missing, Err(SkipReason::Unreadable(_))));
         let good = dir.join("good.md");
         std::fs::write(&good, SPEC).expect("write");
         assert_eq!(

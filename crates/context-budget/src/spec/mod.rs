@@ -8,6 +8,12 @@
 //! shapes the answers: sizes and plans ([`report`]), listing rows (`listing.rs`),
 //! budgets (`budget.rs`), into the types of [`output`]. It reads files only inside the
 //! root it was given.
+//!
+//! What it shares with the file tools ([`crate::files`]) lives at the engine's top
+//! level: reading a file to count and why one was skipped (`crate::read`, with
+//! spec answers' own wording in [`measure::SpecWords`]), the parallel for-each
+//! (`crate::fan_out`), progress and cancellation ([`crate::ScanControl`]) and the
+//! race-free open ([`crate::safe_open`]).
 
 mod budget;
 mod error;

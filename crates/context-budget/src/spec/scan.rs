@@ -5,26 +5,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use super::layout::SpecFile;
-use super::measure::{FileIssue, TextMeasure, measure_file_until};
+use super::measure::{TextMeasure, measure_file_until};
 use crate::Tokenizer;
+use crate::read::SkipReason;
+use crate::scan_control::ScanControl;
 
 /// A file's measurement, shared between the cache and the reports that use it.
-pub type Measured = Arc<Result<TextMeasure, FileIssue>>;
-
-/// What a long scan tells its caller, and how the caller stops it. Called from
-/// worker threads.
-pub trait ScanControl: Sync {
-    /// `done` of `total` files measured so far.
-    fn progress(&self, _done: usize, _total: usize) {}
-    /// True once the caller no longer wants the result.
-    fn is_cancelled(&self) -> bool {
-        false
-    }
-}
-
-/// For callers that need neither progress nor cancellation.
-pub struct Unobserved;
-impl ScanControl for Unobserved {}
+pub type Measured = Arc<Result<TextMeasure, SkipReason>>;
 
 /// The spec measurements: the workspace's one cache type ([`crate::cache`]), keyed by
 /// path and tokenizer and valid while the file's stamp (size, mtime, ctime, inode,
@@ -40,7 +27,7 @@ fn remember(cache: &MeasureCache, file: &SpecFile, tokenizer: Tokenizer, measure
     // function of the (unchanged) bytes.
     if let (Some(stamp), false) = (
         file.stamp,
-        matches!(measured.as_ref(), Err(FileIssue::Unreadable(_))),
+        matches!(measured.as_ref(), Err(SkipReason::Unreadable(_))),
     ) {
         cache.put(&file.path, tokenizer, stamp, measured.clone());
     }
@@ -48,8 +35,8 @@ fn remember(cache: &MeasureCache, file: &SpecFile, tokenizer: Tokenizer, measure
 
 /// Measure `files` with `tokenizer`, in order; `None` when cancelled.
 ///
-/// Cached files are answered at once; the rest are measured on up to
-/// `available_parallelism` threads, largest first so one big file does not finish
+/// Cached files are answered at once; the rest are measured on all cores
+/// (`crate::fan_out`), largest first so one big file does not finish
 /// last on an otherwise idle machine.
 pub fn measure_all(
     files: &[&SpecFile],
@@ -69,57 +56,38 @@ pub fn measure_all(
     pending.sort_by_key(|&i| std::cmp::Reverse(files[i].size));
     tokenizer.preload();
 
-    let next = AtomicUsize::new(0);
     let cancelled = AtomicBool::new(false);
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(pending.len());
-    let worker = || {
-        let mut local = Vec::new();
-        loop {
-            if control.is_cancelled() {
-                cancelled.store(true, Ordering::Relaxed);
-                break;
-            }
-            let Some(&index) = pending.get(next.fetch_add(1, Ordering::Relaxed)) else {
-                break;
-            };
-            // Checked inside the file too: one 60 MB file must not hold a cancelled
-            // scan (or a shutdown) for seconds.
-            let Some(measured) =
-                measure_file_until(&files[index].path, tokenizer, &|| control.is_cancelled())
-            else {
-                cancelled.store(true, Ordering::Relaxed);
-                break;
-            };
-            let measured: Measured = Arc::new(measured);
-            remember(cache, files[index], tokenizer, &measured);
-            local.push((index, measured));
-            control.progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
+    let measured = crate::fan_out::map(&pending, crate::fan_out::cores(), |&index| {
+        if control.is_cancelled() {
+            cancelled.store(true, Ordering::Relaxed);
+            return None;
         }
-        local
-    };
-    let measured: Vec<(usize, Measured)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (1..threads).map(|_| scope.spawn(worker)).collect();
-        let mut all = worker();
-        for handle in handles {
-            // A panicking worker is a bug; its files are reported as unreadable below.
-            all.extend(handle.join().unwrap_or_default());
-        }
-        all
+        // Checked inside the file too: one 60 MB file must not hold a cancelled
+        // scan (or a shutdown) for seconds.
+        let Some(measured) =
+            measure_file_until(&files[index].path, tokenizer, &|| control.is_cancelled())
+        else {
+            cancelled.store(true, Ordering::Relaxed);
+            return None;
+        };
+        let measured: Measured = Arc::new(measured);
+        remember(cache, files[index], tokenizer, &measured);
+        control.progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
+        Some(measured)
     });
     if cancelled.load(Ordering::Relaxed) {
         return None;
     }
-    for (index, m) in measured {
-        results[index] = Some(m);
+    // A file a panicking worker (a bug) left unmeasured is reported as unreadable.
+    for (&index, m) in pending.iter().zip(measured) {
+        results[index] = m;
     }
     Some(
         results
             .into_iter()
             .map(|r| {
                 r.unwrap_or_else(|| {
-                    Arc::new(Err(FileIssue::Unreadable("measurement failed".into())))
+                    Arc::new(Err(SkipReason::Unreadable("measurement failed".into())))
                 })
             })
             .collect(),

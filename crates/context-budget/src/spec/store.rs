@@ -6,16 +6,17 @@ use std::path::{Path, PathBuf};
 
 use super::budget;
 use super::error::SpecError;
-use super::layout::{SpecFile, SpecFolder, discover, load_all_files, load_files};
+use super::layout::{SpecFile, SpecFolder, discover, find_all_spec_files, find_spec_files};
 use super::listing;
-use super::measure::Breakdown;
+use super::measure::{Breakdown, SpecWords};
 use super::output::{ModelUsed, SpecBudget, SpecListing, SpecReport, SpecRow, SpecTokens};
 use super::query::{SortOrder, SpecQuery};
 use super::report::{FileTokens, Performance, budget_fit, recommendation};
 use super::resolve::{find_file, resolve};
-use super::scan::{MeasureCache, Measured, ScanControl, measure_all};
+use super::scan::{MeasureCache, Measured, measure_all};
 use crate::ResolvedModel;
 use crate::counter::usd;
+use crate::scan_control::ScanControl;
 
 /// A specs root and the measurements cached for it.
 #[derive(Debug)]
@@ -50,13 +51,13 @@ impl SpecStore {
             Some(path) => {
                 let target = resolve(&specs, &root, path)?;
                 let spec = &mut specs[target.spec];
-                load_files(&root, spec);
+                find_spec_files(&root, spec);
                 let file = target.file.map(|name| find_file(spec, &name)).transpose()?;
                 self.report(spec, file, query, model, control)
                     .map(|r| SpecTokens::Spec(Box::new(r)))
             }
             None => {
-                load_all_files(&root, &mut specs);
+                find_all_spec_files(&root, &mut specs);
                 self.listing(&specs, notes, query, model, control)
                     .map(|l| SpecTokens::Listing(Box::new(l)))
             }
@@ -90,16 +91,12 @@ impl SpecStore {
     /// The canonical root and what is under it.
     fn open(&self) -> Result<(PathBuf, Vec<SpecFolder>, Vec<String>), SpecError> {
         let shown = self.root.display().to_string();
-        let root = std::fs::canonicalize(&self.root).map_err(|e| SpecError::RootNotFound {
-            path: shown.clone(),
-            reason: e.to_string(),
+        let root = crate::safe_open::canonical_dir(&self.root).map_err(|reason| {
+            SpecError::RootNotFound {
+                path: shown.clone(),
+                reason,
+            }
         })?;
-        if !root.is_dir() {
-            return Err(SpecError::RootNotFound {
-                path: shown,
-                reason: "not a directory".into(),
-            });
-        }
         let (specs, notes) = discover(&root).map_err(|e| SpecError::RootNotFound {
             path: shown,
             reason: e.to_string(),
@@ -152,11 +149,11 @@ impl SpecStore {
                 {
                     return Err(SpecError::FileUnreadable {
                         path: shown,
-                        reason: issue.to_string(),
+                        reason: SpecWords(issue).to_string(),
                     });
                 }
                 Err(issue) => {
-                    notes.push(format!("{shown}: {issue}; skipped"));
+                    notes.push(format!("{shown}: {}; skipped", SpecWords(issue)));
                     continue;
                 }
             };
@@ -176,7 +173,7 @@ impl SpecStore {
             included.push(row);
         }
         let total: u64 = included.iter().map(|f| f.tokens).sum();
-        let model_spec = model.entry();
+        let model_entry = model.entry();
         Ok(SpecReport {
             spec: spec.id.clone(),
             title,
@@ -190,8 +187,9 @@ impl SpecStore {
             recommendation: recommendation(total),
             breakdown: query.detailed.then_some(breakdown),
             performance: query.detailed.then(|| Performance::of(total)),
-            context_window: model_spec.map(|m| m.context_window),
-            estimated_input_cost_usd: model_spec.map(|m| usd(total as usize, m.input_usd_per_mtok)),
+            context_window: model_entry.map(|m| m.context_window),
+            estimated_input_cost_usd: model_entry
+                .map(|m| usd(total as usize, m.input_usd_per_mtok)),
             notes,
         })
     }
@@ -272,7 +270,7 @@ fn choose(
                 specs[index].id
             ));
         } else {
-            load_files(root, &mut specs[index]);
+            find_spec_files(root, &mut specs[index]);
             chosen.push(index);
         }
     }

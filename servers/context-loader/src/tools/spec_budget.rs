@@ -111,8 +111,8 @@ fn spec_budget(b: &SpecBudget) -> String {
 #[cfg(test)]
 mod tests {
     use context_budget::TokenCounter;
+    use context_budget::Unobserved;
     use context_budget::spec::SpecStore;
-    use context_budget::spec::scan::Unobserved;
 
     use super::super::spec_tokens::tests::Specs;
     use super::*;

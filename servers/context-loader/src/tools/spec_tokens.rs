@@ -220,8 +220,8 @@ pub(super) mod tests {
     use std::path::PathBuf;
 
     use context_budget::TokenCounter;
+    use context_budget::Unobserved;
     use context_budget::spec::SpecStore;
-    use context_budget::spec::scan::Unobserved;
 
     use super::*;
 

@@ -1,0 +1,34 @@
+//! Why a file tools request failed as a whole (a file that cannot be read is
+//! skipped with a [`crate::SkipReason`] instead).
+
+/// Why a file tools request failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FilesError {
+    #[error("no root folder is configured for file tools")]
+    NoRoots,
+    #[error("the client's roots ({}) share no folder with the server's roots ({})", client_roots.join(", "), server_roots.join(", "))]
+    NoSharedRoot {
+        server_roots: Vec<String>,
+        client_roots: Vec<String>,
+    },
+    #[error("root `{root}` cannot be used: {reason}")]
+    BadRoot { root: String, reason: String },
+    #[error("`{path}` is not a usable path: {reason}")]
+    InvalidPath { path: String, reason: String },
+    #[error("`{path}` is outside every root")]
+    OutsideRoot { path: String },
+    #[error("`{path}` does not exist under any root: {reason}")]
+    NotFound { path: String, reason: String },
+    #[error("{found} files match, over the limit of {limit} files per call (--max-files)")]
+    TooManyFiles { found: usize, limit: usize },
+    #[error("the files read add up to over {limit} bytes, the limit per call (--max-total-bytes)")]
+    TooManyBytes { limit: u64 },
+    #[error("the walk visited over {limit} entries, the limit per call (--max-walk-entries)")]
+    WalkTooLarge { limit: usize },
+    #[error("the walk took over {limit_ms} ms, the limit per call (--walk-timeout-ms)")]
+    WalkTooSlow { limit_ms: u64 },
+    #[error("`{model}` has no context window, so there is no default budget")]
+    NoDefaultBudget { model: String },
+    #[error("the request was cancelled")]
+    Cancelled,
+}

@@ -1,0 +1,502 @@
+//! `load-files` in steps: the budget, which files need counting, the packing
+//! order, packing batch by batch (files read again, cut, kept or omitted), and the
+//! exact count of the packed text that proves it fits. [`super::FileStore::load_files`]
+//! runs them in order.
+
+use std::ops::ControlFlow;
+
+use super::error::FilesError;
+use super::measure::{Measured, Measurer, Reading};
+use super::open::reopen;
+use super::output::{Excluded, FilesModel, WindowShare};
+use super::output::{IncludedFile, LoadedFiles, OmittedFile, Skipped, cap_skipped};
+use super::pack::{PackOrder, cut, piece, push_piece};
+use super::query::LoadRequest;
+use super::roots::Roots;
+use crate::cache::FileStamp;
+use crate::read::SkipReason;
+use crate::{ResolvedModel, Tokenizer};
+
+/// The default `load-files` budget: 90 % of the window minus a reserve for the
+/// answer (the model's output limit, at most an eighth of the window).
+pub fn default_budget(model: &ResolvedModel<'_>) -> Option<u64> {
+    let entry = model.entry()?;
+    // The margin in whole percent, so the result is integer arithmetic as before
+    // (a float product can land a hair under a whole number and floor one lower).
+    let kept_percent = 100 - (crate::DEFAULT_MARGIN * 100.0).round() as u64;
+    let usable = entry.context_window * kept_percent / 100;
+    let reserve = entry.max_output_tokens.min(entry.context_window / 8);
+    Some(usable.saturating_sub(reserve))
+}
+
+/// The budget asked for, or the model's default; with where it came from.
+pub(super) fn budget(
+    request: &LoadRequest,
+    model: &ResolvedModel<'_>,
+) -> Result<(u64, &'static str), FilesError> {
+    Ok(match request.budget {
+        Some(budget) => (budget, "given"),
+        None => (
+            default_budget(model).ok_or_else(|| FilesError::NoDefaultBudget {
+                model: model.name().to_string(),
+            })?,
+            "default",
+        ),
+    })
+}
+
+/// Whether every file must be counted up front: counts decide the order and the
+/// cuts; otherwise they are needed only when the files might not all fit, which
+/// their bytes can rule out ([`all_fit_by_bytes`]).
+pub(super) fn needs_counts(request: &LoadRequest) -> bool {
+    request.order == PackOrder::Smallest || request.max_file_tokens.is_some()
+}
+
+/// How [`Measurer::measure`] reads for `request`.
+pub(super) fn reading(request: &LoadRequest) -> Reading {
+    if needs_counts(request) {
+        Reading::Count
+    } else {
+        Reading::Check
+    }
+}
+
+/// The bytes of every piece together, and whether they fit `budget` whatever
+/// they count.
+///
+/// A token of cl100k/o200k covers at least one byte, so a text counts at most its
+/// length in tokens (the Claude estimate at most 1.9 per byte, rounded up). When
+/// every piece together is within the budget by that bound, all of them fit and
+/// counting each file first would be wasted work: the one count of the packed text
+/// ([`Packing::prove`]) gives every file's share.
+pub(super) fn all_fit_by_bytes(
+    measured: &[Measured],
+    request: &LoadRequest,
+    tokenizer: Tokenizer,
+    budget: u64,
+) -> (u64, bool) {
+    let packed_bytes: u64 = measured
+        .iter()
+        .map(|m| {
+            m.measure.bytes + 1 + piece(request.format, &m.candidate.relative, "").len() as u64
+        })
+        .sum();
+    let bound = super::measure::max_tokens_of_bytes(tokenizer, packed_bytes);
+    (packed_bytes, bound <= budget)
+}
+
+/// Put `measured` in the order the request packs them.
+pub(super) fn order(measured: &mut [Measured], order: PackOrder) {
+    match order {
+        PackOrder::Given => {}
+        PackOrder::Smallest => measured.sort_by(|a, b| {
+            a.measure
+                .tokens
+                .cmp(&b.measure.tokens)
+                .then_with(|| a.candidate.relative.cmp(&b.candidate.relative))
+        }),
+        PackOrder::Path => measured.sort_by(|a, b| {
+            a.candidate
+                .root
+                .cmp(&b.candidate.root)
+                .then_with(|| a.candidate.relative.cmp(&b.candidate.relative))
+        }),
+    }
+}
+
+/// The packed text as it grows, and what was left out of it.
+///
+/// Files are chosen in order by their known counts (content from the measurement,
+/// wrapper counted alone), then the packed text is counted once, attributing every
+/// token to the piece it starts in: exact per-file counts that add up to the exact
+/// total, in one pass over the text.
+pub(super) struct Packing<'a> {
+    request: &'a LoadRequest,
+    roots: &'a Roots,
+    tokenizer: Tokenizer,
+    budget: u64,
+    /// Every file fits by its bytes: no file is estimated or left out up front.
+    all_fit: bool,
+    text: String,
+    chosen: Vec<Chosen>,
+    omitted: Vec<OmittedFile>,
+    estimate_used: u64,
+}
+
+impl<'a> Packing<'a> {
+    pub(super) fn new(
+        request: &'a LoadRequest,
+        measurer: &Measurer<'a>,
+        budget: u64,
+        (packed_bytes, all_fit): (u64, bool),
+    ) -> Packing<'a> {
+        Packing {
+            request,
+            roots: measurer.roots,
+            tokenizer: measurer.tokenizer,
+            budget,
+            all_fit,
+            // When everything fits, the text's size is known: one allocation
+            // instead of doubling copies of a growing buffer.
+            text: String::with_capacity(if all_fit { packed_bytes as usize } else { 0 }),
+            chosen: Vec::new(),
+            omitted: Vec::new(),
+            estimate_used: 0,
+        }
+    }
+
+    /// Read `measured` again batch by batch and pack what fits; files that are no
+    /// longer readable text go to `skipped`.
+    pub(super) fn pack(
+        &mut self,
+        measurer: &Measurer<'_>,
+        measured: &mut [Measured],
+        walked_entries: usize,
+        skipped: &mut Vec<Skipped>,
+    ) -> Result<(), FilesError> {
+        let control = measurer.control;
+        let measured_len = measured.len();
+        for (batch_index, batch) in measured.chunks_mut(READ_AGAIN_BATCH).enumerate() {
+            if control.is_cancelled() {
+                return Err(FilesError::Cancelled);
+            }
+            control.progress(
+                walked_entries + measured_len + batch_index * READ_AGAIN_BATCH,
+                walked_entries + 2 * measured_len,
+            );
+            let wanted = self.wanted(batch);
+            let texts = read_again(self.roots, batch, &wanted, measurer.limits.max_file_bytes);
+            for (m, content) in batch.iter_mut().zip(texts) {
+                if let ControlFlow::Break(skip) = self.add(m, content) {
+                    skipped.push(skip);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Which files of `batch` to read again. A file whose known count alone is over
+    /// what is left cannot fit (what is left only shrinks): it is not read again. A
+    /// file to be cut is, as its cut's count is known only once cut.
+    fn wanted(&self, batch: &[Measured]) -> Vec<bool> {
+        let left = self.budget.saturating_sub(self.estimate_used);
+        batch
+            .iter()
+            .map(|m| {
+                self.all_fit
+                    || !m.counted
+                    || m.measure.tokens <= left
+                    || self
+                        .request
+                        .max_file_tokens
+                        .is_some_and(|max| m.measure.tokens > max)
+            })
+            .collect()
+    }
+
+    /// Pack one file read again (`None`: not read, it cannot fit), cut to
+    /// `max_file_tokens`, or omit it when over what is left of the budget. Breaks
+    /// with the file's skip when it is no longer readable text.
+    fn add(
+        &mut self,
+        m: &mut Measured,
+        content: Option<Result<(String, FileStamp), SkipReason>>,
+    ) -> ControlFlow<Skipped> {
+        let (tokenizer, format) = (self.tokenizer, self.request.format);
+        let path = &m.candidate.relative;
+        let root = self.roots.label(m.candidate.root);
+        let content = match content {
+            None => {
+                self.omitted.push(OmittedFile {
+                    path: path.clone(),
+                    root,
+                    tokens: m.measure.tokens + tokenizer.count(&piece(format, path, "")) as u64,
+                    reason: "over_budget",
+                });
+                return ControlFlow::Continue(());
+            }
+            Some(Ok((content, stamp))) => {
+                // Changed since it was measured, or never counted: the count is
+                // needed and the known one is stale or a bound.
+                if (needs_counts(self.request) || !self.all_fit) && (stamp != m.stamp || !m.counted)
+                {
+                    m.measure.tokens = tokenizer.count(&content) as u64;
+                    m.counted = true;
+                }
+                content
+            }
+            Some(Err(reason)) => return ControlFlow::Break(Skipped::new(path, reason)),
+        };
+        let (content, content_tokens, truncated) = match self
+            .request
+            .max_file_tokens
+            .and_then(|max| cut(tokenizer, &content, m.measure.tokens, max))
+        {
+            Some(cut) => {
+                let tokens = tokenizer.count(&cut) as u64;
+                (cut, tokens, true)
+            }
+            None => (content, m.measure.tokens, false),
+        };
+        let estimate = if self.all_fit {
+            0
+        } else {
+            content_tokens + tokenizer.count(&piece(format, path, "")) as u64
+        };
+        if self.estimate_used + estimate > self.budget {
+            self.omitted.push(OmittedFile {
+                path: path.clone(),
+                root,
+                tokens: estimate,
+                reason: "over_budget",
+            });
+            return ControlFlow::Continue(());
+        }
+        self.estimate_used += estimate;
+        let start = self.text.len();
+        push_piece(&mut self.text, format, path, &content);
+        self.chosen.push(Chosen {
+            start,
+            file: IncludedFile {
+                path: path.clone(),
+                root,
+                tokens: estimate,
+                truncated,
+            },
+        });
+        ControlFlow::Continue(())
+    }
+
+    /// The proof: the count of the final text, each included file's share set.
+    /// Estimates can be off by a token or two where pieces meet; while the text is
+    /// over, the last piece is dropped.
+    pub(super) fn prove(&mut self) -> u64 {
+        loop {
+            let (tokens, per_piece) = count_pieces(self.tokenizer, &self.text, &self.chosen);
+            if tokens <= self.budget {
+                for (chosen, tokens) in self.chosen.iter_mut().zip(per_piece) {
+                    chosen.file.tokens = tokens;
+                }
+                return tokens;
+            }
+            let Some(dropped) = self.chosen.pop() else {
+                self.text.clear();
+                return 0;
+            };
+            self.text.truncate(dropped.start);
+            self.omitted.push(OmittedFile {
+                path: dropped.file.path,
+                root: dropped.file.root,
+                tokens: dropped.file.tokens,
+                reason: "over_budget",
+            });
+        }
+    }
+
+    /// The answer, with the exact count from [`Packing::prove`].
+    pub(super) fn answer(
+        self,
+        model: &ResolvedModel<'_>,
+        (budget_source, tokens): (&'static str, u64),
+        skipped: Vec<Skipped>,
+        excluded: Excluded,
+    ) -> LoadedFiles {
+        let (skipped, skipped_counts) = cap_skipped(skipped);
+        LoadedFiles {
+            model: FilesModel::of(model),
+            roots: self.roots.shown_paths(),
+            budget: self.budget,
+            budget_source,
+            tokens,
+            format: self.request.format,
+            order: self.request.order,
+            window: WindowShare::of(model, tokens),
+            included: self.chosen.into_iter().map(|c| c.file).collect(),
+            omitted: self.omitted,
+            skipped,
+            skipped_counts,
+            excluded,
+            text: self.text,
+        }
+    }
+}
+
+/// Files read again per batch while packing: enough to keep every core reading,
+/// few enough that a batch's texts are a small part of the packed text.
+const READ_AGAIN_BATCH: usize = 64;
+
+/// The texts of the `wanted` files of `batch` (measured files), read again on all
+/// cores, in order, each with the stamp it has now (`None` for those not wanted). A
+/// file that is no longer readable text gets the reason.
+pub(super) fn read_again(
+    roots: &Roots,
+    batch: &[Measured],
+    wanted: &[bool],
+    max_bytes: u64,
+) -> Vec<Option<Result<(String, FileStamp), SkipReason>>> {
+    let read = |(m, wanted): (&Measured, &bool)| {
+        wanted.then(|| {
+            let root = &roots.list()[m.candidate.root].path;
+            let open = reopen(root, &m.canonical, max_bytes)?;
+            let stamp = open.stamp;
+            Ok((open.read_text(max_bytes)?, stamp))
+        })
+    };
+    let batch: Vec<(&Measured, &bool)> = batch.iter().zip(wanted).collect();
+    let texts = crate::fan_out::map(batch.iter().copied(), crate::fan_out::cores(), |pair| {
+        Some(read(pair))
+    });
+    // A panicking reader is a bug; read its files here rather than lose them.
+    texts
+        .into_iter()
+        .zip(batch)
+        .map(|(text, pair)| text.unwrap_or_else(|| read(pair)))
+        .collect()
+}
+
+/// A file chosen for the packed text: where its piece starts, and its row.
+struct Chosen {
+    start: usize,
+    file: IncludedFile,
+}
+
+/// The exact count of the packed `text`, and each piece's share: every token is
+/// attributed to the piece it starts in, so the shares add up to the count (for
+/// the Claude estimate each share is rounded up on its own).
+///
+/// A large text is tokenized in chunks on all cores, cut only where the tokenizer
+/// says its parts add up ([`Tokenizer::additive_cut`]), so the chunks' tokens are
+/// exactly the whole text's.
+fn count_pieces(tokenizer: Tokenizer, text: &str, chosen: &[Chosen]) -> (u64, Vec<u64>) {
+    let starts: Vec<usize> = chosen.iter().map(|c| c.start).collect();
+    let threads = crate::fan_out::cores();
+    let chunks = chunk_starts(tokenizer, text, threads);
+    let attribute = |from: usize, to: usize| -> Vec<u64> {
+        let mut tenths = vec![0u64; starts.len()];
+        // The piece holding `from`: the last piece starting at or before it.
+        let mut piece = starts.partition_point(|&s| s <= from).saturating_sub(1);
+        tokenizer.for_each_token(&text[from..to], |start, weight| {
+            let start = from + start;
+            while piece + 1 < starts.len() && starts[piece + 1] <= start {
+                piece += 1;
+            }
+            if let Some(slot) = tenths.get_mut(piece) {
+                *slot += weight;
+            }
+        });
+        tenths
+    };
+    let ends: Vec<usize> = chunks.iter().skip(1).copied().chain([text.len()]).collect();
+    // One thread per chunk (there are at most as many chunks as cores).
+    let spans: Vec<(usize, usize)> = chunks.iter().copied().zip(ends).collect();
+    let parts = crate::fan_out::map(spans.iter().copied(), spans.len(), |(from, to)| {
+        Some(attribute(from, to))
+    });
+    // A panicking worker is a bug; recount its chunk here rather than lose it.
+    let parts = parts
+        .into_iter()
+        .zip(&spans)
+        .map(|(part, &(from, to))| part.unwrap_or_else(|| attribute(from, to)));
+    let mut tenths = vec![0u64; starts.len()];
+    for part in parts {
+        for (sum, t) in tenths.iter_mut().zip(part) {
+            *sum += t;
+        }
+    }
+    let total = crate::ClaudeEstimate::tokens_from_tenths(tenths.iter().sum()) as u64;
+    let shares = tenths
+        .into_iter()
+        .map(|t| crate::ClaudeEstimate::tokens_from_tenths(t) as u64)
+        .collect();
+    (total, shares)
+}
+
+/// Where to cut `text` into up to `parts` chunks of about equal size, at the
+/// tokenizer's [`Tokenizer::additive_cut`]s (none for a family that has none).
+/// Texts under [`crate::PARALLEL_MIN_BYTES`] are one chunk. Always starts with 0.
+fn chunk_starts(tokenizer: Tokenizer, text: &str, parts: usize) -> Vec<usize> {
+    let mut starts = vec![0];
+    if text.len() < crate::PARALLEL_MIN_BYTES || parts < 2 {
+        return starts;
+    }
+    for i in 1..parts {
+        let from = (text.len() * i / parts).max(starts.last().copied().unwrap_or(0) + 1);
+        if let Some(cut) = tokenizer.additive_cut(text, from) {
+            starts.push(cut);
+        }
+    }
+    starts.dedup();
+    starts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::files::pack::PackFormat;
+
+    /// Pieces of real code, enough of them that the text is counted in chunks.
+    fn packed(format: PackFormat) -> (String, Vec<Chosen>) {
+        let sources = [
+            include_str!("load.rs"),
+            include_str!("walk.rs"),
+            include_str!("pack.rs"),
+            "대한민국의 수도는 서울이다. 🦊 emoji and `code`",
+        ];
+        let (mut text, mut chosen) = (String::new(), Vec::new());
+        for round in 0..12 {
+            for (i, source) in sources.iter().enumerate() {
+                chosen.push(Chosen {
+                    start: text.len(),
+                    file: IncludedFile {
+                        path: format!("f{round}-{i}.rs"),
+                        root: None,
+                        tokens: 0,
+                        truncated: false,
+                    },
+                });
+                text.push_str(&piece(format, &format!("f{round}-{i}.rs"), source));
+            }
+        }
+        (text, chosen)
+    }
+
+    #[test]
+    fn chunked_counts_equal_the_whole_and_shares_add_up() {
+        for format in [PackFormat::Xml, PackFormat::Markdown, PackFormat::Plain] {
+            let (text, chosen) = packed(format);
+            assert!(text.len() > 2 * crate::PARALLEL_MIN_BYTES);
+            assert!(
+                chunk_starts(Tokenizer::O200kBase, &text, 4).len() > 1,
+                "the text is cut"
+            );
+            for tokenizer in [
+                Tokenizer::Cl100kBase,
+                Tokenizer::O200kBase,
+                Tokenizer::Gemma3,
+            ] {
+                let (total, shares) = count_pieces(tokenizer, &text, &chosen);
+                // count_here: the shared helper thread stays free for the parallel
+                // module's own tests running beside this one.
+                assert_eq!(total, tokenizer.count_here(&text) as u64, "{tokenizer:?}");
+                assert_eq!(shares.iter().sum::<u64>(), total);
+            }
+            let (total, shares) = count_pieces(Tokenizer::ClaudeEstimate, &text, &chosen);
+            assert_eq!(total, Tokenizer::ClaudeEstimate.count(&text) as u64);
+            // Each share is rounded up on its own.
+            assert!(shares.iter().sum::<u64>() >= total);
+        }
+    }
+
+    #[test]
+    fn chunks_start_after_a_newline_and_before_a_letter() {
+        let (text, _) = packed(PackFormat::Xml);
+        let starts = chunk_starts(Tokenizer::O200kBase, &text, 8);
+        assert_eq!(starts[0], 0);
+        for &start in &starts[1..] {
+            assert_eq!(text.as_bytes()[start - 1], b'\n');
+            assert!(text.as_bytes()[start].is_ascii_alphabetic());
+        }
+        assert!(starts.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(chunk_starts(Tokenizer::O200kBase, "short\ntext", 8), [0]);
+    }
+}

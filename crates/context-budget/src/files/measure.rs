@@ -1,0 +1,275 @@
+//! Measuring the files a walk found: open (verified), read with the shared core
+//! (`crate::read`), count, on all cores (`crate::fan_out`) and through the
+//! measurement cache, under the call's byte budget. Both file tools start here.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+use super::error::FilesError;
+use super::open::{open_in_root, reopen};
+use super::output::Skipped;
+use super::roots::Roots;
+use super::store::FileLimits;
+use super::walk::Candidate;
+use crate::Tokenizer;
+use crate::cache::{FileStamp, MeasureCache};
+use crate::read::{SkipReason, count_lines};
+use crate::scan_control::ScanControl;
+
+/// The numbers of one file. What the cache holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileMeasure {
+    pub tokens: u64,
+    pub lines: u64,
+    pub bytes: u64,
+}
+
+/// A file that was opened, checked and measured.
+pub(super) struct Measured {
+    pub(super) candidate: Candidate,
+    /// `tokens` is 0 until counted (see [`Reading`]).
+    pub(super) measure: FileMeasure,
+    pub(super) counted: bool,
+    pub(super) cached: bool,
+    pub(super) canonical: PathBuf,
+    pub(super) stamp: FileStamp,
+}
+
+/// What [`Measurer::measure`] does with each file. Texts are never kept: a whole
+/// tree's files held next to its packed text would double `load-files`' memory, so
+/// the files packed are read again, one batch at a time
+/// ([`super::load::read_again`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Reading {
+    /// Count it (from the cache when unchanged).
+    Count,
+    /// Check that it is text and take its size; count only what the cache knows
+    /// (the caller may not need counts, see [`Measurer::count_missing`]).
+    Check,
+}
+
+/// One call's measuring: the store's cache and limits, the call's roots, model and
+/// control.
+pub(super) struct Measurer<'a> {
+    pub(super) roots: &'a Roots,
+    pub(super) cache: &'a MeasureCache<FileMeasure>,
+    pub(super) limits: &'a FileLimits,
+    pub(super) tokenizer: Tokenizer,
+    pub(super) control: &'a dyn ScanControl,
+}
+
+impl Measurer<'_> {
+    /// Open, verify, read and count every candidate on all cores; the same file
+    /// reached under two names is measured once. Returns the measured files in
+    /// candidate order, and the skipped ones.
+    pub(super) fn measure(
+        &self,
+        candidates: Vec<Candidate>,
+        reading: Reading,
+        walked_entries: usize,
+    ) -> Result<(Vec<Measured>, Vec<Skipped>), FilesError> {
+        let total = candidates.len();
+        let done = AtomicUsize::new(0);
+        let bytes_read = AtomicU64::new(0);
+        let stop: std::sync::Mutex<Option<FilesError>> = std::sync::Mutex::new(None);
+        let stop_with = |error: FilesError| {
+            if let Ok(mut stop) = stop.lock() {
+                stop.get_or_insert(error);
+            }
+        };
+        if total > 0 {
+            self.tokenizer.preload();
+        }
+        let measure_one = |buffer: &mut Vec<u8>, candidate: &Candidate| {
+            if self.control.is_cancelled() {
+                stop_with(FilesError::Cancelled);
+                return None;
+            }
+            let result = match self.measure_one(candidate, reading, &bytes_read, buffer) {
+                Ok(measured) => Ok(measured),
+                Err(Some(reason)) => Err(Skipped::new(&candidate.relative, reason)),
+                Err(None) => {
+                    stop_with(FilesError::TooManyBytes {
+                        limit: self.limits.max_total_bytes,
+                    });
+                    return None;
+                }
+            };
+            let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
+            self.control
+                .progress(walked_entries + finished, walked_entries + total);
+            Some(result)
+        };
+        let results =
+            crate::fan_out::map_with(&candidates, crate::fan_out::cores(), Vec::new, measure_one);
+        if let Some(error) = stop.into_inner().ok().flatten() {
+            return Err(error);
+        }
+        // A panicking worker (a bug) leaves its files out: missing, not invented.
+        Ok(once_per_file(results.into_iter().flatten()))
+    }
+
+    /// One candidate opened, verified, and measured (or answered from the cache).
+    /// `Err(None)`: reading it would take the call over its byte budget.
+    fn measure_one(
+        &self,
+        candidate: &Candidate,
+        reading: Reading,
+        bytes_read: &AtomicU64,
+        buffer: &mut Vec<u8>,
+    ) -> Result<Measured, Option<SkipReason>> {
+        let (limits, tokenizer) = (self.limits, self.tokenizer);
+        let root = &self.roots.list()[candidate.root].path;
+        let opened = open_in_root(root, &candidate.path, limits.max_file_bytes)?;
+        let (canonical, stamp) = (opened.canonical.clone(), opened.stamp);
+        let cached = self.cache.get(&canonical, tokenizer, &stamp);
+        let done = |measure, counted, cached| Measured {
+            candidate: candidate.clone(),
+            measure,
+            counted,
+            cached,
+            canonical: canonical.clone(),
+            stamp,
+        };
+        // Unchanged since measured: not read nor tokenized again here.
+        if let (Some(measure), Reading::Count) = (cached, reading) {
+            return Ok(done(measure, true, true));
+        }
+        // What a call reads (and, loading, holds) is bounded.
+        let read = bytes_read.fetch_add(stamp.size, Ordering::Relaxed) + stamp.size;
+        if read > limits.max_total_bytes {
+            return Err(None);
+        }
+        if let Some(measure) = cached {
+            return Ok(done(measure, true, true));
+        }
+        let text = opened.read_text_into(limits.max_file_bytes, buffer)?;
+        let mut measure = FileMeasure {
+            tokens: 0,
+            lines: count_lines(text),
+            bytes: text.len() as u64,
+        };
+        if reading == Reading::Check {
+            return Ok(done(measure, false, false));
+        }
+        measure.tokens = tokenizer.count(text) as u64;
+        self.cache.put(&canonical, tokenizer, stamp, measure);
+        Ok(done(measure, true, false))
+    }
+
+    /// Count the files [`Reading::Check`] left uncounted (reading them again), on
+    /// all cores.
+    pub(super) fn count_missing(&self, measured: &mut [Measured]) -> Result<(), FilesError> {
+        let pending: Vec<&mut Measured> = measured.iter_mut().filter(|m| !m.counted).collect();
+        if pending.is_empty() {
+            return Ok(());
+        }
+        let tokenizer = self.tokenizer;
+        tokenizer.preload();
+        let cancelled = AtomicBool::new(false);
+        let (roots, cache, control) = (self.roots, self.cache, self.control);
+        let max_bytes = self.limits.max_file_bytes;
+        let count = |buffer: &mut Vec<u8>, m: &mut Measured| {
+            if control.is_cancelled() {
+                cancelled.store(true, Ordering::Relaxed);
+                return None;
+            }
+            // A file that cannot be read again keeps its size-bound count; the
+            // packing pass reads it once more and skips it with the reason.
+            let root = &roots.list()[m.candidate.root].path;
+            if let Ok(open) = reopen(root, &m.canonical, max_bytes) {
+                let stamp = open.stamp;
+                if let Ok(text) = open.read_text_into(max_bytes, buffer) {
+                    m.measure.tokens = tokenizer.count(text) as u64;
+                    m.counted = true;
+                    if stamp == m.stamp {
+                        cache.put(&m.canonical, tokenizer, m.stamp, m.measure);
+                    }
+                    return Some(());
+                }
+            }
+            m.measure.tokens = max_tokens_of_bytes(tokenizer, m.measure.bytes);
+            Some(())
+        };
+        crate::fan_out::map_with(pending, crate::fan_out::cores(), Vec::new, count);
+        if cancelled.load(Ordering::Relaxed) {
+            return Err(FilesError::Cancelled);
+        }
+        Ok(())
+    }
+}
+
+/// The measured files in order, each file once: a file reached again under
+/// another name (a link to it) is skipped as a duplicate of the first.
+fn once_per_file(
+    results: impl Iterator<Item = Result<Measured, Skipped>>,
+) -> (Vec<Measured>, Vec<Skipped>) {
+    let mut measured = Vec::new();
+    let mut skipped = Vec::new();
+    let mut seen: HashMap<PathBuf, String> = HashMap::new();
+    for result in results {
+        match result {
+            Ok(m) => match seen.get(&m.canonical) {
+                Some(first) => skipped.push(Skipped::new(
+                    &m.candidate.relative,
+                    SkipReason::Duplicate(first.clone()),
+                )),
+                None => {
+                    seen.insert(m.canonical.clone(), m.candidate.relative.clone());
+                    measured.push(m);
+                }
+            },
+            Err(s) => skipped.push(s),
+        }
+    }
+    (measured, skipped)
+}
+
+/// Run `walk` while `tokenizer`'s vocabulary loads on another thread (tens of
+/// milliseconds for o200k_base on a first call), since counting needs both.
+pub(super) fn walk_while_loading<T>(tokenizer: Tokenizer, walk: impl FnOnce() -> T) -> T {
+    std::thread::scope(|scope| {
+        scope.spawn(move || tokenizer.preload());
+        walk()
+    })
+}
+
+/// The most tokens a text of `bytes` bytes can count for `tokenizer`.
+pub(super) fn max_tokens_of_bytes(tokenizer: Tokenizer, bytes: u64) -> u64 {
+    // The estimates weigh each o200k token (at most one per byte) by at most their
+    // heaviest weight; byte-level BPE and byte-fallback SentencePiece give at most one
+    // token per byte. A tokenizer.json may normalize one character into many (NFKC
+    // expands some into up to 18), so it gets a wide bound: it only decides whether a
+    // per-file counting pass may be skipped.
+    let tenths_per_byte = match tokenizer {
+        Tokenizer::ClaudeEstimate => crate::claude::CLAUDE3_OTHER_TENTHS,
+        Tokenizer::Claude47Estimate => crate::claude::CLAUDE47_RUN_TENTHS,
+        Tokenizer::Estimate => crate::tokenizer::Estimate::OTHER_TENTHS,
+        Tokenizer::Cl100kBase | Tokenizer::O200kBase | Tokenizer::Gemma3 => 10,
+        Tokenizer::HuggingFace(_) => 180,
+    };
+    (bytes * tenths_per_byte).div_ceil(10)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_byte_bound_holds() {
+        for text in ["", "a", "한국어", "🦊🦊", "    \n\n\t", "<|endoftext|>"] {
+            for tokenizer in [
+                Tokenizer::Cl100kBase,
+                Tokenizer::O200kBase,
+                Tokenizer::ClaudeEstimate,
+            ] {
+                assert!(
+                    tokenizer.count(text) as u64
+                        <= max_tokens_of_bytes(tokenizer, text.len() as u64),
+                    "{tokenizer:?} {text:?}"
+                );
+            }
+        }
+    }
+}

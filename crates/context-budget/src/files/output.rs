@@ -1,0 +1,282 @@
+//! The answers of `file-tokens` and `load-files` as they go on the wire, and the
+//! shaping shared by both: skipped-file lists capped with counts per reason, and
+//! the per-folder rollup.
+
+use std::collections::{BTreeMap, HashMap};
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::measure::Measured;
+use super::pack::{PackFormat, PackOrder};
+use super::query::FileSort;
+use super::roots::Roots;
+use crate::ResolvedModel;
+use crate::counter::usd;
+use crate::read::SkipReason;
+
+/// Most rows of `skipped` and of excluded examples an answer lists (counts cover all).
+pub const MAX_EXAMPLES: usize = 100;
+
+/// A file left out, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Skipped {
+    pub path: String,
+    /// `binary`, `not_utf8`, `too_large`, `secret`, `outside_root`, `broken_symlink`,
+    /// `not_regular`, `unreadable` or `duplicate`.
+    pub reason: &'static str,
+    /// The reason in words.
+    pub detail: String,
+}
+
+impl Skipped {
+    pub fn new(path: &str, reason: SkipReason) -> Skipped {
+        Skipped {
+            path: path.to_string(),
+            reason: reason.code(),
+            detail: reason.to_string(),
+        }
+    }
+}
+
+/// What ignore rules and the hidden-file rule kept out of the walk.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Excluded {
+    /// Entries matched by .gitignore, .ignore or git's excludes (a folder counts once).
+    pub ignored: u64,
+    /// Hidden entries (names starting with `.`), not walked unless `hidden` is set.
+    pub hidden: u64,
+    /// Some of the ignored entries, by path.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ignored_examples: Vec<String>,
+}
+
+/// One file's row.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct FileRow {
+    pub path: String,
+    /// The root it was found under, when the call has more than one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
+    pub tokens: u64,
+    pub lines: u64,
+    pub bytes: u64,
+}
+
+/// Tokens of the files under one folder.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct FolderRow {
+    /// The folder, relative to its root (`.` for files directly in it).
+    pub path: String,
+    pub tokens: u64,
+    pub files: usize,
+}
+
+/// The model a measurement was made for.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct FilesModel {
+    pub model: String,
+    pub encoding: &'static str,
+    pub exact: bool,
+    /// How counts are produced (and, for estimates, how they err).
+    pub method: &'static str,
+}
+
+impl FilesModel {
+    pub(super) fn of(model: &ResolvedModel<'_>) -> FilesModel {
+        let tokenizer = model.tokenizer();
+        FilesModel {
+            model: model.name().to_string(),
+            encoding: tokenizer.name(),
+            exact: tokenizer.is_exact(),
+            method: tokenizer.method(),
+        }
+    }
+}
+
+/// What a total means for the model.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct WindowShare {
+    pub context_window: u64,
+    /// `total` as a percentage of the window, one decimal.
+    pub percent_of_window: f64,
+    pub fits_window: bool,
+    /// `total` at the model's list price for input tokens.
+    pub estimated_input_cost_usd: f64,
+}
+
+impl WindowShare {
+    pub(super) fn of(model: &ResolvedModel<'_>, tokens: u64) -> Option<WindowShare> {
+        let entry = model.entry()?;
+        Some(WindowShare {
+            context_window: entry.context_window,
+            percent_of_window: (tokens as f64 * 1000.0 / entry.context_window.max(1) as f64)
+                .round()
+                / 10.0,
+            fits_window: tokens <= entry.context_window,
+            estimated_input_cost_usd: usd(tokens as usize, entry.input_usd_per_mtok),
+        })
+    }
+}
+
+/// The answer of `file-tokens`.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct FileTokens {
+    #[serde(flatten)]
+    pub model: FilesModel,
+    /// The roots searched (canonical paths).
+    pub roots: Vec<String>,
+    /// Tokens of every file measured (not only the rows shown).
+    pub total: u64,
+    pub files_measured: usize,
+    pub bytes: u64,
+    pub lines: u64,
+    /// What `total` means for the model; absent for a bare encoding name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<WindowShare>,
+    pub sort: FileSort,
+    /// True when `limit` cut rows off `files` (and `folders`).
+    pub truncated: bool,
+    pub files: Vec<FileRow>,
+    /// Per folder, largest first: the folders one level below what all files share.
+    pub folders: Vec<FolderRow>,
+    /// Files found but not measured, with the reason (at most 100 listed).
+    pub skipped: Vec<Skipped>,
+    /// How many files were skipped, per reason.
+    pub skipped_counts: BTreeMap<&'static str, usize>,
+    pub excluded: Excluded,
+    /// Files answered from the measurement cache (unchanged since last measured).
+    pub cached: usize,
+}
+
+/// A file in the packed text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct IncludedFile {
+    pub path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
+    /// Tokens of this file's piece of `text`, wrapper included.
+    pub tokens: u64,
+    /// Cut by `max_file_tokens` (its front kept, with a marker).
+    pub truncated: bool,
+}
+
+/// A file that was readable but left out of `text`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct OmittedFile {
+    pub path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
+    /// Tokens its piece would have taken.
+    pub tokens: u64,
+    /// `over_budget`: it did not fit in what was left of the budget.
+    pub reason: &'static str,
+}
+
+/// The answer of `load-files`.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct LoadedFiles {
+    #[serde(flatten)]
+    pub model: FilesModel,
+    pub roots: Vec<String>,
+    pub budget: u64,
+    /// Where the budget came from: `given`, or `default` (90 % of the window minus
+    /// a reserve for the answer).
+    pub budget_source: &'static str,
+    /// Exact count of `text` for the model, wrappers included; never over `budget`.
+    pub tokens: u64,
+    pub format: PackFormat,
+    pub order: PackOrder,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<WindowShare>,
+    pub included: Vec<IncludedFile>,
+    pub omitted: Vec<OmittedFile>,
+    pub skipped: Vec<Skipped>,
+    pub skipped_counts: BTreeMap<&'static str, usize>,
+    pub excluded: Excluded,
+    /// The packed files.
+    pub text: String,
+}
+
+/// The first [`MAX_EXAMPLES`] skipped files, and counts per reason of all.
+pub(super) fn cap_skipped(
+    mut skipped: Vec<Skipped>,
+) -> (Vec<Skipped>, BTreeMap<&'static str, usize>) {
+    let mut counts = BTreeMap::new();
+    for s in &skipped {
+        *counts.entry(s.reason).or_insert(0) += 1;
+    }
+    skipped.truncate(MAX_EXAMPLES);
+    (skipped, counts)
+}
+
+/// Tokens per folder, one level below the folder every file shares, largest first.
+pub(super) fn folder_rollup(rows: &[FileRow]) -> Vec<FolderRow> {
+    let dirs: Vec<Vec<&str>> = rows
+        .iter()
+        .map(|r| {
+            let mut parts: Vec<&str> = r.path.split('/').collect();
+            parts.pop();
+            parts
+        })
+        .collect();
+    let common = dirs.first().map_or(0, |first| {
+        (0..first.len())
+            .take_while(|&i| dirs.iter().all(|d| d.get(i) == first.get(i)))
+            .count()
+    });
+    let mut folders: HashMap<(Option<String>, String), (u64, usize)> = HashMap::new();
+    for (row, dir) in rows.iter().zip(&dirs) {
+        let depth = (common + 1).min(dir.len());
+        let folder = if depth == 0 {
+            ".".to_string()
+        } else {
+            dir[..depth].join("/")
+        };
+        let entry = folders.entry((row.root.clone(), folder)).or_default();
+        entry.0 += row.tokens;
+        entry.1 += 1;
+    }
+    let mut folders: Vec<FolderRow> = folders
+        .into_iter()
+        .map(|((root, path), (tokens, files))| FolderRow {
+            path: match root {
+                Some(root) => format!("{root}:{path}"),
+                None => path,
+            },
+            tokens,
+            files,
+        })
+        .collect();
+    folders.sort_by(|a, b| b.tokens.cmp(&a.tokens).then_with(|| a.path.cmp(&b.path)));
+    folders
+}
+
+/// One row per measured file, in measured order.
+pub(super) fn file_rows(roots: &Roots, measured: &[Measured]) -> Vec<FileRow> {
+    measured
+        .iter()
+        .map(|m| FileRow {
+            path: m.candidate.relative.clone(),
+            root: roots.label(m.candidate.root),
+            tokens: m.measure.tokens,
+            lines: m.measure.lines,
+            bytes: m.measure.bytes,
+        })
+        .collect()
+}
+
+/// `rows` in the order `file-tokens` was asked for.
+pub(super) fn sort_rows(rows: &mut [FileRow], sort: FileSort) {
+    match sort {
+        FileSort::Tokens => rows.sort_by(|a, b| {
+            b.tokens
+                .cmp(&a.tokens)
+                .then_with(|| a.path.cmp(&b.path))
+                .then_with(|| a.root.cmp(&b.root))
+        }),
+        FileSort::Path => {
+            rows.sort_by(|a, b| a.root.cmp(&b.root).then_with(|| a.path.cmp(&b.path)))
+        }
+    }
+}

@@ -1,0 +1,203 @@
+//! [`FileStore`]: the measurement cache and limits behind both file tools, and the
+//! two tools as named steps: walk, measure ([`super::measure`]), then shape the
+//! rows ([`super::output`]) or pack the text ([`super::load`]).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::error::FilesError;
+use super::load::{self, Packing};
+use super::measure::{FileMeasure, Measurer, Reading, walk_while_loading};
+use super::output::{FileTokens, FilesModel, LoadedFiles, WindowShare};
+use super::output::{cap_skipped, file_rows, folder_rollup, sort_rows};
+use super::query::{FileQuery, FileSort, LoadRequest};
+use super::roots::{Roots, Target, resolve};
+use super::walk::{self, Filters, WalkOptions, collect};
+use crate::cache::MeasureCache;
+use crate::scan_control::ScanControl;
+use crate::{ResolvedModel, Tokenizer};
+
+/// The bounds of one call. Every one has a flag and a clear error.
+#[derive(Debug, Clone)]
+pub struct FileLimits {
+    /// Files measured or loaded per call (`--max-files`).
+    pub max_files: usize,
+    /// Largest file read; larger ones are skipped as `too_large` (`--max-file-bytes`).
+    pub max_file_bytes: u64,
+    /// Bytes read per call, all files together (`--max-total-bytes`).
+    pub max_total_bytes: u64,
+    /// Directory entries a walk may visit (`--max-walk-entries`).
+    pub max_walk_entries: usize,
+    /// Time a walk may take (`--walk-timeout-ms`).
+    pub walk_timeout: Duration,
+}
+
+impl Default for FileLimits {
+    fn default() -> Self {
+        FileLimits {
+            max_files: 20_000,
+            max_file_bytes: 4 * 1024 * 1024,
+            max_total_bytes: 256 * 1024 * 1024,
+            max_walk_entries: 500_000,
+            walk_timeout: Duration::from_secs(20),
+        }
+    }
+}
+
+/// The measurement cache and limits behind both file tools.
+#[derive(Debug)]
+pub struct FileStore {
+    cache: Arc<MeasureCache<FileMeasure>>,
+    limits: FileLimits,
+}
+
+impl FileStore {
+    pub fn new(limits: FileLimits) -> FileStore {
+        FileStore {
+            cache: Arc::default(),
+            limits,
+        }
+    }
+
+    pub fn limits(&self) -> &FileLimits {
+        &self.limits
+    }
+
+    /// Files remembered in the measurement cache.
+    pub fn cached_files(&self) -> usize {
+        self.cache.len()
+    }
+
+    /// `file-tokens`: every file `query` reaches, measured.
+    pub fn file_tokens(
+        &self,
+        roots: &Roots,
+        query: &FileQuery,
+        model: &ResolvedModel<'_>,
+        sort: FileSort,
+        limit: Option<usize>,
+        control: &dyn ScanControl,
+    ) -> Result<FileTokens, FilesError> {
+        let tokenizer = model.tokenizer();
+        let walked = walk_while_loading(tokenizer, || self.walk(roots, query, control))?;
+        let measurer = self.measurer(roots, tokenizer, control);
+        let (measured, mut skipped) =
+            measurer.measure(walked.candidates, Reading::Count, walked.entries)?;
+        skipped.splice(0..0, walked.skipped);
+
+        let mut rows = file_rows(roots, &measured);
+        let total: u64 = rows.iter().map(|r| r.tokens).sum();
+        let mut folders = folder_rollup(&rows);
+        sort_rows(&mut rows, sort);
+        let truncated = limit.is_some_and(|n| rows.len() > n || folders.len() > n);
+        if let Some(n) = limit {
+            rows.truncate(n);
+            folders.truncate(n);
+        }
+        let (skipped, skipped_counts) = cap_skipped(skipped);
+        Ok(FileTokens {
+            model: FilesModel::of(model),
+            roots: roots.shown_paths(),
+            total,
+            files_measured: measured.len(),
+            bytes: measured.iter().map(|m| m.measure.bytes).sum(),
+            lines: measured.iter().map(|m| m.measure.lines).sum(),
+            window: WindowShare::of(model, total),
+            sort,
+            truncated,
+            files: rows,
+            folders,
+            skipped,
+            skipped_counts,
+            excluded: walked.excluded,
+            cached: measured.iter().filter(|m| m.cached).count(),
+        })
+    }
+
+    /// `load-files`: the files `query` reaches, packed into `request.budget` tokens.
+    pub fn load_files(
+        &self,
+        roots: &Roots,
+        query: &FileQuery,
+        request: &LoadRequest,
+        model: &ResolvedModel<'_>,
+        control: &dyn ScanControl,
+    ) -> Result<LoadedFiles, FilesError> {
+        let (budget, budget_source) = load::budget(request, model)?;
+        let tokenizer = model.tokenizer();
+        let walked = walk_while_loading(tokenizer, || self.walk(roots, query, control))?;
+        let measurer = self.measurer(roots, tokenizer, control);
+        let (mut measured, mut skipped) =
+            measurer.measure(walked.candidates, load::reading(request), walked.entries)?;
+        skipped.splice(0..0, walked.skipped);
+        let fit_by_bytes = load::all_fit_by_bytes(&measured, request, tokenizer, budget);
+        if !fit_by_bytes.1 {
+            measurer.count_missing(&mut measured)?;
+        }
+        load::order(&mut measured, request.order);
+        let mut packing = Packing::new(request, &measurer, budget, fit_by_bytes);
+        packing.pack(&measurer, &mut measured, walked.entries, &mut skipped)?;
+        let tokens = packing.prove();
+        Ok(packing.answer(model, (budget_source, tokens), skipped, walked.excluded))
+    }
+
+    /// This call's view of the store, for measuring.
+    fn measurer<'a>(
+        &'a self,
+        roots: &'a Roots,
+        tokenizer: Tokenizer,
+        control: &'a dyn ScanControl,
+    ) -> Measurer<'a> {
+        Measurer {
+            roots,
+            cache: &self.cache,
+            limits: &self.limits,
+            tokenizer,
+            control,
+        }
+    }
+
+    /// The candidate files `query` names: each path resolved inside the roots
+    /// (`.` meaning every root), then walked with the filters.
+    fn walk(
+        &self,
+        roots: &Roots,
+        query: &FileQuery,
+        control: &dyn ScanControl,
+    ) -> Result<walk::Walked, FilesError> {
+        let paths: Vec<&str> = if query.paths.is_empty() {
+            vec!["."]
+        } else {
+            query.paths.iter().map(String::as_str).collect()
+        };
+        let mut targets = Vec::new();
+        for path in paths {
+            match resolve(roots, path)? {
+                // `.` (or empty) means every root.
+                Target::Existing { relative, .. }
+                    if relative.is_empty() && roots.list().len() > 1 =>
+                {
+                    for (index, root) in roots.list().iter().enumerate() {
+                        targets.push(Target::Existing {
+                            root: index,
+                            relative: String::new(),
+                            canonical: root.path.clone(),
+                        });
+                    }
+                }
+                target => targets.push(target),
+            }
+        }
+        let filters = Filters::new(&query.include, &query.exclude)?;
+        collect(
+            roots,
+            &targets,
+            &filters,
+            WalkOptions {
+                hidden: query.hidden,
+            },
+            &self.limits,
+            control,
+        )
+    }
+}
