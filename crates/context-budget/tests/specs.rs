@@ -409,6 +409,41 @@ fn nothing_outside_the_root_is_read() {
     );
 }
 
+/// Names and the number of specs are bounded by the store itself, before its root
+/// is even opened (here it does not exist), whoever calls it.
+#[test]
+fn over_long_names_and_too_many_specs_are_refused_before_reading() {
+    use context_budget::limits::{LimitError, MAX_SPECS_PER_PLAN};
+    let store = SpecStore::new("/nonexistent/specs").with_name_limit(8);
+    let long = "059-token-engine";
+    assert!(matches!(
+        report(&store, &query(Some(long))),
+        Err(SpecError::Limit(LimitError::NameTooLong {
+            field: "specPath",
+            ..
+        }))
+    ));
+    let budget = |specs: Vec<String>| store.spec_budget(&specs, 100, &gpt4(), &Unobserved);
+    assert!(matches!(
+        budget(vec![long.into()]),
+        Err(SpecError::Limit(LimitError::NameTooLong {
+            field: "specs",
+            ..
+        }))
+    ));
+    for count in [0, MAX_SPECS_PER_PLAN + 1] {
+        assert!(matches!(
+            budget(vec!["59".into(); count]),
+            Err(SpecError::Limit(LimitError::SpecCount { .. }))
+        ));
+    }
+    // Within the bounds, the call goes on to the (missing) root.
+    assert!(matches!(
+        budget(vec!["59".into()]),
+        Err(SpecError::RootNotFound { .. })
+    ));
+}
+
 #[test]
 fn errors_for_missing_roots_and_specs() {
     let dir = fixture("errors");

@@ -140,7 +140,7 @@ impl GlobalArgs {
                     max_sections: self.max_sections,
                 },
             ),
-            SpecStore::new(&self.specs_dir),
+            SpecStore::new(&self.specs_dir).with_name_limit(self.max_name_bytes),
         )
         .with_files(roots, self.file_limits());
         if self.no_warm_up {

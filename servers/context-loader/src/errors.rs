@@ -256,6 +256,7 @@ impl IntoToolError for SpecError {
     fn into_tool_error(self) -> ToolError {
         let message = self.to_string();
         match self {
+            SpecError::Limit(limit) => limit.into_tool_error(),
             SpecError::RootNotFound { path, .. } => ToolError::new(
                 ErrorCode::SpecsDirNotFound,
                 message,

@@ -32,6 +32,9 @@ pub enum SpecError {
     FileUnreadable { path: String, reason: String },
     #[error("the scan was cancelled")]
     Cancelled,
+    /// A name or the number of specs over its bound, refused before any file is read.
+    #[error(transparent)]
+    Limit(#[from] crate::limits::LimitError),
 }
 
 /// How the specs offered for a name that matched nothing were chosen.

@@ -16,6 +16,7 @@ use super::resolve::{find_file, resolve};
 use super::scan::{MeasureCache, Measured, measure_all};
 use crate::ResolvedModel;
 use crate::counter::usd;
+use crate::limits;
 use crate::scan_control::ScanControl;
 
 /// A specs root and the measurements cached for it.
@@ -23,6 +24,8 @@ use crate::scan_control::ScanControl;
 pub struct SpecStore {
     root: PathBuf,
     cache: MeasureCache,
+    /// Longest spec name or path a call may give (`--max-name-bytes`).
+    max_name_bytes: usize,
 }
 
 impl SpecStore {
@@ -31,7 +34,15 @@ impl SpecStore {
         SpecStore {
             root: root.into(),
             cache: MeasureCache::default(),
+            max_name_bytes: limits::DEFAULT_MAX_NAME_BYTES,
         }
+    }
+
+    /// Refuse spec names and paths longer than `bytes` (default
+    /// [`limits::DEFAULT_MAX_NAME_BYTES`]), before anything is resolved or read.
+    pub fn with_name_limit(mut self, bytes: usize) -> SpecStore {
+        self.max_name_bytes = bytes;
+        self
     }
 
     /// Files measured and remembered.
@@ -46,6 +57,9 @@ impl SpecStore {
         model: &ResolvedModel<'_>,
         control: &dyn ScanControl,
     ) -> Result<SpecTokens, SpecError> {
+        if let Some(path) = &query.spec_path {
+            limits::check_name("specPath", path, self.max_name_bytes)?;
+        }
         let (root, mut specs, notes) = self.open()?;
         match query.spec_path.as_deref() {
             Some(path) => {
@@ -73,6 +87,10 @@ impl SpecStore {
         model: &ResolvedModel<'_>,
         control: &dyn ScanControl,
     ) -> Result<SpecBudget, SpecError> {
+        limits::check_spec_count(queries.len())?;
+        for query in queries {
+            limits::check_name("specs", query, self.max_name_bytes)?;
+        }
         let (root, mut specs, _) = self.open()?;
         let mut notes = Vec::new();
         let chosen = choose(&root, &mut specs, queries, &mut notes)?;

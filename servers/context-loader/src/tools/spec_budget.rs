@@ -1,13 +1,11 @@
 //! `spec-budget`: do these specs fit a budget together, and what is the largest
 //! README-first loading plan that does?
 
-use context_budget::limits;
 use context_budget::spec::SpecBudget;
 use mcp_common::ToolError;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::errors::tool_error;
 use crate::service::Service;
 use crate::tool::{Call, Rendered, Tool, wire_name};
 
@@ -47,13 +45,6 @@ then whole specs; then single sub-spec files).";
         params: Self::Params,
         call: Call,
     ) -> Result<SpecBudget, ToolError> {
-        limits::check_spec_count(params.specs.len()).map_err(tool_error)?;
-        for spec in &params.specs {
-            service
-                .counter()
-                .check_name("specs", spec)
-                .map_err(tool_error)?;
-        }
         service
             .on_specs(params.model, &call, move |specs, model, scan| {
                 specs.spec_budget(&params.specs, params.budget, model, scan)

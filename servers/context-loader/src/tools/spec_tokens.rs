@@ -5,7 +5,6 @@ use mcp_common::ToolError;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::errors::tool_error;
 use crate::service::Service;
 use crate::tool::{Call, Rendered, Tool, row_limit, wire_name, wire_value};
 
@@ -72,12 +71,6 @@ Broken specs are reported on their own row, never failing the listing.";
         params: Self::Params,
         call: Call,
     ) -> Result<SpecTokens, ToolError> {
-        if let Some(path) = &params.spec_path {
-            service
-                .counter()
-                .check_name("specPath", path)
-                .map_err(tool_error)?;
-        }
         let query = SpecQuery {
             spec_path: params.spec_path,
             include_sub_specs: params.include_sub_specs,
