@@ -23,20 +23,62 @@
 
 use std::time::Instant;
 
+use clap::{Parser, Subcommand};
 use context_budget::Tokenizer;
 
+/// Counting speed of ours against tiktoken-rs (`cargo xtask bench` runs it).
+#[derive(Parser)]
+struct Cli {
+    #[command(subcommand)]
+    mode: Mode,
+}
+
+#[derive(Subcommand)]
+enum Mode {
+    /// Cold load of cl100k_base + o200k_base by each library, and RSS growth.
+    Load {
+        /// Load tiktoken-rs's vocabularies first (xtask alternates, so neither library
+        /// always pays for cold pages).
+        #[arg(long)]
+        reference_first: bool,
+    },
+    /// MB/s per corpus, encoding and thread count.
+    Throughput {
+        /// `NAME=FILE` (one text) or `NAME=FILE@PIECE` (messages of about PIECE bytes).
+        #[arg(value_name = "NAME=FILE[@PIECE]", required = true)]
+        corpora: Vec<String>,
+        /// Timed rounds per row (the median is printed).
+        #[arg(long, default_value_t = 5, value_parser = at_least_one())]
+        rounds: usize,
+        /// Thread counts, comma-separated: one row each.
+        #[arg(long, value_delimiter = ',', default_value = "1,2", value_parser = at_least_one())]
+        threads: Vec<usize>,
+    },
+    /// Long runs of one kind of character, counted with cl100k_base.
+    Pathological {
+        /// Size of each input compared with tiktoken-rs.
+        #[arg(long, default_value_t = 64 * 1024)]
+        bytes: usize,
+        /// Timed rounds per input (the median is printed).
+        #[arg(long, default_value_t = 3, value_parser = at_least_one())]
+        rounds: usize,
+    },
+}
+
+/// A count of at least 1: zero rounds would leave no median to print.
+fn at_least_one() -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::new().range(1..)
+}
+
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.first().map(String::as_str) {
-        Some("load") => load(args.iter().any(|a| a == "--reference-first")),
-        Some("throughput") => throughput(&args[1..]),
-        Some("pathological") => pathological(&args[1..]),
-        _ => {
-            eprintln!(
-                "usage: count_throughput load | throughput NAME=FILE[@PIECE]... [--rounds N] [--threads 1,2]"
-            );
-            std::process::exit(2);
-        }
+    match Cli::parse().mode {
+        Mode::Load { reference_first } => load(reference_first),
+        Mode::Throughput {
+            corpora,
+            rounds,
+            threads,
+        } => throughput(&corpora, rounds, &threads),
+        Mode::Pathological { bytes, rounds } => pathological(bytes, rounds),
     }
 }
 
@@ -71,14 +113,7 @@ fn load(reference_first: bool) {
 
 /// The worst cases: one huge pre-token piece each (digits come three at a
 /// time, so they are the fast control).
-fn pathological(args: &[String]) {
-    let flag = |name: &str, default: usize| {
-        args.iter()
-            .position(|a| a == name)
-            .and_then(|i| args.get(i + 1)?.parse().ok())
-            .unwrap_or(default)
-    };
-    let (bytes, rounds) = (flag("--bytes", 64 * 1024), flag("--rounds", 3));
+fn pathological(bytes: usize, rounds: usize) {
     let inputs = [
         ("one_letter", "a"),
         ("spaces", " "),
@@ -126,27 +161,15 @@ struct Corpus {
     bytes: usize,
 }
 
-fn throughput(args: &[String]) {
-    let mut rounds = 5usize;
-    let mut thread_counts = vec![1usize, 2];
+fn throughput(specs: &[String], rounds: usize, thread_counts: &[usize]) {
     let mut corpora = Vec::new();
-    let mut args = args.iter();
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--rounds" => rounds = args.next().and_then(|n| n.parse().ok()).unwrap_or(rounds),
-            "--threads" => {
-                thread_counts = args
-                    .next()
-                    .map(|list| list.split(',').filter_map(|n| n.parse().ok()).collect())
-                    .unwrap_or(thread_counts)
+    for spec in specs {
+        match corpus(spec) {
+            Ok(corpus) => corpora.push(corpus),
+            Err(e) => {
+                eprintln!("count_throughput: {e}");
+                std::process::exit(2);
             }
-            spec => match corpus(spec) {
-                Ok(corpus) => corpora.push(corpus),
-                Err(e) => {
-                    eprintln!("count_throughput: {e}");
-                    std::process::exit(2);
-                }
-            },
         }
     }
     for corpus in &corpora {
@@ -166,7 +189,7 @@ fn throughput(args: &[String]) {
             assert_eq!(ours_counts, expected, "counts differ on {}", corpus.name);
             let total: usize = expected.iter().sum();
 
-            for &threads in &thread_counts {
+            for &threads in thread_counts {
                 let mb = (corpus.bytes * threads) as f64 / 1e6;
                 let (mut ours, mut theirs) = (Vec::new(), Vec::new());
                 for _ in 0..rounds {

@@ -15,27 +15,34 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
+use clap::Parser;
 use context_budget::{HuggingFaceTokenizer, Tokenizer};
 
+/// Counting speed, first-count latency and memory of one tokenizer family.
+#[derive(Parser)]
+struct Cli {
+    /// gemma3 (embedded), or a name whose NAME.tokenizer.json is in --refs (llama-3.1,
+    /// qwen3, deepseek-v3).
+    family: String,
+    /// The text to count.
+    text: PathBuf,
+    /// Where `cargo xtask tokenizer-refs` put the tokenizer.json files.
+    #[arg(long, default_value = "target/xtask/tokenizer-refs")]
+    refs: PathBuf,
+    /// About how long each rate is measured (at least 3 runs).
+    #[arg(long, default_value_t = 3.0)]
+    seconds: f64,
+}
+
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let (Some(family), Some(text_path)) = (args.first(), args.get(1)) else {
-        eprintln!("usage: family_throughput FAMILY TEXT [--refs DIR] [--seconds S]");
-        std::process::exit(2);
-    };
-    let flag = |name: &str| {
-        args.iter()
-            .position(|a| a == name)
-            .and_then(|i| args.get(i + 1))
-            .cloned()
-    };
-    let refs =
-        PathBuf::from(flag("--refs").unwrap_or_else(|| "target/xtask/tokenizer-refs".into()));
-    let seconds: f64 = flag("--seconds")
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(3.0);
-    let text = std::fs::read_to_string(text_path).unwrap_or_else(|e| {
-        eprintln!("{text_path}: {e}");
+    let Cli {
+        family,
+        text: text_path,
+        refs,
+        seconds,
+    } = Cli::parse();
+    let text = std::fs::read_to_string(&text_path).unwrap_or_else(|e| {
+        eprintln!("{}: {e}", text_path.display());
         std::process::exit(2);
     });
 

@@ -8,26 +8,32 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
+use clap::Parser;
 use context_budget::Unobserved;
 use context_budget::files::pack::{PackFormat, PackOrder};
 use context_budget::files::roots::Roots;
 use context_budget::files::{FileLimits, FileQuery, FileSort, FileStore, LoadRequest};
 use context_budget::{Catalog, TokenCounter};
 
+/// file-tokens and load-files speed on a folder, against a count-tokens loop.
+#[derive(Parser)]
+struct Cli {
+    /// The folder to measure (every file under it, as file-tokens walks it).
+    dir: String,
+    /// Timed rounds per row (the median is printed).
+    #[arg(long, default_value_t = 3, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    rounds: usize,
+    /// A model of the built-in catalog: its tokenizer counts, its window is the budget.
+    #[arg(long = "model", value_name = "NAME", default_value = "gpt-4o")]
+    model_name: String,
+}
+
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let Some(dir) = args.iter().find(|a| !a.starts_with("--")).cloned() else {
-        eprintln!("usage: files_bench DIR [--rounds N] [--model NAME]");
-        std::process::exit(2);
-    };
-    let option = |name: &str| {
-        args.iter()
-            .position(|a| a == name)
-            .and_then(|i| args.get(i + 1))
-            .cloned()
-    };
-    let rounds: usize = option("--rounds").and_then(|n| n.parse().ok()).unwrap_or(3);
-    let model_name = option("--model").unwrap_or_else(|| "gpt-4o".into());
+    let Cli {
+        dir,
+        rounds,
+        model_name,
+    } = Cli::parse();
     let model = Catalog::builtin()
         .resolve(&model_name)
         .expect("model is in the catalog");

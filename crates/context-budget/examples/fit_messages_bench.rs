@@ -16,6 +16,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use clap::Parser;
 use context_budget::{
     Catalog, DEFAULT_MAX_INPUT_BYTES, FitOptions, FunctionCall, Message, Role, TokenCounter,
     Tokenizer, ToolCall, conversation_tokens, fit_messages, input_budget,
@@ -145,17 +146,19 @@ fn median_secs(rounds: usize, mut work: impl FnMut() -> usize) -> (f64, usize) {
     (times[times.len() / 2], kept)
 }
 
+/// fit_messages on a 10,000-message history against naive trimmers that re-count.
+#[derive(Parser)]
+struct Cli {
+    /// At most 3 rounds and a 500-message prefix for the quadratic baseline.
+    #[arg(long)]
+    quick: bool,
+    /// Timed rounds per row (the median is printed).
+    #[arg(long, default_value_t = 7, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    rounds: usize,
+}
+
 fn main() {
-    let mut quick = false;
-    let mut rounds = 7usize;
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--quick" => quick = true,
-            "--rounds" => rounds = args.next().and_then(|n| n.parse().ok()).unwrap_or(rounds),
-            other => eprintln!("ignoring unknown argument {other}"),
-        }
-    }
+    let Cli { quick, mut rounds } = Cli::parse();
     if quick {
         rounds = rounds.min(3);
     }

@@ -7,22 +7,23 @@
 
 use std::time::Instant;
 
+use clap::Parser;
 use context_budget::Unobserved;
 use context_budget::spec::{SpecQuery, SpecStore, SpecTokens};
 use context_budget::{Catalog, Tokenizer};
 
+/// Spec measurement speed on a generated corpus.
+#[derive(Parser)]
+struct Cli {
+    /// The spec repository (`cargo xtask spec-corpus DIR` writes one).
+    dir: String,
+    /// Timed rounds per row (the median is printed).
+    #[arg(long, default_value_t = 5, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    rounds: usize,
+}
+
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let Some(dir) = args.iter().find(|a| !a.starts_with("--")).cloned() else {
-        eprintln!("usage: spec_scan DIR [--rounds N]");
-        std::process::exit(2);
-    };
-    let rounds: usize = args
-        .iter()
-        .position(|a| a == "--rounds")
-        .and_then(|i| args.get(i + 1))
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(5);
+    let Cli { dir, rounds } = Cli::parse();
     let model = Catalog::builtin()
         .resolve("gpt-4")
         .expect("gpt-4 is in the catalog");

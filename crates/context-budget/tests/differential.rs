@@ -1,6 +1,6 @@
-//! Our fast counter (`tiktoken` 4.1.2, vendored with an ASCII whitespace fast path:
-//! vendor/tiktoken/PATCH.md) against the reference (`tiktoken-rs`, whose regex has the
-//! real lookahead), on both
+//! Our fast counter (`tiktoken` 4.1.2, vendored with an ASCII whitespace fast path and
+//! anchored regex searches: vendor/tiktoken/PATCH.md) against the reference
+//! (`tiktoken-rs`, whose regex has the real lookahead), on both
 //! OpenAI encodings: a corpus of awkward text, this repository's own sources, and generated
 //! strings. Any difference is a wrong count shipped to users, so the two must agree
 //! exactly.

@@ -10,89 +10,100 @@
 //! ```
 //!
 //! Prints one `key=value` line to stdout (calls, errors, seconds, calls_per_s, p50_ms,
-//! p90_ms, p99_ms, max_ms) and the first errors to stderr. Exits 1 if any call failed.
+//! p90_ms, p99_ms, max_ms) and the first errors to stderr. Exits 1 if any call failed,
+//! 2 on a usage error (an unknown flag, too: `--help` lists them).
 
 mod http;
 mod stats;
 mod stdio;
 mod texts;
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use clap::{Args, Parser, Subcommand};
+
 /// How many distinct texts the clients cycle through.
 const DISTINCT_TEXTS: usize = 256;
 
-struct Options {
-    mode: String,
-    url: Option<String>,
-    clients: usize,
-    seconds: f64,
-    warmup: f64,
-    calls: Option<usize>,
-    warmup_calls: usize,
-    corpus: Option<String>,
-    text_bytes: usize,
-    model: String,
-    command: Vec<String>,
+/// Real MCP clients calling `count-tokens`, every reply checked against the engine.
+#[derive(Parser)]
+struct Cli {
+    #[command(subcommand)]
+    mode: Mode,
 }
 
-fn parse(args: &[String]) -> Result<Options, String> {
-    let mut options = Options {
-        mode: args.first().cloned().ok_or("missing mode: http or stdio")?,
-        url: None,
-        clients: 16,
-        seconds: 10.0,
-        warmup: 2.0,
-        calls: None,
-        warmup_calls: 200,
-        corpus: None,
-        text_bytes: 1024,
-        model: "gpt-4o".into(),
-        command: Vec::new(),
-    };
-    let mut rest = args[1..].iter();
-    while let Some(flag) = rest.next() {
-        if flag == "--" {
-            options.command = rest.cloned().collect();
-            break;
-        }
-        let value = rest.next().ok_or_else(|| format!("{flag} needs a value"))?;
-        let number = || {
-            value
-                .parse::<f64>()
-                .map_err(|_| format!("{flag}: not a number: {value}"))
-        };
-        match flag.as_str() {
-            "--url" => options.url = Some(value.clone()),
-            "--clients" => options.clients = number()? as usize,
-            "--seconds" => options.seconds = number()?,
-            "--warmup" => options.warmup = number()?,
-            "--calls" => options.calls = Some(number()? as usize),
-            "--warmup-calls" => options.warmup_calls = number()? as usize,
-            "--corpus" => options.corpus = Some(value.clone()),
-            "--text-bytes" => options.text_bytes = number()? as usize,
-            "--model" => options.model = value.clone(),
-            _ => return Err(format!("unknown flag {flag}")),
-        }
+#[derive(Subcommand)]
+enum Mode {
+    /// Concurrent clients over streamable HTTP, for a fixed time.
+    Http {
+        /// The server's MCP endpoint.
+        #[arg(long)]
+        url: String,
+        /// Concurrent clients, each on its own keep-alive connection (0 counts as 1).
+        #[arg(long, default_value_t = 16)]
+        clients: usize,
+        /// Seconds measured, after the warm-up.
+        #[arg(long, default_value_t = 10.0, value_parser = seconds)]
+        seconds: f64,
+        /// Seconds of calls before measuring (their errors still count).
+        #[arg(long, default_value_t = 2.0, value_parser = seconds)]
+        warmup: f64,
+        /// Stop the measured window after this many calls in total, if sooner.
+        #[arg(long)]
+        calls: Option<usize>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Sequential round trips over stdio to a server this spawns.
+    Stdio {
+        /// Measured calls.
+        #[arg(long, default_value_t = 10_000)]
+        calls: usize,
+        /// Calls before measuring (their errors still count).
+        #[arg(long, default_value_t = 200)]
+        warmup_calls: usize,
+        #[command(flatten)]
+        common: Common,
+        /// The server command line, after `--` (e.g. `-- context-loader stdio`).
+        #[arg(last = true, required = true, value_name = "SERVER COMMAND")]
+        command: Vec<String>,
+    },
+}
+
+/// What the clients send (both modes).
+#[derive(Args)]
+struct Common {
+    /// Text to cut into windows [default: this repository's README and ARCHITECTURE].
+    #[arg(long, value_name = "FILE")]
+    corpus: Option<PathBuf>,
+    /// Size of each text sent, in bytes.
+    #[arg(long, default_value_t = 1024)]
+    text_bytes: usize,
+    /// The model every call names (its tokenizer gives the expected counts).
+    #[arg(long, value_name = "NAME", default_value = "gpt-4o")]
+    model: String,
+}
+
+/// A duration in seconds: finite and not negative (`Duration` panics otherwise).
+fn seconds(value: &str) -> Result<f64, String> {
+    match value.parse::<f64>() {
+        Ok(s) if s.is_finite() && s >= 0.0 => Ok(s),
+        _ => Err(format!("not a number of seconds: {value}")),
     }
-    Ok(options)
 }
 
 fn main() -> ExitCode {
     // reqwest is built with `rustls-no-provider` (the server picks ring for its
     // Anthropic client): every process that builds a reqwest client installs one.
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let options = match parse(&args) {
-        Ok(options) => options,
-        Err(e) => {
-            eprintln!("mcp_load: {e}");
-            return ExitCode::from(2);
-        }
+    let mode = Cli::parse().mode;
+    let common = match &mode {
+        Mode::Http { common, .. } | Mode::Stdio { common, .. } => common,
     };
-    let corpus = match options.corpus.as_deref().map(std::fs::read_to_string) {
+    let corpus = match common.corpus.as_deref().map(std::fs::read_to_string) {
         Some(Err(e)) => {
             eprintln!("mcp_load: cannot read the corpus: {e}");
             return ExitCode::from(2);
@@ -102,9 +113,9 @@ fn main() -> ExitCode {
     };
     let samples = match texts::samples(
         corpus.as_deref(),
-        options.text_bytes,
+        common.text_bytes,
         DISTINCT_TEXTS,
-        &options.model,
+        &common.model,
     ) {
         Ok(samples) => samples,
         Err(e) => {
@@ -119,33 +130,35 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let mut run = match options.mode.as_str() {
-        "http" => {
-            let Some(url) = options.url else {
-                eprintln!("mcp_load: http needs --url");
-                return ExitCode::from(2);
-            };
-            runtime.block_on(http::run(http::HttpLoad {
-                url,
-                clients: options.clients.max(1),
-                warmup: Duration::from_secs_f64(options.warmup),
-                duration: Duration::from_secs_f64(options.seconds),
-                max_calls: options.calls,
-                model: options.model,
-                samples: Arc::new(samples),
-            }))
-        }
-        "stdio" => runtime.block_on(stdio::run(stdio::StdioRoundTrips {
-            command: options.command,
-            warmup_calls: options.warmup_calls,
-            calls: options.calls.unwrap_or(10_000),
-            model: options.model,
+    let mut run = match mode {
+        Mode::Http {
+            url,
+            clients,
+            seconds,
+            warmup,
+            calls,
+            common,
+        } => runtime.block_on(http::run(http::HttpLoad {
+            url,
+            clients: clients.max(1),
+            warmup: Duration::from_secs_f64(warmup),
+            duration: Duration::from_secs_f64(seconds),
+            max_calls: calls,
+            model: common.model,
+            samples: Arc::new(samples),
+        })),
+        Mode::Stdio {
+            calls,
+            warmup_calls,
+            common,
+            command,
+        } => runtime.block_on(stdio::run(stdio::StdioRoundTrips {
+            command,
+            warmup_calls,
+            calls,
+            model: common.model,
             samples,
         })),
-        other => {
-            eprintln!("mcp_load: unknown mode {other} (http or stdio)");
-            return ExitCode::from(2);
-        }
     };
     println!("{}", run.summary_line());
     for sample in &run.error_samples {
