@@ -1,8 +1,8 @@
 //! The tools, one file each, as tokio's mini-redis has one file per command: a tool's
 //! parameters, its work and the shaping of its answer live together (see
 //! [`crate::tool::Tool`]). [`register`] is the one list of them: the MCP registry and
-//! the CLI both take their tools from it, in this order (the order of `tools/list`
-//! and of the CLI's help).
+//! the CLI both take their tools from it (the CLI's help lists them in this order;
+//! rmcp sorts `tools/list` by name).
 //!
 //! A new tool: copy the closest tool file, add its `mod` line and its line in
 //! [`register`], and describe it in the README.
