@@ -84,10 +84,15 @@ pub fn init_logging_as(default: &str, format: LogFormat) {
 /// batch, over 16 MiB, more JSON values than `limits`) are answered with JSON-RPC
 /// errors and the session goes on; end of input is a clean exit, even before
 /// `initialize`.
-pub async fn serve_stdio<S: ServerHandler>(handler: S, limits: JsonLimits) -> anyhow::Result<()> {
+pub async fn serve_stdio<S: ServerHandler>(
+    handler: S,
+    limits: JsonLimits,
+    shutdown_grace: std::time::Duration,
+) -> anyhow::Result<()> {
     let (reader, writer) = rmcp::transport::stdio_pipes();
     let (transport, writer_task) =
         stdio_framing::FramedStdio::new(reader, writer, stdio_framing::MAX_LINE_BYTES, limits);
+    let transport = transport.with_shutdown_grace(shutdown_grace);
     let initialize_seen = transport.initialize_seen();
     let running = match handler.serve(transport).await {
         Ok(running) => running,

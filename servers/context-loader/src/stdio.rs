@@ -2,6 +2,7 @@
 
 use clap::Args;
 use mcp_common::transport::JsonLimits;
+use mcp_common::transport::stdio_framing::DEFAULT_SHUTDOWN_GRACE;
 
 use crate::registry::ContextLoader;
 use crate::service::Service;
@@ -13,6 +14,10 @@ pub struct StdioArgs {
     /// more gets a JSON-RPC error (-32600) and the session goes on.
     #[arg(long, env = "CONTEXT_LOADER_MAX_JSON_VALUES", default_value_t = JsonLimits::DEFAULT_MAX_VALUES)]
     pub max_json_values: usize,
+    /// When stdin closes, seconds the requests already read get to be answered (their
+    /// notifications first) before the process exits.
+    #[arg(long, env = "CONTEXT_LOADER_SHUTDOWN_GRACE", default_value_t = DEFAULT_SHUTDOWN_GRACE.as_secs())]
+    pub shutdown_grace: u64,
 }
 
 pub async fn run(service: Service, args: StdioArgs) -> anyhow::Result<()> {
@@ -24,5 +29,6 @@ pub async fn run(service: Service, args: StdioArgs) -> anyhow::Result<()> {
     let limits = JsonLimits {
         max_values: args.max_json_values,
     };
-    mcp_common::transport::serve_stdio(ContextLoader::new(service), limits).await
+    let grace = std::time::Duration::from_secs(args.shutdown_grace);
+    mcp_common::transport::serve_stdio(ContextLoader::new(service), limits, grace).await
 }

@@ -293,3 +293,74 @@ async fn file_and_assembly_warnings_reach_the_client_like_every_other_tool() {
     }
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// A script that writes its requests and closes stdin (`printf … | context-loader
+/// stdio`) gets every reply, each call's log messages before its reply, and then the
+/// process exits. Every tool, some of them with warnings.
+#[test]
+fn piped_stdio_answers_every_request_read_before_stdin_closed() {
+    let specs = BrokenSpecs::new();
+    let root = std::env::temp_dir().join(format!("cl-fidelity-pipe-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).expect("mkdir");
+    std::fs::write(root.join("notes.md"), "Plans change.\n").expect("write");
+    std::fs::write(root.join("logo.png"), [0x89, b'P', b'N', b'G', 0, 0]).expect("write");
+    let calls = [
+        ("count-tokens", json!({"text": "hi"})),
+        ("list-models", json!({"filter": "gpt-4o"})),
+        ("file-tokens", json!({})),
+        ("load-files", json!({})),
+        ("spec-tokens", json!({})),
+        ("spec-budget", json!({"specs": ["1"], "budget": 100})),
+        (
+            "fit-messages",
+            json!({"messages": [{"role": "user", "content": "hi"}]}),
+        ),
+        (
+            "assemble-context",
+            json!({"sections": [{"name": "system", "content": "Be brief."}]}),
+        ),
+    ];
+    let mut input = vec![
+        test_support::client::initialize_request("pipe").to_string(),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+    ];
+    for (i, (tool, arguments)) in calls.iter().enumerate() {
+        let request = json!({"jsonrpc": "2.0", "id": i + 2, "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments}});
+        input.push(request.to_string());
+    }
+    let root_arg = root.display().to_string();
+    let specs_arg = specs.0.display().to_string();
+    let (code, stdout, stderr) = BIN.run_cli(
+        &["--root", &root_arg, "--specs-dir", &specs_arg, "stdio"],
+        Some(&(input.join("\n") + "\n")),
+    );
+    let _ = std::fs::remove_dir_all(&root);
+    assert_eq!(code, 0, "{stderr}");
+    let lines: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("JSON line"))
+        .collect();
+    let position = |id: usize| {
+        lines
+            .iter()
+            .position(|line| line["id"] == id && line.get("result").is_some())
+            .unwrap_or_else(|| panic!("no reply to {id} ({}): {stdout}\n{stderr}", calls[id - 2].0))
+    };
+    for (i, (tool, _)) in calls.iter().enumerate() {
+        let reply = &lines[position(i + 2)];
+        assert_eq!(reply["result"]["isError"], false, "{tool}: {reply}");
+    }
+    // The warnings of a call come before its reply.
+    for (tool, id) in [("file-tokens", 4), ("spec-tokens", 6)] {
+        let logged = lines
+            .iter()
+            .position(|line| {
+                line["method"] == "notifications/message" && line["params"]["logger"] == tool
+            })
+            .unwrap_or_else(|| panic!("no log message from {tool}: {stdout}"));
+        assert!(logged < position(id), "{tool}: {stdout}");
+    }
+    assert!(!stderr.contains("timed out draining"), "{stderr}");
+}

@@ -11,12 +11,19 @@
 //! Before the client's `initialize`, rmcp ends the session on anything but a request;
 //! the MCP lifecycle only says clients should not send them, so notifications and
 //! responses that early are dropped here (logged) instead.
+//!
+//! When stdin ends, rmcp stops relaying what handlers send to the peer, so a call that
+//! sends a notification before its reply (a warning to the client's log) would never
+//! finish, and a script that writes its requests and closes stdin would lose that
+//! reply. So the end of stdin reaches rmcp only once every request read has been
+//! answered, or after the shutdown grace.
 
 use std::borrow::Cow;
 use std::collections::HashSet;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use rmcp::RoleServer;
 use rmcp::model::{ClientNotification, ClientRequest};
@@ -24,7 +31,7 @@ use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 use tokio::task::JoinHandle;
 
 use super::json_scan::{self, INVALID_REQUEST, JsonLimits, PARSE_ERROR};
@@ -42,7 +49,13 @@ pub struct FramedStdio {
     incoming: mpsc::Receiver<RxJsonRpcMessage<RoleServer>>,
     reader: JoinHandle<()>,
     gate: Arc<Gate>,
+    /// After stdin ends, how long requests still running get to be answered.
+    shutdown_grace: Duration,
 }
+
+/// Default of [`FramedStdio::with_shutdown_grace`]: as long as an HTTP request may take
+/// (`--request-timeout`), so a call that would be answered over HTTP is answered here.
+pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(60);
 
 /// What the session may receive next: nothing but requests before `initialize`, and
 /// no request reusing the id of one still running (rmcp would lose one of the two).
@@ -51,6 +64,8 @@ struct Gate {
     initialize_seen: Arc<AtomicBool>,
     /// Ids (as JSON text) of requests forwarded and not yet answered.
     running: Mutex<HashSet<String>>,
+    /// Woken whenever a request is answered.
+    answered: Notify,
 }
 
 enum Admit {
@@ -98,6 +113,26 @@ impl Gate {
     fn answered(&self, id: &Value) {
         let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
         running.remove(&id.to_string());
+        self.answered.notify_waiters();
+    }
+
+    /// Returns once no request is waiting for its reply.
+    async fn all_answered(&self) {
+        loop {
+            // Registered before the check, so an answer in between is not missed.
+            let answered = self.answered.notified();
+            tokio::pin!(answered);
+            answered.as_mut().enable();
+            if self
+                .running
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .is_empty()
+            {
+                return;
+            }
+            answered.await;
+        }
     }
 }
 
@@ -167,9 +202,17 @@ impl FramedStdio {
                 incoming,
                 reader,
                 gate,
+                shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             },
             writer_task,
         )
+    }
+
+    /// After stdin ends, wait up to `grace` for the requests still running to be
+    /// answered before the session ends.
+    pub fn with_shutdown_grace(mut self, grace: Duration) -> Self {
+        self.shutdown_grace = grace;
+        self
     }
 
     /// Whether the client has sent `initialize`: a client that leaves before it did
@@ -214,7 +257,21 @@ impl Transport<RoleServer> for FramedStdio {
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
-        self.incoming.recv().await
+        if let Some(message) = self.incoming.recv().await {
+            return Some(message);
+        }
+        // stdin has ended: keep the session (and its notifications) going until every
+        // request read has its reply.
+        if tokio::time::timeout(self.shutdown_grace, self.gate.all_answered())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                "stdin closed; requests still running after {:?} are dropped",
+                self.shutdown_grace
+            );
+        }
+        None
     }
 
     async fn close(&mut self) -> Result<(), io::Error> {
