@@ -4,7 +4,7 @@
 //! and the exact Claude counter. stdio, HTTP and the CLI all start from
 //! [`GlobalArgs::service`].
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -71,7 +71,8 @@ pub struct GlobalArgs {
     pub anthropic_timeout_ms: u64,
     /// A folder file-tokens and load-files may read (repeatable; the env variable is
     /// a path list, `:`-separated). Default: the working directory over stdio and on
-    /// the command line; none over HTTP (file tools then answer ROOTS_NOT_CONFIGURED).
+    /// the command line, unless it is `/`, a home folder or a folder directly under `/`;
+    /// none over HTTP (file tools then answer ROOTS_NOT_CONFIGURED).
     #[arg(long = "root", global = true, env = "CONTEXT_LOADER_ROOTS", value_delimiter = PATH_LIST_SEPARATOR)]
     pub roots: Vec<PathBuf>,
     /// File tools: most files measured or loaded per call (more: FILE_LIMIT_EXCEEDED).
@@ -121,8 +122,13 @@ impl GlobalArgs {
             }
         };
         let mut root_dirs = self.roots.clone();
+        let mut refused_root = None;
         if root_dirs.is_empty() && cwd_by_default {
-            root_dirs.push(std::env::current_dir().context("cannot read the working directory")?);
+            let cwd = std::env::current_dir().context("cannot read the working directory")?;
+            match too_wide_for_an_implicit_root(&cwd) {
+                Some(why) => refused_root = Some(format!("`{}` ({why})", cwd.display())),
+                None => root_dirs.push(cwd),
+            }
         }
         let roots = match root_dirs.is_empty() {
             true => None,
@@ -142,7 +148,8 @@ impl GlobalArgs {
             ),
             SpecStore::new(&self.specs_dir).with_name_limit(self.max_name_bytes),
         )
-        .with_files(roots, self.file_limits());
+        .with_files(roots, self.file_limits())
+        .with_refused_root(refused_root);
         if self.no_warm_up {
             service = service.without_warm_up();
         }
@@ -171,6 +178,52 @@ impl GlobalArgs {
             max_total_bytes: self.max_total_bytes,
             max_walk_entries: self.max_walk_entries,
             walk_timeout: std::time::Duration::from_millis(self.walk_timeout_ms),
+        }
+    }
+}
+
+/// Why `dir` is never taken as the file tools' root when nobody named it: clients
+/// start servers where they please (Claude Desktop and Cline in `/`, the Claude Code
+/// desktop app in the home folder), and serving the whole disk or a home folder is
+/// never what a user meant. `None` for an ordinary folder (a project).
+fn too_wide_for_an_implicit_root(dir: &Path) -> Option<&'static str> {
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    let home = std::env::var_os(if cfg!(windows) { "USERPROFILE" } else { "HOME" })
+        .filter(|home| !home.is_empty())
+        .map(|home| {
+            let home = PathBuf::from(home);
+            home.canonicalize().unwrap_or(home)
+        });
+    match dir.parent() {
+        None => Some("the root of the filesystem"),
+        _ if home.as_deref() == Some(dir.as_path()) => Some("a home folder"),
+        // `/home`, `/Users`, `/tmp`, `/usr`, `/etc`, ...: shared by the whole system.
+        Some(parent) if parent.parent().is_none() => Some("a system-wide folder"),
+        Some(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_disk_system_folders_and_home_are_never_implicit_roots() {
+        assert_eq!(
+            too_wide_for_an_implicit_root(Path::new("/")),
+            Some("the root of the filesystem")
+        );
+        assert_eq!(
+            too_wide_for_an_implicit_root(Path::new("/usr")),
+            Some("a system-wide folder")
+        );
+        assert_eq!(
+            too_wide_for_an_implicit_root(Path::new("/usr/share/doc")),
+            None
+        );
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        if let Some(home) = home.filter(|h| h.parent().is_some_and(|p| p.parent().is_some())) {
+            assert_eq!(too_wide_for_an_implicit_root(&home), Some("a home folder"));
         }
     }
 }

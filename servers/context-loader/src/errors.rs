@@ -252,6 +252,21 @@ impl IntoToolError for AssembleError {
     }
 }
 
+/// File tools when the working directory was too wide to be an implicit root.
+pub fn implicit_root_refused(described: &str) -> ToolError {
+    ToolError::new(
+        ErrorCode::RootsNotConfigured,
+        format!(
+            "no root folder is configured for file tools: the working directory {described} \
+             is never used as one unless named"
+        ),
+        "Start the server with --root DIR, the folder to serve (repeatable; or \
+         CONTEXT_LOADER_ROOTS, a path list); in a client's config, add \"--root\", \"/path/to/project\" \
+         to the server's args.",
+    )
+    .with_detail("working_directory", described)
+}
+
 impl IntoToolError for SpecError {
     fn into_tool_error(self) -> ToolError {
         let message = self.to_string();
@@ -341,7 +356,8 @@ impl IntoToolError for FilesError {
                 ErrorCode::RootsNotConfigured,
                 message,
                 "Start the server with --root DIR (repeatable; or CONTEXT_LOADER_ROOTS, a path list). \
-                 Over stdio the working directory is the default root; over HTTP there is none.",
+                 Over stdio the working directory is the default root (unless it is `/`, a home \
+                 folder or a folder directly under `/`); over HTTP there is none.",
             ),
             FilesError::NoSharedRoot {
                 server_roots,

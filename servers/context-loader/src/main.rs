@@ -46,6 +46,12 @@ fn serve(
 ) -> ExitCode {
     // rmcp logs several lines per request at info: under load, megabytes a second.
     mcp_common::transport::init_logging_as("info,rmcp=warn", log_format);
+    if let Some(refused) = service.refused_root() {
+        tracing::warn!(
+            "file tools have no root: the working directory {refused} is not served unless \
+             named; start with --root DIR"
+        );
+    }
     // Load the vocabularies (~100 ms) beside start-up rather than in it: `initialize`
     // is answered at once, and by the time the first count arrives they are ready.
     let warm = service.clone();

@@ -43,6 +43,8 @@ pub struct Service {
     /// The file tools' roots (`None`: none configured, e.g. HTTP without --root) and
     /// their measurement cache and limits.
     files: Arc<(Option<Roots>, FileStore)>,
+    /// The working directory, when it was refused as an implicit root, and why.
+    refused_root: Option<String>,
     /// Whether [`Service::warm_up`] does anything (off only to measure its worth).
     warm: bool,
 }
@@ -65,6 +67,7 @@ impl Service {
             specs: Arc::new(specs),
             exact: None,
             files: Arc::new((None, FileStore::new(FileLimits::default()))),
+            refused_root: None,
             warm: true,
         }
     }
@@ -103,6 +106,18 @@ impl Service {
     pub fn with_files(mut self, roots: Option<Roots>, limits: FileLimits) -> Self {
         self.files = Arc::new((roots, FileStore::new(limits)));
         self
+    }
+
+    /// Say why file tools have no root: the working directory `described` was too
+    /// wide to be taken as one without being named (see `config`).
+    pub fn with_refused_root(mut self, described: Option<String>) -> Self {
+        self.refused_root = described;
+        self
+    }
+
+    /// The working directory refused as an implicit root, described, if it was.
+    pub fn refused_root(&self) -> Option<&str> {
+        self.refused_root.as_deref()
     }
 
     /// Count the models `exact` covers with it (e.g. Claude with Anthropic's API).
@@ -175,10 +190,11 @@ impl Service {
         let client_roots = call.client_roots().await;
         self.on_scan(model, call, move |service, model, scan| {
             let (roots, store) = service.files.as_ref();
-            let server_roots = roots
-                .as_ref()
-                .ok_or(FilesError::NoRoots)
-                .map_err(tool_error)?;
+            let server_roots = match (roots, &service.refused_root) {
+                (Some(roots), _) => roots,
+                (None, Some(refused)) => return Err(crate::errors::implicit_root_refused(refused)),
+                (None, None) => return Err(tool_error(FilesError::NoRoots)),
+            };
             let narrowed;
             let roots = match client_roots {
                 Some(dirs) => {

@@ -449,3 +449,103 @@ async fn a_walk_reports_progress_to_a_client_that_asks() {
         );
     }
 }
+
+/// Run the binary in `cwd` with `HOME=home`, feeding `stdin`; (exit code, stdout, stderr).
+fn run_in(
+    cwd: &std::path::Path,
+    home: &std::path::Path,
+    args: &[&str],
+    stdin: &str,
+) -> (i32, String, String) {
+    use std::io::Write;
+    let mut child = BIN
+        .command()
+        .current_dir(cwd)
+        .env("HOME", home)
+        .env_remove("CONTEXT_LOADER_ROOTS")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin.as_bytes())
+        .expect("write");
+    let out = child.wait_with_output().expect("output");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Clients start servers in `/` (Claude Desktop, Cline) or in the home folder (the
+/// Claude Code desktop app). Without `--root`, neither becomes the file tools' root:
+/// they answer ROOTS_NOT_CONFIGURED saying how to set one, over stdio and on the CLI.
+/// A project folder inside the home folder is still the default root, and a root
+/// named with `--root` is always served.
+#[test]
+fn the_disk_and_the_home_folder_are_never_implicit_roots() {
+    let home = std::env::temp_dir().join(format!("cl-e2e-home-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&home);
+    std::fs::create_dir_all(home.join("project")).expect("mkdir");
+    std::fs::write(home.join("diary.txt"), "private\n").expect("write");
+    std::fs::write(home.join("project/notes.md"), "Plans change.\n").expect("write");
+    let root = std::path::Path::new("/");
+
+    // The CLI in `/` and in the home folder.
+    for (cwd, path) in [(root, "etc/hostname"), (home.as_path(), "diary.txt")] {
+        let (code, stdout, stderr) = run_in(cwd, &home, &["files", path], "");
+        assert_eq!(code, 1, "{}: {stdout}{stderr}", cwd.display());
+        assert!(stderr.contains("ROOTS_NOT_CONFIGURED"), "{stderr}");
+        assert!(stderr.contains("--root"), "{stderr}");
+        assert!(!stdout.contains(path), "{stdout}");
+    }
+
+    // stdio started in `/`, as Claude Desktop does: a piped session.
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "load-files", "arguments": {"paths": ["etc/passwd"]}}});
+    let input = [
+        test_support::client::initialize_request("desktop").to_string(),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+        call.to_string(),
+    ]
+    .join("\n")
+        + "\n";
+    let (code, stdout, stderr) = run_in(root, &home, &["stdio"], &input);
+    assert_eq!(code, 0, "{stderr}");
+    let reply: Value = stdout
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .find(|line| line["id"] == 2)
+        .unwrap_or_else(|| panic!("no reply: {stdout}\n{stderr}"));
+    assert_eq!(reply["result"]["isError"], true, "{reply}");
+    let error = &reply["result"]["structuredContent"];
+    assert_eq!(error["error_code"], "ROOTS_NOT_CONFIGURED", "{error}");
+    assert!(
+        error["message"].as_str().is_some_and(|m| m.contains("`/`")),
+        "{error}"
+    );
+    assert!(!stdout.contains("root:x:0"), "/etc/passwd must not be read");
+    assert!(stderr.contains("file tools have no root"), "{stderr}");
+
+    // A project inside the home folder is an ordinary default root; a root named
+    // explicitly is served even when it is the home folder.
+    let (code, stdout, stderr) = run_in(&home.join("project"), &home, &["files", "--json"], "");
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("notes.md"), "{stdout}");
+    let home_arg = home.display().to_string();
+    let (code, stdout, stderr) = run_in(
+        root,
+        &home,
+        &["--root", &home_arg, "files", "diary.txt"],
+        "",
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("diary.txt"), "{stdout}");
+    let _ = std::fs::remove_dir_all(&home);
+}

@@ -125,8 +125,8 @@ async fn logged(
 struct BrokenSpecs(PathBuf);
 
 impl BrokenSpecs {
-    fn new() -> BrokenSpecs {
-        let root = std::env::temp_dir().join(format!("cl-fidelity-log-{}", std::process::id()));
+    fn new(tag: &str) -> BrokenSpecs {
+        let root = std::env::temp_dir().join(format!("cl-fidelity-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
         for (path, text) in [
             ("001-fine/README.md", "---\nstatus: planned\n---\n# Fine\n"),
@@ -152,7 +152,7 @@ impl Drop for BrokenSpecs {
 /// has no session, so a level set there lasts for that one request only.
 #[tokio::test]
 async fn warnings_reach_the_client_as_log_messages_at_the_level_it_set() {
-    let specs = BrokenSpecs::new();
+    let specs = BrokenSpecs::new("log");
     let fake = FakeAnthropic::start(Reply::Status(503)).await;
     let specs_dir = specs.0.display().to_string();
     for transport in ALL {
@@ -299,7 +299,7 @@ async fn file_and_assembly_warnings_reach_the_client_like_every_other_tool() {
 /// process exits. Every tool, some of them with warnings.
 #[test]
 fn piped_stdio_answers_every_request_read_before_stdin_closed() {
-    let specs = BrokenSpecs::new();
+    let specs = BrokenSpecs::new("pipe-specs");
     let root = std::env::temp_dir().join(format!("cl-fidelity-pipe-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     std::fs::create_dir_all(&root).expect("mkdir");
