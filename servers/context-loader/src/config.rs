@@ -19,25 +19,39 @@ use context_budget::{Catalog, DEFAULT_MAX_INPUT_BYTES, InputLimits, TokenCounter
 use crate::anthropic::{self, AnthropicConfig, AnthropicCounter};
 use crate::service::Service;
 
+/// The heading of the global flags a tool command's help shows (the rest are server
+/// flags, shown under `stdio` and `http`).
+pub const TOOL_FLAGS_HEADING: &str = "Configuration";
+
 /// Flags every mode takes: limits, where specs are, the catalog, exact counting.
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
     /// Largest text accepted in one call, in bytes; larger gets INPUT_TOO_LARGE.
-    #[arg(long, global = true, env = "CONTEXT_LOADER_MAX_INPUT_BYTES", default_value_t = DEFAULT_MAX_INPUT_BYTES)]
+    #[arg(long, global = true,
+        hide_env_values = true,
+        help_heading = "Limits", env = "CONTEXT_LOADER_MAX_INPUT_BYTES", default_value_t = DEFAULT_MAX_INPUT_BYTES)]
     pub max_input_bytes: usize,
     /// Longest model name or spec path accepted, in bytes; longer gets INPUT_TOO_LARGE.
-    #[arg(long, global = true, env = "CONTEXT_LOADER_MAX_NAME_BYTES", default_value_t = DEFAULT_MAX_NAME_BYTES)]
+    #[arg(long, global = true,
+        hide_env_values = true,
+        help_heading = "Limits", env = "CONTEXT_LOADER_MAX_NAME_BYTES", default_value_t = DEFAULT_MAX_NAME_BYTES)]
     pub max_name_bytes: usize,
     /// Most chat messages one fit-messages call accepts; more gets INPUT_TOO_LARGE.
-    #[arg(long, global = true, env = "CONTEXT_LOADER_MAX_MESSAGES", default_value_t = DEFAULT_MAX_MESSAGES)]
+    #[arg(long, global = true,
+        hide_env_values = true,
+        help_heading = "Limits", env = "CONTEXT_LOADER_MAX_MESSAGES", default_value_t = DEFAULT_MAX_MESSAGES)]
     pub max_messages: usize,
     /// Most sections one assemble-context call accepts; more gets INPUT_TOO_LARGE.
-    #[arg(long, global = true, env = "CONTEXT_LOADER_MAX_SECTIONS", default_value_t = DEFAULT_MAX_SECTIONS)]
+    #[arg(long, global = true,
+        hide_env_values = true,
+        help_heading = "Limits", env = "CONTEXT_LOADER_MAX_SECTIONS", default_value_t = DEFAULT_MAX_SECTIONS)]
     pub max_sections: usize,
     /// Folder holding the specs (`NNN-name/README.md`, ...), for spec-tokens and spec-budget.
     #[arg(
         long,
         global = true,
+        hide_env_values = true,
+        help_heading = TOOL_FLAGS_HEADING,
         env = "CONTEXT_LOADER_SPECS_DIR",
         default_value = "specs"
     )]
@@ -46,25 +60,43 @@ pub struct GlobalArgs {
     #[arg(
         long,
         global = true,
+        hide_env_values = true,
+        help_heading = "Server",
         env = "CONTEXT_LOADER_LOG_FORMAT",
         default_value = "text"
     )]
     pub log_format: mcp_common::transport::LogFormat,
     /// JSON file of models that extends or overrides the built-in catalog (same format
     /// as data/models.json).
-    #[arg(long, global = true, env = "CONTEXT_LOADER_MODELS_FILE")]
+    #[arg(
+        long,
+        global = true,
+        hide_env_values = true,
+        help_heading = TOOL_FLAGS_HEADING,
+        env = "CONTEXT_LOADER_MODELS_FILE"
+    )]
     pub models_file: Option<PathBuf>,
     /// Count Claude models exactly with Anthropic's count_tokens API (needs
     /// ANTHROPIC_API_KEY; falls back to the estimate, with a warning, on any failure).
-    #[arg(long, global = true, env = "CONTEXT_LOADER_EXACT_CLAUDE")]
+    #[arg(
+        long,
+        global = true,
+        hide_env_values = true,
+        help_heading = TOOL_FLAGS_HEADING,
+        env = "CONTEXT_LOADER_EXACT_CLAUDE"
+    )]
     pub exact_claude: bool,
     /// Base URL of the Anthropic API.
-    #[arg(long, global = true, env = "ANTHROPIC_BASE_URL", default_value = anthropic::DEFAULT_BASE_URL)]
+    #[arg(long, global = true,
+        hide_env_values = true,
+        help_heading = "Anthropic API", env = "ANTHROPIC_BASE_URL", default_value = anthropic::DEFAULT_BASE_URL)]
     pub anthropic_base_url: String,
     /// Give up on a count_tokens request after this many milliseconds (then estimate).
     #[arg(
         long,
         global = true,
+        hide_env_values = true,
+        help_heading = "Anthropic API",
         env = "CONTEXT_LOADER_ANTHROPIC_TIMEOUT_MS",
         default_value_t = 5000
     )]
@@ -73,22 +105,34 @@ pub struct GlobalArgs {
     /// a path list, `:`-separated). Default: the working directory over stdio and on
     /// the command line, unless it is `/`, a home folder or a folder directly under `/`;
     /// none over HTTP (file tools then answer ROOTS_NOT_CONFIGURED).
-    #[arg(long = "root", global = true, env = "CONTEXT_LOADER_ROOTS", value_delimiter = PATH_LIST_SEPARATOR)]
+    #[arg(long = "root", global = true,
+        hide_env_values = true,
+        help_heading = TOOL_FLAGS_HEADING, env = "CONTEXT_LOADER_ROOTS", value_delimiter = PATH_LIST_SEPARATOR)]
     pub roots: Vec<PathBuf>,
     /// File tools: most files measured or loaded per call (more: FILE_LIMIT_EXCEEDED).
-    #[arg(long, global = true, env = "CONTEXT_LOADER_MAX_FILES", default_value_t = FileLimits::default().max_files)]
+    #[arg(long, global = true,
+        hide_env_values = true,
+        help_heading = "Limits", env = "CONTEXT_LOADER_MAX_FILES", default_value_t = FileLimits::default().max_files)]
     pub max_files: usize,
     /// File tools: larger files are skipped as `too_large`.
-    #[arg(long, global = true, env = "CONTEXT_LOADER_MAX_FILE_BYTES", default_value_t = FileLimits::default().max_file_bytes)]
+    #[arg(long, global = true,
+        hide_env_values = true,
+        help_heading = "Limits", env = "CONTEXT_LOADER_MAX_FILE_BYTES", default_value_t = FileLimits::default().max_file_bytes)]
     pub max_file_bytes: u64,
     /// File tools: most bytes read per call, all files together.
-    #[arg(long, global = true, env = "CONTEXT_LOADER_MAX_TOTAL_BYTES", default_value_t = FileLimits::default().max_total_bytes)]
+    #[arg(long, global = true,
+        hide_env_values = true,
+        help_heading = "Limits", env = "CONTEXT_LOADER_MAX_TOTAL_BYTES", default_value_t = FileLimits::default().max_total_bytes)]
     pub max_total_bytes: u64,
     /// File tools: most folder entries one call's walk visits.
-    #[arg(long, global = true, env = "CONTEXT_LOADER_MAX_WALK_ENTRIES", default_value_t = FileLimits::default().max_walk_entries)]
+    #[arg(long, global = true,
+        hide_env_values = true,
+        help_heading = "Limits", env = "CONTEXT_LOADER_MAX_WALK_ENTRIES", default_value_t = FileLimits::default().max_walk_entries)]
     pub max_walk_entries: usize,
     /// File tools: longest time one call's walk may take, in milliseconds.
-    #[arg(long, global = true, env = "CONTEXT_LOADER_WALK_TIMEOUT_MS", default_value_t = FileLimits::default().walk_timeout.as_millis() as u64)]
+    #[arg(long, global = true,
+        hide_env_values = true,
+        help_heading = "Limits", env = "CONTEXT_LOADER_WALK_TIMEOUT_MS", default_value_t = FileLimits::default().walk_timeout.as_millis() as u64)]
     pub walk_timeout_ms: u64,
     /// Do not load the vocabularies in the background at start (servers then load
     /// them on the first count). Only for `cargo xtask bench`'s unwarmed variant.

@@ -27,6 +27,8 @@ pub trait Tool: 'static {
     /// The CLI subcommand (`count`) and its one-line help.
     const COMMAND: &'static str;
     const ABOUT: &'static str;
+    /// Command lines shown under the CLI's `--help` (one per line, indented).
+    const EXAMPLES: &'static str;
     /// Help of the CLI's `--json` flag.
     const JSON_HELP: &'static str = "Print the JSON result (errors too) instead of a summary";
 

@@ -41,7 +41,12 @@ struct Subcommands(Vec<ClapCommand>);
 
 impl Register for Subcommands {
     fn tool<T: Tool>(&mut self) {
-        let command = ClapCommand::new(T::COMMAND).about(T::ABOUT);
+        let command = ClapCommand::new(T::COMMAND)
+            .about(T::ABOUT)
+            // `--budget -5` is a bad value to name, not an unknown flag.
+            .allow_negative_numbers(true)
+            .after_help(examples(T::EXAMPLES))
+            .args(server_flags());
         let command = <T::Params as clap::Args>::augment_args(command).arg(
             clap::Arg::new("json")
                 .long("json")
@@ -50,6 +55,28 @@ impl Register for Subcommands {
         );
         self.0.push(command);
     }
+}
+
+/// The global flags a tool's help leaves out (limits, logging, the Anthropic client):
+/// still accepted there, shown under `stdio`, `http` and the top-level help. A
+/// subcommand that has an argument of a global's id keeps its own copy (clap does
+/// not propagate the global over it), so a hidden copy hides it from that help alone.
+fn server_flags() -> Vec<clap::Arg> {
+    let globals = <GlobalArgs as clap::Args>::augment_args(ClapCommand::new("globals"));
+    globals
+        .get_arguments()
+        .filter(|arg| arg.get_help_heading() != Some(crate::config::TOOL_FLAGS_HEADING))
+        .map(|arg| arg.clone().hide(true))
+        .collect()
+}
+
+/// The `Examples:` block of a tool command's help.
+fn examples(lines: &str) -> String {
+    let lines: Vec<String> = lines.lines().map(|line| format!("  {line}")).collect();
+    format!(
+        "Examples (from a clone of this repository):\n{}",
+        lines.join("\n")
+    )
 }
 
 fn subcommands() -> Vec<ClapCommand> {

@@ -59,6 +59,8 @@ and budget_utilization, plus totals.";
     const COMMAND: &'static str = "assemble";
     const ABOUT: &'static str =
         "Assemble a prompt from sections (JSON) within a budget (the `assemble-context` tool)";
+    const EXAMPLES: &'static str = "\
+echo '{\"sections\":[{\"name\":\"system\",\"content\":\"Be brief.\"}]}' | context-loader assemble --budget 100 --model gpt-4o";
     const JSON_HELP: &'static str = "Print the JSON result (errors too); otherwise the text goes to stdout and a per-section summary to stderr";
 
     type Params = AssembleContextParams;

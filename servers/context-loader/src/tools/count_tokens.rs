@@ -43,6 +43,10 @@ Anthropic's count_tokens API when the server enables it (on API failure the esti
 estimated input cost.";
     const COMMAND: &'static str = "count";
     const ABOUT: &'static str = "Count the tokens of a text (the `count-tokens` tool)";
+    const EXAMPLES: &'static str = "\
+context-loader count --model gpt-4o \"How many tokens is this?\"\n\
+context-loader count --model claude-opus-4-7 --file README.md\n\
+cat ARCHITECTURE.md | context-loader count --model gemini-2.5-pro";
     const JSON_HELP: &'static str = "Print the JSON result (errors too) instead of a sentence";
 
     type Params = CountTokensParams;

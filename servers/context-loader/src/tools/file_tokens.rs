@@ -60,6 +60,10 @@ roots; secret-looking files (.env*, keys, credentials) are skipped unless named 
     const COMMAND: &'static str = "files";
     const ABOUT: &'static str =
         "Measure files, folders and globs under the roots (the `file-tokens` tool)";
+    const EXAMPLES: &'static str = "\
+context-loader files crates --model gpt-4o --limit 10\n\
+context-loader files 'crates/**/*.rs' --exclude '**/tests/**' --limit 5\n\
+context-loader --root crates files --sort path --limit 5";
 
     type Params = FileTokensParams;
     type Output = FileTokens;

@@ -68,6 +68,8 @@ estimated input cost. Claude counts are estimates unless the server has exact co
     const COMMAND: &'static str = "fit-messages";
     const ABOUT: &'static str =
         "Trim a chat history (JSON) to a model's window (the `fit-messages` tool)";
+    const EXAMPLES: &'static str = "\
+echo '[{\"role\":\"system\",\"content\":\"Be brief.\"},{\"role\":\"user\",\"content\":\"hi\"}]' | context-loader fit-messages --model gpt-4o --reserve-output-tokens 4000";
 
     type Params = FitMessagesParams;
     type Output = FittedMessages;

@@ -26,6 +26,9 @@ family prefix (e.g. `claude`, `gpt-4.1`, `o-series`).";
     const COMMAND: &'static str = "models";
     const ABOUT: &'static str =
         "List supported models with windows and prices (the `list-models` tool)";
+    const EXAMPLES: &'static str = "\
+context-loader models claude\n\
+context-loader models gpt-4o --json";
 
     type Params = ListModelsParams;
     type Output = ModelListing;

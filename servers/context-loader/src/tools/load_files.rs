@@ -70,6 +70,9 @@ the budget), `included`, `omitted` (over the budget) and `skipped` files (binary
 root, ...).";
     const COMMAND: &'static str = "load";
     const ABOUT: &'static str = "Pack files into a token budget: the text on stdout, the report on stderr (the `load-files` tool)";
+    const EXAMPLES: &'static str = "\
+context-loader load README.md ARCHITECTURE.md --budget 20000 --model gpt-4o\n\
+context-loader load crates/mcp-common/src --format markdown --order smallest --budget 8000";
     const JSON_HELP: &'static str =
         "Print the whole JSON result (text included) on stdout instead.";
 

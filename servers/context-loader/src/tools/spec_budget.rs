@@ -36,6 +36,8 @@ its sub-specs, whether all fit, and the largest loading plan that fits (every RE
 then whole specs; then single sub-spec files).";
     const COMMAND: &'static str = "spec-budget";
     const ABOUT: &'static str = "Check several specs against one budget (the `spec-budget` tool)";
+    const EXAMPLES: &'static str = "\
+context-loader spec-budget 1 2 3 --budget 20000 --model gpt-4o";
 
     type Params = SpecBudgetParams;
     type Output = SpecBudget;

@@ -62,6 +62,10 @@ every spec with its total and level, sorted by tokens or name, filterable by min
 Broken specs are reported on their own row, never failing the listing.";
     const COMMAND: &'static str = "spec-tokens";
     const ABOUT: &'static str = "Measure one spec or list all specs (the `spec-tokens` tool)";
+    const EXAMPLES: &'static str = "\
+context-loader spec-tokens\n\
+context-loader spec-tokens 3 --include-sub-specs --detailed\n\
+context-loader spec-tokens --sort name --max-tokens 20000";
 
     type Params = SpecTokensParams;
     type Output = SpecTokens;

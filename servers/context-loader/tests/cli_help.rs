@@ -1,0 +1,94 @@
+//! The command line as a person meets it: each tool command's `--help` shows its own
+//! options first, the few global flags a tool uses, no server flags, and examples
+//! that run as shown from a clone of this repository.
+
+use std::path::Path;
+
+use test_support::Binary;
+
+const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
+const COMMANDS: [&str; 8] = [
+    "count",
+    "models",
+    "files",
+    "load",
+    "spec-tokens",
+    "spec-budget",
+    "fit-messages",
+    "assemble",
+];
+
+fn help(command: &str) -> String {
+    let (code, stdout, stderr) = BIN.run_cli(&[command, "--help"], None);
+    assert_eq!(code, 0, "{stderr}");
+    stdout
+}
+
+#[test]
+fn tool_help_shows_its_own_options_first_and_no_server_flags() {
+    for command in COMMANDS {
+        let text = help(command);
+        let options = text.find("\nOptions:").expect("own options");
+        let configuration = text.find("\nConfiguration:").expect("tool flags");
+        assert!(options < configuration, "{command}: {text}");
+        for server_flag in ["--max-input-bytes", "--log-format", "--walk-timeout-ms"] {
+            assert!(!text.contains(server_flag), "{command} shows {server_flag}");
+        }
+        // No empty `[env: X=]` when the variable is unset.
+        assert!(!text.contains("=]"), "{command}: {text}");
+    }
+    // The server flags are where servers are started.
+    assert!(help("stdio").contains("--max-input-bytes"));
+    assert!(help("http").contains("--walk-timeout-ms"));
+    // Hidden from a tool's help, still accepted there.
+    let (code, _, stderr) = BIN.run_cli(&["count", "--max-input-bytes", "3", "hello"], None);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("INPUT_TOO_LARGE"), "{stderr}");
+}
+
+#[test]
+fn every_tool_command_shows_examples_that_run_here() {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let bin_dir = Path::new(BIN.path()).parent().expect("bin dir");
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    for command in COMMANDS {
+        let text = help(command);
+        let examples: Vec<&str> = text
+            .split("Examples (from a clone of this repository):\n")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{command}: no examples\n{text}"))
+            .lines()
+            .map(str::trim)
+            .filter(|line| !line.is_empty())
+            .collect();
+        assert!(!examples.is_empty(), "{command}");
+        for example in examples {
+            let out = std::process::Command::new("sh")
+                .args(["-c", example])
+                .current_dir(&workspace)
+                .env("PATH", &path)
+                .output()
+                .expect("sh");
+            assert!(
+                out.status.success(),
+                "`{example}` failed:\n{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+}
+
+/// `--budget -5` names the flag and its bad value, instead of clap's advice to pass
+/// `-- -5` (which does not work either).
+#[test]
+fn a_negative_number_is_a_bad_value_not_an_unknown_flag() {
+    let (code, _, stderr) = BIN.run_cli(&["load", "--budget", "-5"], None);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("invalid value '-5' for '--budget"), "{stderr}");
+    assert!(!stderr.contains("-- -5"), "{stderr}");
+}
