@@ -19,6 +19,19 @@ use context_budget::{Catalog, DEFAULT_MAX_INPUT_BYTES, InputLimits, TokenCounter
 use crate::anthropic::{self, AnthropicConfig, AnthropicCounter};
 use crate::service::Service;
 
+/// A flag or a file it names is wrong: the process exits with 2, as clap does for a
+/// usage error (1 is a tool's error on the command line, or a server's failure).
+#[derive(Debug)]
+pub struct ConfigError(pub anyhow::Error);
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:#}", self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
 /// The heading of the global flags a tool command's help shows (the rest are server
 /// flags, shown under `stdio` and `http`).
 pub const TOOL_FLAGS_HEADING: &str = "Configuration";

@@ -5,6 +5,7 @@
 use mcp_common::metrics;
 use mcp_common::transport::{EnvPrefix, Readiness, serve_http};
 
+use crate::config::ConfigError;
 use crate::registry::ContextLoader;
 use crate::service::Service;
 
@@ -21,7 +22,7 @@ pub async fn run(service: Service, args: HttpArgs) -> anyhow::Result<()> {
     // Ready once the encoders are warm (the same OnceLocks the start-up warm-up
     // fills, so this mostly waits for it).
     let readiness = Readiness::default();
-    let options = args.into_options(readiness.clone())?;
+    let options = args.into_options(readiness.clone()).map_err(ConfigError)?;
     let warm = service.clone();
     tokio::task::spawn_blocking(move || {
         warm.warm_up();

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use context_loader::cli::args::{Cli, Command};
+use context_loader::config::ConfigError;
 use context_loader::service::Service;
 use context_loader::{cli, http, stdio};
 use mcp_common::transport::runtime;
@@ -65,6 +66,10 @@ fn serve(
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));
     match served {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.is::<ConfigError>() => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(CONFIG_ERROR_EXIT)
+        }
         Err(e) => {
             tracing::error!("{e:#}");
             ExitCode::FAILURE

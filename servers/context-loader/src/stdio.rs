@@ -4,6 +4,7 @@ use clap::Args;
 use mcp_common::transport::JsonLimits;
 use mcp_common::transport::stdio_framing::DEFAULT_SHUTDOWN_GRACE;
 
+use crate::config::ConfigError;
 use crate::registry::ContextLoader;
 use crate::service::Service;
 
@@ -21,10 +22,10 @@ pub struct StdioArgs {
 }
 
 pub async fn run(service: Service, args: StdioArgs) -> anyhow::Result<()> {
-    anyhow::ensure!(
-        args.max_json_values > 0,
-        "--max-json-values: must be at least 1"
-    );
+    if args.max_json_values == 0 {
+        let error = anyhow::anyhow!("--max-json-values: must be at least 1");
+        return Err(ConfigError(error).into());
+    }
     tracing::debug!("serving MCP over stdio");
     let limits = JsonLimits {
         max_values: args.max_json_values,

@@ -89,6 +89,37 @@ fn every_tool_command_shows_examples_that_run_here() {
 fn a_negative_number_is_a_bad_value_not_an_unknown_flag() {
     let (code, _, stderr) = BIN.run_cli(&["load", "--budget", "-5"], None);
     assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.contains("invalid value '-5' for '--budget"), "{stderr}");
+    assert!(
+        stderr.contains("invalid value '-5' for '--budget"),
+        "{stderr}"
+    );
     assert!(!stderr.contains("-- -5"), "{stderr}");
+}
+
+/// One exit-code convention, whatever the command: 2 for anything wrong with the
+/// flags or the files they name (clap's usage errors, a models file, an auth token
+/// file, a bad stdio limit), 1 for a tool's error.
+#[test]
+fn exit_codes_follow_one_convention() {
+    let cases: [(&[&str], i32); 6] = [
+        (&["count", "--bogus"], 2),
+        (
+            &["--models-file", "/nonexistent/models.json", "count", "hi"],
+            2,
+        ),
+        (&["http", "--auth-token-file", "/nonexistent/token"], 2),
+        (&["stdio", "--max-json-values", "0"], 2),
+        (&["count", "--model", "gpt4o", "hi"], 1),
+        (&["count", "hi"], 0),
+    ];
+    for (args, expected) in cases {
+        let (code, _, stderr) = BIN.run_cli(args, Some(""));
+        assert_eq!(code, expected, "{args:?}: {stderr}");
+    }
+    assert!(
+        help("count").contains("") && {
+            let (_, stdout, _) = BIN.run_cli(&["--help"], None);
+            stdout.contains("Exit codes: 0 success; 1 a tool's error")
+        }
+    );
 }

@@ -9,8 +9,13 @@ use crate::config::GlobalArgs;
 use crate::tool::{Register, Tool};
 use crate::{http, stdio};
 
+/// The exit codes, the same for every command (shown by `--help`).
+pub const EXIT_CODES: &str = "Exit codes: 0 success; 1 a tool's error (bad input, nothing found; printed \
+like the tool's, or as JSON with --json) or a server that failed while running; 2 a usage or \
+configuration error (a flag, or a file a flag names).";
+
 #[derive(Debug, Parser)]
-#[command(name = "context-loader", version, about, long_about = None)]
+#[command(name = "context-loader", version, about, long_about = None, after_help = EXIT_CODES)]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
