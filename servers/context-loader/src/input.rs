@@ -93,7 +93,7 @@ fn io_error(source: &str, error: std::io::Error) -> ToolError {
     ToolError::new(
         ErrorCode::InvalidInput,
         format!("cannot read {source}: {error}"),
-        "Check the path and its permissions, or pass the text as an argument.",
+        "Check the path and its permissions, or pipe the input in (`-` or no file reads stdin).",
     )
 }
 

@@ -123,3 +123,52 @@ fn exit_codes_follow_one_convention() {
         }
     );
 }
+
+/// A tool error on the command line says what to do in command-line words: commands
+/// and flags, not MCP tool and argument names; fit-messages and assemble, which take
+/// no text argument, do not suggest one.
+#[test]
+fn errors_suggest_commands_and_flags() {
+    let (code, _, stderr) =
+        BIN.run_cli(&["--specs-dir", "/nonexistent/specs", "spec-tokens"], None);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("suggestion: Pass --specs-dir DIR"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = BIN.run_cli(&["files", "no/such/folder"], None);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("Run context-loader files with a parent folder"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("Call file-tokens"), "{stderr}");
+    for command in ["fit-messages", "assemble"] {
+        let (code, _, stderr) = BIN.run_cli(&[command, "/nonexistent/input.json"], None);
+        assert_eq!(code, 1, "{stderr}");
+        assert!(!stderr.contains("as an argument"), "{command}: {stderr}");
+    }
+}
+
+/// `files latin1.txt` used to say "0 files" and exit 0 without naming the file or why.
+#[test]
+fn a_named_file_that_is_not_read_is_named_with_the_reason() {
+    let dir = std::env::temp_dir().join(format!("cl-cli-latin1-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::write(dir.join("latin1.txt"), b"caf\xe9\n").expect("write");
+    let root = dir.display().to_string();
+    for command in ["files", "load"] {
+        let (code, _, stderr_or_out) = {
+            let (code, stdout, stderr) =
+                BIN.run_cli(&["--root", &root, command, "latin1.txt"], None);
+            (code, stdout.clone(), stdout + &stderr)
+        };
+        assert_eq!(code, 0, "{stderr_or_out}");
+        assert!(
+            stderr_or_out.contains("latin1.txt: not valid UTF-8"),
+            "{command}: {stderr_or_out}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -72,11 +72,110 @@ fn run_tool<T: Tool>(service: &Service, matches: &ArgMatches) -> u8 {
             if json {
                 print_json(&error.to_json());
             } else {
-                eprintln!("error: {error}\nsuggestion: {}", error.suggestion);
+                let suggestion = in_cli_words(&error.suggestion, T::COMMAND);
+                eprintln!("error: {error}\nsuggestion: {suggestion}");
             }
             TOOL_ERROR_EXIT
         }
     }
+}
+
+/// A tool error's suggestion said the way a command-line user acts on it: tools are
+/// commands (`list-models` -> `context-loader models`), arguments are flags
+/// (`` `model` `` -> `` `--model` ``), and the server's flags are passed, not "started
+/// with". (`--json` prints the error exactly as MCP clients get it.)
+fn in_cli_words(suggestion: &str, command: &str) -> String {
+    let mut text = suggestion
+        .replace("Start the server with ", "Pass ")
+        .replace("start the server with ", "pass ");
+    let mut commands = Commands(Vec::new());
+    crate::tools::register(&mut commands);
+    for (name, command) in commands.0 {
+        text = replace_word(&text, name, &format!("context-loader {command}"));
+    }
+    text = text
+        .replace("Call context-loader", "Run context-loader")
+        .replace("call context-loader", "run context-loader");
+    let mut args = Args(Vec::new());
+    crate::tools::register(&mut args);
+    let params = args
+        .0
+        .into_iter()
+        .find(|(c, _)| *c == command)
+        .map(|(_, a)| a);
+    for arg in params.unwrap_or_default() {
+        let id = arg.get_id().as_str().to_string();
+        let flag = match arg.get_long() {
+            Some(long) => format!("--{long}"),
+            None => format!(
+                "<{}>",
+                arg.get_value_names()
+                    .and_then(|names| names.first())
+                    .map_or(id.to_uppercase(), |name| name.to_string())
+            ),
+        };
+        for name in [id.clone(), camel_case(&id)] {
+            text = text.replace(&format!("`{name}`"), &format!("`{flag}`"));
+            if name.contains(char::is_uppercase) {
+                text = replace_word(&text, &name, &flag);
+            }
+        }
+    }
+    text
+}
+
+/// Each tool's MCP name and CLI command.
+struct Commands(Vec<(&'static str, &'static str)>);
+
+impl Register for Commands {
+    fn tool<T: Tool>(&mut self) {
+        self.0.push((T::NAME, T::COMMAND));
+    }
+}
+
+/// Each tool command's arguments.
+struct Args(Vec<(&'static str, Vec<clap::Arg>)>);
+
+impl Register for Args {
+    fn tool<T: Tool>(&mut self) {
+        let command = <T::Params as clap::Args>::augment_args(clap::Command::new(T::COMMAND));
+        self.0
+            .push((T::COMMAND, command.get_arguments().cloned().collect()));
+    }
+}
+
+/// `spec_path` -> `specPath`.
+fn camel_case(id: &str) -> String {
+    let mut parts = id.split('_');
+    let first = parts.next().unwrap_or_default().to_string();
+    parts.fold(first, |mut out, part| {
+        let mut chars = part.chars();
+        if let Some(c) = chars.next() {
+            out.extend(c.to_uppercase());
+            out.push_str(chars.as_str());
+        }
+        out
+    })
+}
+
+/// `text` with `word` replaced where it stands alone (not inside a longer name).
+fn replace_word(text: &str, word: &str, by: &str) -> String {
+    let is_name = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(word) {
+        let before = rest[..at].chars().last().or_else(|| out.chars().last());
+        let after = rest[at + word.len()..].chars().next();
+        out.push_str(&rest[..at]);
+        if before.is_some_and(is_name) || after.is_some_and(is_name) {
+            out.push_str(word);
+        } else {
+            out.push_str(by);
+        }
+        rest = &rest[at + word.len()..];
+    }
+    out.push_str(rest);
+    out
 }
 
 fn print_rendered(rendered: Rendered) -> u8 {
@@ -127,5 +226,37 @@ fn print_line(text: &str) -> u8 {
             eprintln!("error: cannot write to stdout: {e}");
             TOOL_ERROR_EXIT
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggestions_name_commands_and_flags() {
+        assert_eq!(
+            in_cli_words(
+                "Omit `model` to use the default; list-models shows windows.",
+                "count"
+            ),
+            "Omit `--model` to use the default; context-loader models shows windows."
+        );
+        assert_eq!(
+            in_cli_words(
+                "No spec is close; call spec-tokens without specPath to list every spec.",
+                "spec-tokens"
+            ),
+            "No spec is close; run context-loader spec-tokens without <SPEC> to list every spec."
+        );
+        assert_eq!(
+            in_cli_words("Start the server with --root DIR.", "files"),
+            "Pass --root DIR."
+        );
+        // Inside a longer name, nothing changes.
+        assert_eq!(
+            replace_word("my-list-models-x", "list-models", "X"),
+            "my-list-models-x"
+        );
     }
 }

@@ -108,6 +108,29 @@ pub(super) fn skipped_summary(counts: &BTreeMap<&'static str, usize>) -> Option<
     (!counts.is_empty()).then(|| counts.join(", "))
 }
 
+/// Rows a rendering names of the files skipped (the JSON lists up to `MAX_EXAMPLES`).
+const SKIPPED_ROWS: usize = 10;
+
+/// `  data/latin1.txt: not UTF-8 ...` for the first skipped files, so a file named on
+/// the command line and not read is named in the answer.
+pub(super) fn skipped_rows(
+    skipped: &[context_budget::files::Skipped],
+    counts: &BTreeMap<&'static str, usize>,
+) -> String {
+    let mut out = String::new();
+    for row in skipped.iter().take(SKIPPED_ROWS) {
+        out.push_str(&format!("  {}: {}\n", row.path, row.detail));
+    }
+    let total: usize = counts.values().sum();
+    if total > SKIPPED_ROWS.min(skipped.len()) {
+        out.push_str(&format!(
+            "  ... ({} more; --json lists them)\n",
+            total - SKIPPED_ROWS.min(skipped.len())
+        ));
+    }
+    out
+}
+
 /// The one warning a file tool sends about skipped files: how many and why, not one
 /// message per file (a tree of images would flood the client's log).
 pub(super) fn skipped_warning(counts: &BTreeMap<&'static str, usize>) -> Option<String> {
@@ -160,6 +183,7 @@ fn file_tokens(r: &FileTokens) -> String {
     out.push('\n');
     if let Some(skipped) = skipped_summary(&r.skipped_counts) {
         out.push_str(&format!("skipped: {skipped}\n"));
+        out.push_str(&skipped_rows(&r.skipped, &r.skipped_counts));
     }
     out.push_str(&format!(
         "excluded by ignore rules: {}; hidden: {}",

@@ -7,7 +7,7 @@ use mcp_common::ToolError;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::file_tokens::{files_count, skipped_summary, skipped_warning};
+use super::file_tokens::{files_count, skipped_rows, skipped_summary, skipped_warning};
 use crate::service::Service;
 use crate::tool::{Call, Rendered, Tool, wire_value};
 
@@ -151,7 +151,8 @@ fn loaded_files(r: &LoadedFiles) -> String {
         ));
     }
     if let Some(skipped) = skipped_summary(&r.skipped_counts) {
-        out.push_str(&format!("\nskipped: {skipped}"));
+        out.push_str(&format!("\nskipped: {skipped}\n"));
+        out.push_str(skipped_rows(&r.skipped, &r.skipped_counts).trim_end());
     }
     out
 }
