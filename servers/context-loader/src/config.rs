@@ -14,7 +14,9 @@ use context_budget::files::FileLimits;
 use context_budget::files::roots::Roots;
 use context_budget::limits::{DEFAULT_MAX_MESSAGES, DEFAULT_MAX_NAME_BYTES, DEFAULT_MAX_SECTIONS};
 use context_budget::spec::SpecStore;
-use context_budget::{Catalog, DEFAULT_MAX_INPUT_BYTES, InputLimits, TokenCounter};
+use context_budget::{
+    ADR_LAYERED, Catalog, DEFAULT_MAX_INPUT_BYTES, InputLimits, LayerBudgets, TokenCounter,
+};
 
 use crate::anthropic::{self, AnthropicConfig, AnthropicCounter};
 use crate::service::Service;
@@ -89,6 +91,25 @@ pub struct GlobalArgs {
     /// File tools: longest time one call's walk may take, in milliseconds.
     #[arg(long, global = true, env = "CONTEXT_LOADER_WALK_TIMEOUT_MS", default_value_t = FileLimits::default().walk_timeout.as_millis() as u64)]
     pub walk_timeout_ms: u64,
+    /// Layer budgets of the `adr-layered` preset, replacing the ADR's defaults (the ADR
+    /// makes them configurable): `layer=tokens,...`, e.g.
+    /// `working_memory=30000,semantic_search=20000`; layers not named keep theirs.
+    #[arg(
+        long,
+        global = true,
+        env = "CONTEXT_LOADER_ADR_LAYER_BUDGETS",
+        value_name = "LAYER=TOKENS,...",
+        conflicts_with = "adr_layer_budgets_file"
+    )]
+    pub adr_layer_budgets: Option<String>,
+    /// The same as a JSON file: `{"working_memory": 30000, ...}`.
+    #[arg(
+        long,
+        global = true,
+        env = "CONTEXT_LOADER_ADR_LAYER_BUDGETS_FILE",
+        value_name = "FILE"
+    )]
+    pub adr_layer_budgets_file: Option<PathBuf>,
     /// Do not load the vocabularies in the background at start (servers then load
     /// them on the first count). Only for `cargo xtask bench`'s unwarmed variant.
     #[arg(long, global = true, hide = true)]
@@ -142,7 +163,8 @@ impl GlobalArgs {
             ),
             SpecStore::new(&self.specs_dir).with_name_limit(self.max_name_bytes),
         )
-        .with_files(roots, self.file_limits());
+        .with_files(roots, self.file_limits())
+        .with_layer_budgets(self.layer_budgets()?);
         if self.no_warm_up {
             service = service.without_warm_up();
         }
@@ -161,6 +183,24 @@ impl GlobalArgs {
             timeout: Duration::from_millis(self.anthropic_timeout_ms),
         })?;
         Ok(service.with_exact(Arc::new(counter)))
+    }
+
+    /// The `adr-layered` layer budgets from `--adr-layer-budgets` or its file, checked
+    /// now (a misspelt layer is a start-up error, not a budget silently ignored).
+    fn layer_budgets(&self) -> anyhow::Result<LayerBudgets> {
+        match (&self.adr_layer_budgets, &self.adr_layer_budgets_file) {
+            (Some(text), _) => LayerBudgets::parse(&ADR_LAYERED, text)
+                .map_err(|e| anyhow::anyhow!("invalid --adr-layer-budgets: {e}")),
+            (None, Some(path)) => {
+                let json = std::fs::read_to_string(path).map_err(|e| {
+                    anyhow::anyhow!("cannot read --adr-layer-budgets-file {}: {e}", path.display())
+                })?;
+                LayerBudgets::from_json(&ADR_LAYERED, &json).map_err(|e| {
+                    anyhow::anyhow!("invalid --adr-layer-budgets-file {}: {e}", path.display())
+                })
+            }
+            (None, None) => Ok(LayerBudgets::default()),
+        }
     }
 
     /// The file tools' per-call bounds from the flags.

@@ -12,7 +12,7 @@
 
 use std::sync::Arc;
 
-use context_budget::ScanControl;
+use context_budget::{LayerBudgets, ScanControl};
 use context_budget::files::roots::Roots;
 use context_budget::files::{FileLimits, FileStore, FilesError};
 use context_budget::spec::{SpecError, SpecStore};
@@ -45,6 +45,8 @@ pub struct Service {
     files: Arc<(Option<Roots>, FileStore)>,
     /// Whether [`Service::warm_up`] does anything (off only to measure its worth).
     warm: bool,
+    /// The `adr-layered` preset's layer budgets as configured (`--adr-layer-budgets`).
+    layer_budgets: Arc<LayerBudgets>,
 }
 
 impl std::fmt::Debug for Service {
@@ -66,7 +68,19 @@ impl Service {
             exact: None,
             files: Arc::new((None, FileStore::new(FileLimits::default()))),
             warm: true,
+            layer_budgets: Arc::new(LayerBudgets::default()),
         }
+    }
+
+    /// The `adr-layered` preset's layer budgets from configuration.
+    pub fn with_layer_budgets(mut self, budgets: LayerBudgets) -> Self {
+        self.layer_budgets = Arc::new(budgets);
+        self
+    }
+
+    /// The `adr-layered` preset's layer budgets (the ADR's unless configured).
+    pub fn layer_budgets(&self) -> Arc<LayerBudgets> {
+        Arc::clone(&self.layer_budgets)
     }
 
     /// Make [`Service::warm_up`] a no-op (`--no-warm-up`, for the benchmark's

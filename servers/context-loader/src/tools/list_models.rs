@@ -51,16 +51,18 @@ fn models(listing: &ModelListing) -> String {
         "{:<20} {:<16} {:>5} {:>9} {:>8} {:>9} {:>9}\n",
         "model", "encoding", "exact", "window", "max out", "in $/1M", "out $/1M"
     );
+    // A models file may leave the output limit and prices out: `-`, not 0.
+    let or_dash = |value: Option<String>| value.unwrap_or_else(|| "-".to_string());
     for m in &listing.models {
         out.push_str(&format!(
-            "{:<20} {:<16} {:>5} {:>9} {:>8} {:>9.2} {:>9.2}\n",
+            "{:<20} {:<16} {:>5} {:>9} {:>8} {:>9} {:>9}\n",
             m.name,
             m.encoding,
             if m.exact { "yes" } else { "no" },
             m.context_window,
-            m.max_output_tokens,
-            m.input_usd_per_mtok,
-            m.output_usd_per_mtok
+            or_dash(m.max_output_tokens.map(|t| t.to_string())),
+            or_dash(m.input_usd_per_mtok.map(|p| format!("{p:.2}"))),
+            or_dash(m.output_usd_per_mtok.map(|p| format!("{p:.2}"))),
         ));
     }
     if listing.models.is_empty() {
