@@ -653,6 +653,11 @@ fn assemble_once(
         } else {
             match truncate(&section.content, tokenizer, allowed, mark_tokens) {
                 Some(kept) => (kept, true, None),
+                None if budget == 0 => (
+                    String::new(),
+                    false,
+                    Some("the overall budget is 0 tokens".to_string()),
+                ),
                 None => (
                     String::new(),
                     false,
@@ -865,7 +870,10 @@ mod tests {
         let out = assemble_context(&counter, &sections, &options, None).expect("assembles");
         assert_eq!((out.text.as_str(), out.total_tokens, out.budget), ("", 0, 0));
         assert_eq!(out.dropped_sections, 1);
-        assert!(out.sections[0].dropped.is_some());
+        assert_eq!(
+            out.sections[0].dropped.as_deref(),
+            Some("the overall budget is 0 tokens")
+        );
     }
 
     #[test]

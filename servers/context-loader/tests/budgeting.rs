@@ -640,8 +640,11 @@ async fn assemble_budgets_are_checked_against_the_window_and_zero_is_nothing() {
         &["assemble", "--budget", "0"],
         Some("[{\"name\": \"notes\", \"content\": \"hi\"}]"),
     );
-    assert_eq!((code, stdout.as_str()), (0, ""), "{stderr}");
-    assert!(stderr.contains("dropped notes"), "{stderr}");
+    assert_eq!((code, stdout.trim()), (0, ""), "{stderr}");
+    assert!(
+        stderr.contains("dropped notes: the overall budget is 0 tokens"),
+        "{stderr}"
+    );
 }
 
 /// Issue 23: the ADR makes layer budgets configurable: per section in the request
