@@ -10,11 +10,14 @@
 /// Ranked by what a name means before how it is spelt:
 /// 1. the same name but for case and separators (`claude-3.5-sonnet` is
 ///    `claude-3-5-sonnet`, `claude-sonnet-4.5` is `claude-sonnet-4-5`);
-/// 2. the same generation — the same numbers in the same order — within typo
-///    distance (`claude-sonet-4-5` → `claude-sonnet-4-5`, not bare `claude`);
+/// 2. the same family (first word) and generation (the same numbers in the same
+///    order) within typo distance (`claude-sonet-4-5` → `claude-sonnet-4-5`, not
+///    bare `claude`);
 /// 3. candidates that contain the query or are contained in it: `sonnet` should
 ///    suggest `claude-sonnet-4-5` even though that is many edits away;
-/// 4. any other within typo distance.
+/// 4. the same family within typo distance (`gpt-4.5` → `gpt-4.1` before
+///    `grok-4.5`);
+/// 5. any other within typo distance.
 ///
 /// Then by edit distance between lower-cased strings. An empty query has no
 /// suggestion (every name would "contain" it).
@@ -28,6 +31,7 @@ where
     let query = query.to_lowercase();
     let squashed = squash(&query);
     let generation = numbers(&query);
+    let query_family = family(&query);
     // Further than this is no longer a typo of the query.
     let cutoff = (query.chars().count() / 2).max(3);
     let mut scored: Vec<(usize, usize, &str)> = candidates
@@ -44,13 +48,16 @@ where
                 0
             } else if !generation.is_empty()
                 && (contains || distance.is_some())
+                && family(&lower) == query_family
                 && numbers(&lower) == generation
             {
                 1
             } else if contains {
                 2
-            } else if distance.is_some() {
+            } else if distance.is_some() && family(&lower) == query_family {
                 3
+            } else if distance.is_some() {
+                4
             } else {
                 return None;
             };
@@ -69,6 +76,14 @@ where
 /// Letters and digits only: `Claude-3.5-Sonnet` → `claude35sonnet`.
 fn squash(name: &str) -> String {
     name.chars().filter(|c| c.is_alphanumeric()).collect()
+}
+
+/// The first word of a name (its family): `claude-sonnet-4-5` → `claude`, `gpt-4o` →
+/// `gpt`, `o3-mini` → `o`.
+fn family(name: &str) -> &str {
+    name.split(|c: char| !c.is_alphabetic())
+        .find(|word| !word.is_empty())
+        .unwrap_or_default()
 }
 
 /// The numbers in a name, in order (its generation): `claude-sonnet-4-5` → [4, 5],
@@ -150,6 +165,8 @@ mod tests {
             "claude-3-5-sonnet",
             "claude-3-7-sonnet",
             "gpt-4o",
+            "gpt-4.1",
+            "grok-4.5",
             "o1",
         ];
         for (query, meant) in [
@@ -158,6 +175,7 @@ mod tests {
             ("claude-sonnet-4.5", "claude-sonnet-4-5"),
             ("Claude-Sonnet-4.5", "claude-sonnet-4-5"),
             ("gpt-4-o", "gpt-4o"),
+            ("gpt-4.5", "gpt-4.1"),
         ] {
             assert_eq!(
                 closest_names(query, names, 3).first().map(String::as_str),
