@@ -115,7 +115,9 @@ pub enum LayerBudgetsError {
     },
     #[error("layer `{0}` is given twice")]
     Duplicate(String),
-    #[error("the layer budgets of preset `{preset}` total {total} tokens; they must total at least 1")]
+    #[error(
+        "the layer budgets of preset `{preset}` total {total} tokens; they must total at least 1"
+    )]
     ZeroTotal { preset: &'static str, total: u64 },
     #[error("not a JSON object of layer budgets: {0}")]
     Json(String),
@@ -853,7 +855,11 @@ mod tests {
     #[test]
     fn invalid_requests_are_typed_errors() {
         assert_eq!(
-            layout(&[section(" ", "x", None, None)], None, &LayerBudgets::default()),
+            layout(
+                &[section(" ", "x", None, None)],
+                None,
+                &LayerBudgets::default()
+            ),
             Err(AssembleError::EmptyName { index: 0 })
         );
     }
@@ -868,7 +874,10 @@ mod tests {
         };
         let sections = [section("system", "You are terse.", None, None)];
         let out = assemble_context(&counter, &sections, &options, None).expect("assembles");
-        assert_eq!((out.text.as_str(), out.total_tokens, out.budget), ("", 0, 0));
+        assert_eq!(
+            (out.text.as_str(), out.total_tokens, out.budget),
+            ("", 0, 0)
+        );
         assert_eq!(out.dropped_sections, 1);
         assert_eq!(
             out.sections[0].dropped.as_deref(),
@@ -1073,12 +1082,14 @@ mod tests {
 
     #[test]
     fn layer_budgets_adjust_the_preset_from_configuration_and_per_request() {
-        let budgets =
-            LayerBudgets::parse(&ADR_LAYERED, "working_memory=30000, tool_definitions=0")
-                .expect("valid");
+        let budgets = LayerBudgets::parse(&ADR_LAYERED, "working_memory=30000, tool_definitions=0")
+            .expect("valid");
         assert_eq!(budgets.total(&ADR_LAYERED), 76_000 - 10_000 - 4_000);
         assert_eq!(
-            LayerBudgets::from_json(&ADR_LAYERED, r#"{"working_memory": 30000, "tool_definitions": 0}"#),
+            LayerBudgets::from_json(
+                &ADR_LAYERED,
+                r#"{"working_memory": 30000, "tool_definitions": 0}"#
+            ),
             Ok(budgets.clone())
         );
         assert!(matches!(

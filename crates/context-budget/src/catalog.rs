@@ -950,10 +950,16 @@ mod tests {
         else {
             panic!("{err}");
         };
-        assert_eq!((name.as_str(), tokenizer.as_str()), ("acme-chat", "cl100k-base"));
+        assert_eq!(
+            (name.as_str(), tokenizer.as_str()),
+            ("acme-chat", "cl100k-base")
+        );
         assert_eq!(did_you_mean.as_deref(), Some("cl100k_base"));
         assert!(known.contains(&"estimate"));
-        assert!(err.to_string().contains("did you mean `cl100k_base`?"), "{err}");
+        assert!(
+            err.to_string().contains("did you mean `cl100k_base`?"),
+            "{err}"
+        );
         // The estimate is there for whoever asks for it by name.
         let file = USER_FILE.replace("\"cl100k_base\"", "\"estimate\"");
         let merged = Catalog::builtin()
@@ -977,7 +983,11 @@ mod tests {
             .and_then(|r| r.entry().cloned())
             .expect("added");
         assert_eq!(
-            (entry.max_output_tokens, entry.input_usd_per_mtok, entry.output_usd_per_mtok),
+            (
+                entry.max_output_tokens,
+                entry.input_usd_per_mtok,
+                entry.output_usd_per_mtok
+            ),
             (None, None, None)
         );
         let listed = merged.listing(Some("acme-local"));

@@ -324,7 +324,8 @@ mod tests {
     #[test]
     fn a_crossed_prefix_or_an_empty_name_is_refused_clearly() {
         let counter = TokenCounter::default();
-        let Err(CountError::UnsupportedModel { did_you_mean, .. }) = counter.resolve(Some("gpt-4-o"))
+        let Err(CountError::UnsupportedModel { did_you_mean, .. }) =
+            counter.resolve(Some("gpt-4-o"))
         else {
             panic!("gpt-4-o is not gpt-4");
         };

@@ -42,8 +42,8 @@ pub mod wire;
 
 pub use assemble::{
     ADR_LAYERED, AssembleError, AssembleOptions, AssembledContext, DEFAULT_PRIORITY,
-    DEFAULT_SECTIONS, LayerBudgets, LayerBudgetsError, PRESETS, Preset, SECTION_SEPARATOR, Section, SectionReport, TRUNCATION_MARK,
-    assemble_context, preset, ratio,
+    DEFAULT_SECTIONS, LayerBudgets, LayerBudgetsError, PRESETS, Preset, SECTION_SEPARATOR, Section,
+    SectionReport, TRUNCATION_MARK, assemble_context, preset, ratio,
 };
 pub use exact::{ExactCountFailure, ExactCounter};
 pub use fit::{

@@ -337,7 +337,9 @@ mod tests {
         )
         .expect_err("nested");
         assert!(
-            nested.message.contains("`sections[1].budget`: invalid type"),
+            nested
+                .message
+                .contains("`sections[1].budget`: invalid type"),
             "{}",
             nested.message
         );

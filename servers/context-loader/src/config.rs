@@ -193,7 +193,10 @@ impl GlobalArgs {
                 .map_err(|e| anyhow::anyhow!("invalid --adr-layer-budgets: {e}")),
             (None, Some(path)) => {
                 let json = std::fs::read_to_string(path).map_err(|e| {
-                    anyhow::anyhow!("cannot read --adr-layer-budgets-file {}: {e}", path.display())
+                    anyhow::anyhow!(
+                        "cannot read --adr-layer-budgets-file {}: {e}",
+                        path.display()
+                    )
                 })?;
                 LayerBudgets::from_json(&ADR_LAYERED, &json).map_err(|e| {
                     anyhow::anyhow!("invalid --adr-layer-budgets-file {}: {e}", path.display())

@@ -12,13 +12,13 @@
 
 use std::sync::Arc;
 
-use context_budget::{LayerBudgets, ScanControl};
 use context_budget::files::roots::Roots;
 use context_budget::files::{FileLimits, FileStore, FilesError};
 use context_budget::spec::{SpecError, SpecStore};
 use context_budget::{
     ExactCountFailure, ExactCounter, Message, ModelEntry, ResolvedModel, TokenCounter, Tokenizer,
 };
+use context_budget::{LayerBudgets, ScanControl};
 use mcp_common::{ToolError, run_blocking};
 use tokio_util::sync::CancellationToken;
 

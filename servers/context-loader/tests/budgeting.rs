@@ -627,7 +627,10 @@ async fn assemble_budgets_are_checked_against_the_window_and_zero_is_nothing() {
         .await;
         assert_eq!(zero.is_error, Some(false), "{transport:?}: {zero:?}");
         let out = structured(&zero);
-        assert_eq!((out["text"].clone(), out["total_tokens"].clone()), (json!(""), json!(0)));
+        assert_eq!(
+            (out["text"].clone(), out["total_tokens"].clone()),
+            (json!(""), json!(0))
+        );
         assert_eq!(out["dropped_sections"], 1, "{out}");
     }
     let (code, _, stderr) = BIN.run_cli(
@@ -660,13 +663,20 @@ async fn adr_layer_budgets_are_configurable_by_flag_or_file() {
         let conn = BIN
             .connect(
                 transport,
-                &["--adr-layer-budgets", "working_memory=1000,system_prompt=100"],
+                &[
+                    "--adr-layer-budgets",
+                    "working_memory=1000,system_prompt=100",
+                ],
             )
             .await;
         let result = call(&conn.client, "assemble-context", args.clone()).await;
         let out = structured(&result);
         assert_eq!(result.is_error, Some(false), "{transport:?}: {out}");
-        assert_eq!(out["budget"], 76_000 - 39_000 - 7_900, "the configured total");
+        assert_eq!(
+            out["budget"],
+            76_000 - 39_000 - 7_900,
+            "the configured total"
+        );
         assert_eq!(out["sections"][0]["name"], "system_prompt");
         assert_eq!(out["sections"][0]["budget"], 100);
         assert_eq!(out["sections"][1]["budget"], 1000);
@@ -698,5 +708,8 @@ async fn adr_layer_budgets_are_configurable_by_flag_or_file() {
         None,
     );
     assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.contains("did you mean `working_memory`?"), "{stderr}");
+    assert!(
+        stderr.contains("did you mean `working_memory`?"),
+        "{stderr}"
+    );
 }

@@ -371,11 +371,7 @@ async fn the_adr_preset_places_eight_layers_in_order_with_their_budgets() {
             Some(round4(total / 76_000.0))
         );
         let text = out["text"].as_str().expect("text");
-        assert!(
-            text.starts_with(
-                "The system_prompt layer.\n\nmemory entry"
-            )
-        );
+        assert!(text.starts_with("The system_prompt layer.\n\nmemory entry"));
         assert!(text.ends_with("The tool_definitions layer."));
         answers.push(serde_json::to_value(&result).expect("json"));
 
@@ -395,7 +391,10 @@ async fn the_adr_preset_places_eight_layers_in_order_with_their_budgets() {
             .iter()
             .map(|s| s["name"].as_str().expect("name"))
             .collect();
-        assert_eq!(&names[..3], ["system_prompt", "working_memory", "stream_buffer"]);
+        assert_eq!(
+            &names[..3],
+            ["system_prompt", "working_memory", "stream_buffer"]
+        );
         let memory = &tight["sections"][1];
         assert!(memory["tokens"].as_u64() > Some(2_900), "{memory}");
         assert_eq!(tight["sections"][2]["tokens"], 0, "{tight}");
@@ -409,7 +408,11 @@ async fn the_adr_preset_places_eight_layers_in_order_with_their_budgets() {
             ]}),
         )
         .await;
-        assert_eq!(adjusted.is_error, Some(false), "{transport:?}: {adjusted:?}");
+        assert_eq!(
+            adjusted.is_error,
+            Some(false),
+            "{transport:?}: {adjusted:?}"
+        );
         let adjusted = structured(&adjusted);
         assert_eq!(adjusted["sections"][0]["budget"], 500);
         assert_eq!(adjusted["sections"][0]["truncated"], true);

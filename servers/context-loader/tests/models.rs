@@ -198,12 +198,7 @@ async fn a_models_file_with_a_tokenizer_json_counts_exactly_in_every_tool() {
             assert_ne!(result.is_error, Some(true), "{tool}: {out}");
             assert_eq!(out.get("estimated_input_cost_usd"), None, "{tool}: {out}");
         }
-        let listed = call(
-            &conn.client,
-            "list-models",
-            json!({"filter": "mystery"}),
-        )
-        .await;
+        let listed = call(&conn.client, "list-models", json!({"filter": "mystery"})).await;
         let row = &structured(&listed)["models"][0];
         assert_eq!(row["name"], "mystery-chat");
         assert_eq!(row.get("input_usd_per_mtok"), None, "{row}");
