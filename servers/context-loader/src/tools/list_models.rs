@@ -103,6 +103,22 @@ mod tests {
             lines.last().copied(),
             Some(format!("{} models; prices as of {}", listing.count, listing.as_of).as_str())
         );
+        // A models-file entry without an output limit or prices: `-`, never 0.
+        let unpriced = catalog
+            .with_models_file(
+                r#"{"models": [{"name": "acme-local", "family": "acme",
+                    "tokenizer": "cl100k_base", "context_window": 32000}]}"#,
+                "m.json",
+                std::path::Path::new("."),
+            )
+            .expect("valid");
+        let text = models(&unpriced.listing(Some("acme-local")));
+        let row = text.lines().nth(1).expect("a row");
+        assert_eq!(
+            row.split_whitespace().collect::<Vec<_>>(),
+            ["acme-local", "cl100k_base", "yes", "32000", "-", "-", "-"],
+            "{text}"
+        );
         let none = models(&catalog.listing(Some("zzz")));
         assert!(none.contains("no model matches; families: "), "{none}");
         assert!(
