@@ -15,7 +15,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::counter::{CountError, TokenCounter, usd};
+use crate::counter::{CountError, TokenCounter, cost};
 use crate::exact::{ExactCounter, MAX_EXACT_ROUNDS, Refined, exact_for, refine};
 use crate::fit::{FitError, FitOptions, input_budget};
 use crate::{ResolvedModel, Tokenizer};
@@ -70,14 +70,17 @@ impl Preset {
     }
 }
 
-/// The token-budgeting ADR's layered context: eight layers, 76,000 tokens, in this
-/// priority order.
+/// The token-budgeting ADR's layered context (ADR-012): eight layers, 76,000 tokens,
+/// in the ADR's priority order — 1 system prompt, 2 working memory, 3 stream buffer,
+/// then semantic search, graph traversal, session archive, meta memory, tool
+/// definitions. The ADR makes the layer budgets adjustable in configuration: a
+/// section's own `budget`, or [`LayerBudgets`] (the server's `--adr-layer-budgets`).
 pub const ADR_LAYERED: Preset = Preset {
     name: "adr-layered",
     layers: &[
         ("system_prompt", 8_000),
-        ("stream_buffer", 2_000),
         ("working_memory", 40_000),
+        ("stream_buffer", 2_000),
         ("semantic_search", 12_000),
         ("graph_traversal", 4_000),
         ("session_archive", 4_000),
@@ -89,6 +92,120 @@ pub const ADR_LAYERED: Preset = Preset {
 /// Every preset, by name.
 pub const PRESETS: [Preset; 1] = [ADR_LAYERED];
 
+/// Layer budgets that replace a preset's own, e.g. from configuration:
+/// `system_prompt=8000,working_memory=30000` or the JSON object
+/// `{"system_prompt": 8000, "working_memory": 30000}`. Layers not named keep the
+/// preset's budget.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LayerBudgets(Vec<(String, u64)>);
+
+/// A [`LayerBudgets`] text that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LayerBudgetsError {
+    #[error("`{0}` is not `layer=tokens` (e.g. `working_memory=40000`)")]
+    Syntax(String),
+    #[error("`{layer}` is not a layer of preset `{preset}`{}; its layers: {}",
+        did_you_mean.as_ref().map(|d| format!(" (did you mean `{d}`?)")).unwrap_or_default(),
+        layers.join(", "))]
+    UnknownLayer {
+        layer: String,
+        preset: &'static str,
+        did_you_mean: Option<String>,
+        layers: Vec<&'static str>,
+    },
+    #[error("layer `{0}` is given twice")]
+    Duplicate(String),
+    #[error(
+        "the layer budgets of preset `{preset}` total {total} tokens; they must total at least 1"
+    )]
+    ZeroTotal { preset: &'static str, total: u64 },
+    #[error("not a JSON object of layer budgets: {0}")]
+    Json(String),
+}
+
+impl LayerBudgets {
+    /// `layer=tokens,...` for `preset`, checked against its layers.
+    pub fn parse(preset: &Preset, text: &str) -> Result<LayerBudgets, LayerBudgetsError> {
+        let mut pairs = Vec::new();
+        for item in text.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+            let syntax = || LayerBudgetsError::Syntax(item.to_string());
+            let (name, tokens) = item.split_once('=').ok_or_else(syntax)?;
+            let tokens: u64 = tokens.trim().parse().map_err(|_| syntax())?;
+            pairs.push((name.trim().to_string(), tokens));
+        }
+        LayerBudgets::new(preset, pairs)
+    }
+
+    /// A JSON object `{"layer": tokens, ...}` for `preset` (a configuration file).
+    pub fn from_json(preset: &Preset, json: &str) -> Result<LayerBudgets, LayerBudgetsError> {
+        let map: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(json).map_err(|e| LayerBudgetsError::Json(e.to_string()))?;
+        let mut pairs = Vec::with_capacity(map.len());
+        for (name, value) in map {
+            let tokens = value.as_u64().ok_or_else(|| {
+                LayerBudgetsError::Json(format!("`{name}`: {value} is not a token count"))
+            })?;
+            pairs.push((name, tokens));
+        }
+        LayerBudgets::new(preset, pairs)
+    }
+
+    fn new(preset: &Preset, pairs: Vec<(String, u64)>) -> Result<LayerBudgets, LayerBudgetsError> {
+        for (i, (name, _)) in pairs.iter().enumerate() {
+            if preset.layer(name).is_none() {
+                return Err(LayerBudgetsError::UnknownLayer {
+                    layer: name.clone(),
+                    preset: preset.name,
+                    did_you_mean: crate::closest_names(name, preset.layer_names(), 1)
+                        .into_iter()
+                        .next(),
+                    layers: preset.layer_names(),
+                });
+            }
+            if pairs[..i].iter().any(|(n, _)| n == name) {
+                return Err(LayerBudgetsError::Duplicate(name.clone()));
+            }
+        }
+        let budgets = LayerBudgets(pairs);
+        let total = budgets.total(preset);
+        if total == 0 {
+            return Err(LayerBudgetsError::ZeroTotal {
+                preset: preset.name,
+                total,
+            });
+        }
+        Ok(budgets)
+    }
+
+    /// The budget of `layer`: the one given here, else the preset's.
+    pub fn budget(&self, preset: &Preset, layer: &str) -> Option<u64> {
+        let own = preset.layer(layer)?.1;
+        Some(
+            self.0
+                .iter()
+                .find(|(name, _)| name == layer)
+                .map_or(own, |l| l.1),
+        )
+    }
+
+    /// Every layer of `preset` with its budget, in the preset's order.
+    pub fn layers(&self, preset: &Preset) -> Vec<(&'static str, u64)> {
+        preset
+            .layers
+            .iter()
+            .map(|&(name, own)| {
+                let tokens = self.budget(preset, name).unwrap_or(own);
+                (name, tokens)
+            })
+            .collect()
+    }
+
+    /// The sum of the layers' budgets.
+    pub fn total(&self, preset: &Preset) -> u64 {
+        self.layers(preset).iter().map(|l| l.1).sum()
+    }
+}
+
 /// One section of the prompt to assemble.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Section {
@@ -98,7 +215,8 @@ pub struct Section {
     pub name: String,
     pub content: String,
     /// Most tokens this section may use. Default: its share for a named default,
-    /// otherwise whatever the overall budget still has. Not allowed with a preset.
+    /// otherwise whatever the overall budget still has; with a preset, its layer's
+    /// budget (which this replaces).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<u64>,
     /// Lower comes first and is served first. Default: the named default's (0–4), else 10.
@@ -160,8 +278,13 @@ pub struct AssembledContext {
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum AssembleError {
-    #[error("the overall budget must be positive")]
-    ZeroBudget,
+    /// A budget the model cannot take: the text would not fit its window.
+    #[error("budget {budget} is over {model}'s context window of {context_window} tokens")]
+    OverWindow {
+        budget: u64,
+        model: String,
+        context_window: u64,
+    },
     #[error("section #{index} has an empty name")]
     EmptyName { index: usize },
     #[error("`{name}` is an encoding without a context window")]
@@ -212,6 +335,8 @@ pub struct AssembleOptions<'a> {
     pub budget: Option<u64>,
     /// A [`PRESETS`] name.
     pub preset: Option<&'a str>,
+    /// The preset's layer budgets as configured (default: the preset's own).
+    pub layer_budgets: Option<&'a LayerBudgets>,
 }
 
 /// The text and its sections, before the model's catalog entry prices it.
@@ -259,7 +384,11 @@ pub fn preset(name: &str) -> Result<&'static Preset, AssembleError> {
 
 /// Check `sections` and decide each one's place and allowance, in priority order
 /// (ties keep input order).
-fn layout(sections: &[Section], preset: Option<&Preset>) -> Result<Vec<Placement>, AssembleError> {
+fn layout(
+    sections: &[Section],
+    preset: Option<&Preset>,
+    layer_budgets: &LayerBudgets,
+) -> Result<Vec<Placement>, AssembleError> {
     if let Some(index) = sections.iter().position(|s| s.name.trim().is_empty()) {
         return Err(AssembleError::EmptyName { index });
     }
@@ -281,7 +410,7 @@ fn layout(sections: &[Section], preset: Option<&Preset>) -> Result<Vec<Placement
                 }
             }
             Some(preset) => {
-                let Some((position, tokens)) = preset.layer(&section.name) else {
+                let Some((position, _)) = preset.layer(&section.name) else {
                     return Err(AssembleError::NotALayer {
                         index,
                         name: section.name.clone(),
@@ -289,18 +418,21 @@ fn layout(sections: &[Section], preset: Option<&Preset>) -> Result<Vec<Placement
                         layers: preset.layer_names(),
                     });
                 };
-                let fixed = [
-                    ("budget", section.budget.is_some()),
-                    ("priority", section.priority.is_some()),
-                ];
-                if let Some((field, _)) = fixed.iter().find(|f| f.1) {
+                // The order is the preset's; a layer's budget may be adjusted.
+                if section.priority.is_some() {
                     return Err(AssembleError::PresetFixes {
                         index,
                         name: section.name.clone(),
-                        field,
+                        field: "priority",
                         preset: preset.name,
                     });
                 }
+                let tokens = match section.budget {
+                    Some(tokens) => tokens,
+                    None => layer_budgets
+                        .budget(preset, &section.name)
+                        .unwrap_or_default(),
+                };
                 if let Some(first) = sections[..index]
                     .iter()
                     .position(|s| s.name == section.name)
@@ -344,6 +476,8 @@ pub fn assemble_context(
     counter.check_sections(sections.len())?;
     counter.check_input(sections_bytes(sections))?;
     let preset = options.preset.map(preset).transpose()?;
+    let own_budgets = LayerBudgets::default();
+    let layer_budgets = options.layer_budgets.unwrap_or(&own_budgets);
     let resolved = counter.resolve(options.model)?;
     let window_budget = || match resolved.entry() {
         Some(entry) => Ok(input_budget(entry.context_window, &FitOptions::default())?),
@@ -355,15 +489,27 @@ pub fn assemble_context(
         (Some(budget), _) => budget,
         // A preset's total, but never more than the model's window can take.
         (None, Some(preset)) => match resolved.entry() {
-            Some(_) => preset.total().min(window_budget()?),
-            None => preset.total(),
+            Some(_) => layer_budgets.total(preset).min(window_budget()?),
+            None => layer_budgets.total(preset),
         },
         (None, None) => window_budget()?,
     };
-    if budget == 0 {
-        return Err(AssembleError::ZeroBudget);
+    // An overall budget the model cannot take is refused rather than met: the answer
+    // would be a text that does not fit the model it was counted for. (Defaults never
+    // are: they are capped by the window above; a section's budget is capped by the
+    // overall one.)
+    if let (Some(entry), Some(budget)) = (resolved.entry(), options.budget)
+        && budget > entry.context_window
+    {
+        return Err(AssembleError::OverWindow {
+            budget,
+            model: entry.name.clone(),
+            context_window: entry.context_window,
+        });
     }
-    let placements = layout(sections, preset)?;
+    // A budget of 0 places nothing: every section is dropped with its reason, as
+    // load-files answers a budget of 0 with no files.
+    let placements = layout(sections, preset, layer_budgets)?;
     let tokenizer = resolved.tokenizer();
     let assemble =
         |local_budget: u64| assemble_within(sections, &placements, tokenizer, local_budget);
@@ -445,7 +591,7 @@ impl Priced<'_, '_> {
             estimated_input_cost_usd: self
                 .model
                 .entry()
-                .map(|e| usd(total_tokens as usize, e.input_usd_per_mtok)),
+                .and_then(|e| cost(total_tokens as usize, e)),
             text: assembly.text,
             total_tokens,
             budget: self.budget,
@@ -509,6 +655,11 @@ fn assemble_once(
         } else {
             match truncate(&section.content, tokenizer, allowed, mark_tokens) {
                 Some(kept) => (kept, true, None),
+                None if budget == 0 => (
+                    String::new(),
+                    false,
+                    Some("the overall budget is 0 tokens".to_string()),
+                ),
                 None => (
                     String::new(),
                     false,
@@ -587,9 +738,10 @@ pub fn ratio(part: u64, whole: u64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::counter::usd;
 
     fn assemble_within(sections: &[Section], tokenizer: Tokenizer, budget: u64) -> Assembly {
-        let placements = layout(sections, None).expect("valid sections");
+        let placements = layout(sections, None, &LayerBudgets::default()).expect("valid sections");
         super::assemble_within(sections, &placements, tokenizer, budget)
     }
 
@@ -702,19 +854,66 @@ mod tests {
 
     #[test]
     fn invalid_requests_are_typed_errors() {
+        assert_eq!(
+            layout(
+                &[section(" ", "x", None, None)],
+                None,
+                &LayerBudgets::default()
+            ),
+            Err(AssembleError::EmptyName { index: 0 })
+        );
+    }
+
+    #[test]
+    fn a_budget_of_zero_places_nothing_and_says_why() {
+        // As load-files answers a budget of 0 with no files (issue 23): not an error.
         let counter = TokenCounter::default();
         let options = AssembleOptions {
             budget: Some(0),
             ..AssembleOptions::default()
         };
+        let sections = [section("system", "You are terse.", None, None)];
+        let out = assemble_context(&counter, &sections, &options, None).expect("assembles");
         assert_eq!(
-            assemble_context(&counter, &[], &options, None),
-            Err(AssembleError::ZeroBudget)
+            (out.text.as_str(), out.total_tokens, out.budget),
+            ("", 0, 0)
         );
+        assert_eq!(out.dropped_sections, 1);
         assert_eq!(
-            layout(&[section(" ", "x", None, None)], None),
-            Err(AssembleError::EmptyName { index: 0 })
+            out.sections[0].dropped.as_deref(),
+            Some("the overall budget is 0 tokens")
         );
+    }
+
+    #[test]
+    fn a_budget_over_the_models_window_is_refused() {
+        // gpt-4's window is 8,192 tokens: 20,000 used to give a 15,001-token text.
+        let counter = TokenCounter::default();
+        let over = AssembleOptions {
+            model: Some("gpt-4"),
+            budget: Some(20_000),
+            ..AssembleOptions::default()
+        };
+        let sections = [section("notes", &"word ".repeat(20_000), None, None)];
+        assert_eq!(
+            assemble_context(&counter, &sections, &over, None),
+            Err(AssembleError::OverWindow {
+                budget: 20_000,
+                model: "gpt-4".into(),
+                context_window: 8192,
+            })
+        );
+        // The whole window is the most one may ask; an encoding has no window to check.
+        let whole = AssembleOptions {
+            budget: Some(8192),
+            ..over
+        };
+        assert!(assemble_context(&counter, &sections, &whole, None).is_ok());
+        let encoding = AssembleOptions {
+            model: Some("cl100k_base"),
+            ..over
+        };
+        assert!(assemble_context(&counter, &sections, &encoding, None).is_ok());
     }
 
     #[test]
@@ -724,7 +923,7 @@ mod tests {
         let with = |model: Option<&'static str>, budget: Option<u64>| AssembleOptions {
             model,
             budget,
-            preset: None,
+            ..AssembleOptions::default()
         };
         let out = assemble_context(&counter, &sections, &with(Some("gpt-4o"), None), None)
             .expect("assembles");
@@ -772,6 +971,7 @@ mod tests {
             model: Some("claude-sonnet-4-5"),
             budget: None,
             preset: Some("adr-layered"),
+            layer_budgets: None,
         };
         let out = assemble_context(&counter, &sections, &options, None).expect("assembles");
         assert_eq!(out.budget, 76_000);
@@ -784,7 +984,7 @@ mod tests {
         assert_eq!(placed, ADR_LAYERED.layers);
         assert!(
             out.text
-                .starts_with("system_prompt text\n\nstream_buffer text")
+                .starts_with("system_prompt text\n\nworking_memory text\n\nstream_buffer text")
         );
         // gpt-4's window caps the preset's total: later layers get what is left.
         let small = AssembleOptions {
@@ -794,16 +994,17 @@ mod tests {
         let capped = assemble_context(&counter, &sections, &small, None).expect("assembles");
         assert_eq!(capped.budget, 7372);
         assert!(capped.sections[0].budget <= 7372);
-        // Names outside the preset, fixed fields and repeats are refused.
+        // Names outside the preset, a priority (the order is the ADR's) and repeats
+        // are refused.
         let refused = |sections: &[Section]| assemble_context(&counter, sections, &options, None);
         assert!(matches!(
             refused(&[section("system", "x", None, None)]),
             Err(AssembleError::NotALayer { .. })
         ));
         assert!(matches!(
-            refused(&[section("meta_memory", "x", Some(5), None)]),
+            refused(&[section("meta_memory", "x", None, Some(0))]),
             Err(AssembleError::PresetFixes {
-                field: "budget",
+                field: "priority",
                 ..
             })
         ));
@@ -826,6 +1027,110 @@ mod tests {
             assemble_context(&counter, &sections, &unknown, None),
             Err(AssembleError::UnknownPreset { .. })
         ));
+    }
+
+    /// ADR-012 (the token-budgeting ADR, issue 23 seed 004), as quoted in the issue:
+    /// "Priority: 1 system prompt, 2 working memory, 3 stream buffer, then semantic
+    /// search, graph traversal, session archive, meta memory, tool definitions." The
+    /// ADR is not in this repository; this is its list, word for word.
+    const ADR_012_PRIORITY: [&str; 8] = [
+        "system prompt",
+        "working memory",
+        "stream buffer",
+        "semantic search",
+        "graph traversal",
+        "session archive",
+        "meta memory",
+        "tool definitions",
+    ];
+
+    #[test]
+    fn the_adr_preset_follows_the_adrs_priority_list() {
+        let layers: Vec<String> = ADR_LAYERED
+            .layer_names()
+            .iter()
+            .map(|n| n.replace('_', " "))
+            .collect();
+        assert_eq!(layers, ADR_012_PRIORITY);
+        let system = ADR_LAYERED.layers[0].1;
+        assert_eq!(system, 8_000);
+    }
+
+    #[test]
+    fn working_memory_is_served_before_the_stream_buffer() {
+        // Issue 23: under 3,000 tokens the stream buffer kept all its 1,901 tokens
+        // while working memory was cut to 596.
+        let counter = TokenCounter::default();
+        let sections = [
+            section("stream_buffer", &"stream event ".repeat(950), None, None),
+            section("working_memory", &"memory entry ".repeat(1_000), None, None),
+            section("system_prompt", "You are terse.", None, None),
+        ];
+        let options = AssembleOptions {
+            model: Some("gpt-4o"),
+            budget: Some(3_000),
+            preset: Some("adr-layered"),
+            layer_budgets: None,
+        };
+        let out = assemble_context(&counter, &sections, &options, None).expect("assembles");
+        let names: Vec<&str> = out.sections.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["system_prompt", "working_memory", "stream_buffer"]);
+        let memory = &out.sections[1];
+        assert_eq!(memory.tokens, memory.original_tokens, "{memory:?}");
+        assert!(out.sections[2].truncated, "the buffer gets what is left");
+    }
+
+    #[test]
+    fn layer_budgets_adjust_the_preset_from_configuration_and_per_request() {
+        let budgets = LayerBudgets::parse(&ADR_LAYERED, "working_memory=30000, tool_definitions=0")
+            .expect("valid");
+        assert_eq!(budgets.total(&ADR_LAYERED), 76_000 - 10_000 - 4_000);
+        assert_eq!(
+            LayerBudgets::from_json(
+                &ADR_LAYERED,
+                r#"{"working_memory": 30000, "tool_definitions": 0}"#
+            ),
+            Ok(budgets.clone())
+        );
+        assert!(matches!(
+            LayerBudgets::parse(&ADR_LAYERED, "working_memroy=1"),
+            Err(LayerBudgetsError::UnknownLayer { did_you_mean: Some(d), .. }) if d == "working_memory"
+        ));
+        assert!(matches!(
+            LayerBudgets::parse(&ADR_LAYERED, "working_memory"),
+            Err(LayerBudgetsError::Syntax(_))
+        ));
+        assert!(matches!(
+            LayerBudgets::parse(&ADR_LAYERED, "meta_memory=1,meta_memory=2"),
+            Err(LayerBudgetsError::Duplicate(_))
+        ));
+        let zero = ADR_LAYERED
+            .layer_names()
+            .iter()
+            .map(|n| format!("{n}=0"))
+            .collect::<Vec<_>>()
+            .join(",");
+        assert!(matches!(
+            LayerBudgets::parse(&ADR_LAYERED, &zero),
+            Err(LayerBudgetsError::ZeroTotal { .. })
+        ));
+
+        let counter = TokenCounter::default();
+        let sections = [
+            section("working_memory", &"memory entry ".repeat(1_000), None, None),
+            section("meta_memory", &"meta ".repeat(1_000), Some(100), None),
+        ];
+        let options = AssembleOptions {
+            model: Some("gpt-4o"),
+            budget: None,
+            preset: Some("adr-layered"),
+            layer_budgets: Some(&budgets),
+        };
+        let out = assemble_context(&counter, &sections, &options, None).expect("assembles");
+        assert_eq!(out.budget, 62_000, "the configured total");
+        assert_eq!(out.sections[0].budget, 30_000, "configured");
+        assert_eq!(out.sections[1].budget, 100, "the section's own");
+        assert!(out.sections[1].truncated);
     }
 
     #[test]

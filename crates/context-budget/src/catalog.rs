@@ -30,9 +30,15 @@ pub struct ModelEntry {
     /// Total tokens the model accepts (input + output; for catalog entries from
     /// LiteLLM, its `max_input_tokens`).
     pub context_window: u64,
-    pub max_output_tokens: u64,
-    pub input_usd_per_mtok: f64,
-    pub output_usd_per_mtok: f64,
+    /// Most tokens of one reply; unknown when a models file leaves it out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_output_tokens: Option<u64>,
+    /// List price of input tokens; unknown (no cost shown) when a models file leaves
+    /// it out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_usd_per_mtok: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_usd_per_mtok: Option<f64>,
     /// Other exact names for this model (no prefix matching on these).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub aliases: Vec<String>,
@@ -52,20 +58,22 @@ struct RawEntry {
     #[serde(default)]
     tokenizer_file: Option<String>,
     context_window: u64,
-    max_output_tokens: u64,
-    input_usd_per_mtok: f64,
-    output_usd_per_mtok: f64,
+    #[serde(default)]
+    max_output_tokens: Option<u64>,
+    #[serde(default)]
+    input_usd_per_mtok: Option<f64>,
+    #[serde(default)]
+    output_usd_per_mtok: Option<f64>,
     #[serde(default)]
     aliases: Vec<String>,
 }
 
-/// How a file's tokenizer names are taken.
+/// How a file's tokenizer names are taken (every name must be known in both).
 #[derive(Clone, Copy)]
 enum Names<'a> {
-    /// The built-in catalog: every name must be known.
+    /// The built-in catalog.
     Strict,
-    /// A user's models file: `huggingface` files resolve against this folder, and an
-    /// unknown name is the labelled [`Tokenizer::Estimate`], never an error.
+    /// A user's models file: `huggingface` files resolve against this folder.
     User(&'a Path),
 }
 
@@ -89,12 +97,22 @@ impl RawEntry {
                 })?;
                 Tokenizer::HuggingFace(tokenizer)
             }
-            (None, Names::User(_)) => Tokenizer::Estimate,
-            (None, Names::Strict) => {
-                return Err(CatalogError::InvalidField {
+            // A misspelt name (`cl100k-base`) silently counted as a ×1.5 estimate
+            // is a wrong answer nobody sees; `"estimate"` asks for that on purpose.
+            (None, _) => {
+                let known: Vec<&'static str> = Tokenizer::NAMED
+                    .iter()
+                    .map(|t| t.name())
+                    .chain(["huggingface"])
+                    .collect();
+                let did_you_mean = crate::closest_names(&self.tokenizer, known.iter().copied(), 1)
+                    .into_iter()
+                    .next();
+                return Err(CatalogError::UnknownTokenizer {
                     name: self.name,
-                    field: "tokenizer",
-                    reason: "is not a known tokenizer",
+                    tokenizer: self.tokenizer,
+                    did_you_mean,
+                    known,
                 });
             }
         };
@@ -124,9 +142,14 @@ pub struct ModelInfo {
     /// True when local counts equal what the provider bills.
     pub exact: bool,
     pub context_window: u64,
-    pub max_output_tokens: u64,
-    pub input_usd_per_mtok: f64,
-    pub output_usd_per_mtok: f64,
+    /// Absent when the models file does not give it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_output_tokens: Option<u64>,
+    /// Absent when the models file gives no price.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_usd_per_mtok: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_usd_per_mtok: Option<f64>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub aliases: Vec<String>,
 }
@@ -215,6 +238,15 @@ pub enum CatalogError {
         field: &'static str,
         reason: &'static str,
     },
+    #[error("model `{name}`: tokenizer `{tokenizer}` is not known{}; known: {}",
+        did_you_mean.as_ref().map(|d| format!(" (did you mean `{d}`?)")).unwrap_or_default(),
+        known.join(", "))]
+    UnknownTokenizer {
+        name: String,
+        tokenizer: String,
+        did_you_mean: Option<String>,
+        known: Vec<&'static str>,
+    },
     #[error("model `{name}`: {source}")]
     TokenizerFile {
         name: String,
@@ -289,14 +321,19 @@ impl Catalog {
             if model.context_window == 0 {
                 return Err(invalid("context_window", "must be positive"));
             }
-            if model.max_output_tokens > model.context_window {
+            if model
+                .max_output_tokens
+                .is_some_and(|max| max > model.context_window)
+            {
                 return Err(invalid("max_output_tokens", "exceeds context_window"));
             }
             for (field, price) in [
                 ("input_usd_per_mtok", model.input_usd_per_mtok),
                 ("output_usd_per_mtok", model.output_usd_per_mtok),
             ] {
-                if !price.is_finite() || price < 0.0 {
+                if let Some(price) = price
+                    && (!price.is_finite() || price < 0.0)
+                {
                     return Err(invalid(field, "must be a finite, non-negative number"));
                 }
             }
@@ -322,7 +359,9 @@ impl Catalog {
     /// column and field of the problem. A `huggingface` tokenizer's `tokenizer_file`
     /// resolves against `folder` (the models file's folder) and is read and built now,
     /// once per file for the process; a missing or invalid file is an error naming it.
-    /// An unknown tokenizer name gives the labelled estimate, never an error.
+    /// An unknown tokenizer name is an error suggesting the closest known one
+    /// (`"estimate"` asks for the labelled estimate). `max_output_tokens` and the
+    /// prices may be left out: no cost is shown for such a model.
     pub fn with_models_file(
         &self,
         json: &str,
@@ -402,6 +441,9 @@ impl Catalog {
     ///    `-`, `:` or `@` — so `gpt-4o-2024-08-06` is `gpt-4o`, `gpt-4-0613` is
     ///    `gpt-4`, and `claude-sonnet-4-5-20250929` is `claude-sonnet-4-5`, while
     ///    `gpt-4o` never matches `gpt-4`. A leading `ft:` (fine-tune) is ignored.
+    ///    A prefix match whose suffix crosses into another model is none: `gpt-4-o`
+    ///    reads as `gpt-4o` with a stray separator, not as a dated `gpt-4`
+    ///    ([`Self::crossed_into`] names that model).
     pub fn resolve<'a>(&'a self, requested: &'a str) -> Option<ResolvedModel<'a>> {
         let resolved = |target| ResolvedModel { requested, target };
         let wanted = requested.trim().to_ascii_lowercase();
@@ -415,6 +457,16 @@ impl Catalog {
         if let Some(tokenizer) = Tokenizer::from_encoding_name(wanted) {
             return Some(resolved(Target::Encoding(tokenizer)));
         }
+        let model = self.longest_prefix(wanted)?;
+        if self.crossing(wanted, model).is_some() {
+            return None;
+        }
+        Some(resolved(Target::Model(model)))
+    }
+
+    /// The catalog model whose name is the longest prefix of `wanted` (lower case)
+    /// ending at a separator.
+    fn longest_prefix(&self, wanted: &str) -> Option<&ModelEntry> {
         self.models
             .iter()
             .filter(|m| {
@@ -424,7 +476,41 @@ impl Catalog {
                     && matches!(wanted.as_bytes()[name.len()], b'-' | b':' | b'@')
             })
             .max_by_key(|m| m.name.len())
-            .map(|model| resolved(Target::Model(model)))
+    }
+
+    /// Another model that `wanted`, read without its separators, names beyond
+    /// `prefix`'s name: at a separator boundary of `wanted`, the squashed text equals
+    /// a longer squashed catalog name (`gpt-4-o` → `gpt4o` = `gpt-4o`, `gpt-4-1-mini`
+    /// → `gpt-4.1-mini`), while a date or tag (`gpt-4-0613`, `gpt-4-1106-preview`)
+    /// names none.
+    fn crossing<'a>(&'a self, wanted: &str, prefix: &ModelEntry) -> Option<&'a str> {
+        let own = squash(&prefix.name).len();
+        let mut read = String::new();
+        let mut boundaries = Vec::new();
+        for part in wanted.split(['-', ':', '@', '.', '_']) {
+            read.push_str(part);
+            if !part.is_empty() && read.len() > own {
+                boundaries.push(read.clone());
+            }
+        }
+        self.models
+            .iter()
+            .filter(|m| !std::ptr::eq(*m, prefix))
+            .flat_map(|m| std::iter::once(&m.name).chain(&m.aliases))
+            .map(|name| (squash(name), name))
+            .filter(|(squashed, _)| squashed.len() > own && boundaries.contains(squashed))
+            // The most it reads as: `gpt-4-1-mini` is gpt-4.1-mini, not gpt-4.1.
+            .max_by_key(|(squashed, _)| squashed.len())
+            .map(|(_, name)| name.as_str())
+    }
+
+    /// The model `requested` was refused as, when a prefix match crossed into it
+    /// (`gpt-4-o` → `gpt-4o`); for "did you mean".
+    pub fn crossed_into(&self, requested: &str) -> Option<&str> {
+        let wanted = requested.trim().to_ascii_lowercase();
+        let wanted = wanted.strip_prefix("ft:").unwrap_or(&wanted);
+        let model = self.longest_prefix(wanted)?;
+        self.crossing(wanted, model)
     }
 
     /// Every name `resolve` accepts exactly: canonical names, aliases, encodings.
@@ -484,6 +570,14 @@ impl Catalog {
             }
         })
     }
+}
+
+/// A name without case or separators: `GPT-4.1-mini` → `gpt41mini`.
+fn squash(name: &str) -> String {
+    name.chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
 }
 
 #[cfg(test)]
@@ -597,6 +691,31 @@ mod tests {
     }
 
     #[test]
+    fn a_prefix_that_crosses_into_another_model_is_refused() {
+        // `gpt-4-o` counted as gpt-4 (cl100k, 8K window): it means gpt-4o.
+        let catalog = Catalog::builtin();
+        for (id, meant) in [
+            ("gpt-4-o", "gpt-4o"),
+            ("gpt-4-o-2024-08-06", "gpt-4o"),
+            ("gpt-4-1-mini", "gpt-4.1-mini"),
+            ("GPT-4-O-mini", "gpt-4o-mini"),
+        ] {
+            assert_eq!(resolved(id), None, "{id}");
+            assert_eq!(catalog.crossed_into(id), Some(meant), "{id}");
+        }
+        // Dates and tags cross into nothing.
+        for (id, model) in [
+            ("gpt-4-0613", "gpt-4"),
+            ("gpt-4-0314-preview", "gpt-4"),
+            ("gpt-4o-2024-08-06", "gpt-4o"),
+            ("claude-sonnet-4-20250514", "claude-sonnet-4"),
+        ] {
+            assert_eq!(resolved(id).as_deref(), Some(model), "{id}");
+            assert_eq!(catalog.crossed_into(id), None, "{id}");
+        }
+    }
+
+    #[test]
     fn encoding_names_are_models_without_window() {
         let catalog = Catalog::builtin();
         let cl100k = catalog.resolve("cl100k_base").expect("encoding resolves");
@@ -694,7 +813,7 @@ mod tests {
         let gpt4o = merged
             .resolve("gpt-4o-2024-08-06")
             .and_then(|r| r.entry().cloned());
-        assert_eq!(gpt4o.map(|s| s.input_usd_per_mtok), Some(1.25));
+        assert_eq!(gpt4o.and_then(|s| s.input_usd_per_mtok), Some(1.25));
         assert_eq!(
             merged
                 .resolve("acme")
@@ -773,10 +892,7 @@ mod tests {
             {"name":"a","family":"f","tokenizer":"p50k","context_window":10,"max_output_tokens":5,"input_usd_per_mtok":1,"output_usd_per_mtok":1}]}"#;
         assert!(matches!(
             Catalog::from_json(unknown_tokenizer),
-            Err(CatalogError::InvalidField {
-                field: "tokenizer",
-                ..
-            })
+            Err(CatalogError::UnknownTokenizer { .. })
         ));
     }
 
@@ -796,7 +912,7 @@ mod tests {
         assert_eq!(opus.tokenizer(), Tokenizer::Claude47Estimate);
         assert_eq!(opus.entry().map(|e| e.context_window), Some(2_000_000));
         let gpt4o = merged.resolve("gpt-4o").and_then(|r| r.entry().cloned());
-        assert_eq!(gpt4o.map(|e| e.input_usd_per_mtok), Some(1.0));
+        assert_eq!(gpt4o.and_then(|e| e.input_usd_per_mtok), Some(1.0));
         assert!(
             merged
                 .source
@@ -819,15 +935,65 @@ mod tests {
     }
 
     #[test]
-    fn unknown_tokenizers_in_a_models_file_are_labelled_estimates() {
-        let file = USER_FILE.replace("\"cl100k_base\"", "\"acme_bpe_v2\"");
+    fn unknown_tokenizers_in_a_models_file_are_errors_with_the_closest_name() {
+        // Issue 23: `cl100k-base` was silently counted as a ×1.5 estimate.
+        let file = USER_FILE.replace("\"cl100k_base\"", "\"cl100k-base\"");
+        let err = Catalog::builtin()
+            .with_overrides(&file, "m.json")
+            .expect_err("a misspelt tokenizer is refused");
+        let CatalogError::UnknownTokenizer {
+            name,
+            tokenizer,
+            did_you_mean,
+            known,
+        } = &err
+        else {
+            panic!("{err}");
+        };
+        assert_eq!(
+            (name.as_str(), tokenizer.as_str()),
+            ("acme-chat", "cl100k-base")
+        );
+        assert_eq!(did_you_mean.as_deref(), Some("cl100k_base"));
+        assert!(known.contains(&"estimate"));
+        assert!(
+            err.to_string().contains("did you mean `cl100k_base`?"),
+            "{err}"
+        );
+        // The estimate is there for whoever asks for it by name.
+        let file = USER_FILE.replace("\"cl100k_base\"", "\"estimate\"");
         let merged = Catalog::builtin()
             .with_overrides(&file, "m.json")
-            .expect("an unknown tokenizer is not an error");
+            .expect("estimate by name");
         let acme = merged.resolve("acme").expect("added");
         assert_eq!(acme.tokenizer(), Tokenizer::Estimate);
-        assert!(!acme.tokenizer().is_exact());
         assert!(acme.tokenizer().method().contains("not known"));
+    }
+
+    #[test]
+    fn prices_and_the_output_limit_are_optional_in_a_models_file() {
+        let file = r#"{"models": [
+            {"name": "acme-local", "family": "acme", "tokenizer": "cl100k_base", "context_window": 32000}
+        ]}"#;
+        let merged = Catalog::builtin()
+            .with_overrides(file, "m.json")
+            .expect("no prices needed");
+        let entry = merged
+            .resolve("acme-local")
+            .and_then(|r| r.entry().cloned())
+            .expect("added");
+        assert_eq!(
+            (
+                entry.max_output_tokens,
+                entry.input_usd_per_mtok,
+                entry.output_usd_per_mtok
+            ),
+            (None, None, None)
+        );
+        let listed = merged.listing(Some("acme-local"));
+        let row = serde_json::to_value(&listed.models[0]).expect("json");
+        assert_eq!(row.get("input_usd_per_mtok"), None, "{row}");
+        assert_eq!(row.get("max_output_tokens"), None, "{row}");
     }
 
     #[test]

@@ -45,6 +45,9 @@ pub enum CountError {
         /// Every name that resolves.
         available: Vec<String>,
     },
+    /// The model name is empty (or only spaces): nothing to resolve or suggest from.
+    #[error("the model name is empty")]
+    EmptyModel,
     /// The input is over one of the counter's [`InputLimits`].
     #[error(transparent)]
     Limit(#[from] LimitError),
@@ -116,11 +119,22 @@ impl TokenCounter {
         let requested = model.unwrap_or(DEFAULT_MODEL);
         // Before any lookup or suggestion search: their cost grows with the name.
         self.check_name("model", requested)?;
+        if requested.trim().is_empty() {
+            return Err(CountError::EmptyModel);
+        }
         self.catalog.resolve(requested).ok_or_else(|| {
             let names = self.catalog.names();
+            // A prefix that crossed into another model (`gpt-4-o`) means that model.
+            let crossed = self.catalog.crossed_into(requested);
+            let mut did_you_mean: Vec<String> = crossed.iter().map(|n| n.to_string()).collect();
+            for name in closest_names(requested, names.iter().copied(), 3) {
+                if did_you_mean.len() < 3 && !did_you_mean.contains(&name) {
+                    did_you_mean.push(name);
+                }
+            }
             CountError::UnsupportedModel {
                 requested: requested.to_string(),
-                did_you_mean: closest_names(requested, names.iter().copied(), 3),
+                did_you_mean,
                 available: names.iter().map(|n| n.to_string()).collect(),
             }
         })
@@ -192,8 +206,8 @@ impl TokenCount {
             exact: tokenizer.is_exact(),
             method: tokenizer.method(),
             context_window: entry.map(|e| e.context_window),
-            max_output_tokens: entry.map(|e| e.max_output_tokens),
-            estimated_input_cost_usd: entry.map(|e| usd(token_count, e.input_usd_per_mtok)),
+            max_output_tokens: entry.and_then(|e| e.max_output_tokens),
+            estimated_input_cost_usd: entry.and_then(|e| cost(token_count, e)),
             warning: None,
         }
     }
@@ -207,8 +221,8 @@ impl TokenCount {
             exact: true,
             method: counter.method(),
             context_window: Some(entry.context_window),
-            max_output_tokens: Some(entry.max_output_tokens),
-            estimated_input_cost_usd: Some(usd(token_count, entry.input_usd_per_mtok)),
+            max_output_tokens: entry.max_output_tokens,
+            estimated_input_cost_usd: cost(token_count, entry),
             warning: None,
         }
     }
@@ -217,6 +231,33 @@ impl TokenCount {
 /// Price of `tokens` at `usd_per_mtok`, rounded to a millionth of a dollar.
 pub fn usd(tokens: usize, usd_per_mtok: f64) -> f64 {
     (tokens as f64 * usd_per_mtok).round() / 1_000_000.0
+}
+
+/// `tokens` at `entry`'s input price; `None` when the catalog has no price for it
+/// (a models file may leave prices out: no cost is better than a made-up one).
+pub fn cost(tokens: usize, entry: &ModelEntry) -> Option<f64> {
+    entry.input_usd_per_mtok.map(|price| usd(tokens, price))
+}
+
+/// An input cost that may be unknown: serialized as the number or left out, shown
+/// as the number (with the format's precision) or `?`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
+#[serde(transparent)]
+pub struct Usd(pub Option<f64>);
+
+impl Usd {
+    pub fn is_unknown(&self) -> bool {
+        self.0.is_none()
+    }
+}
+
+impl std::fmt::Display for Usd {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(value) => std::fmt::Display::fmt(&value, f),
+            None => f.write_str("?"),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -278,6 +319,20 @@ mod tests {
         assert_eq!(did_you_mean.first().map(String::as_str), Some("gpt-4o"));
         assert!(available.iter().any(|n| n == "claude-sonnet-4-5"));
         assert!(available.iter().any(|n| n == "cl100k_base"));
+    }
+
+    #[test]
+    fn a_crossed_prefix_or_an_empty_name_is_refused_clearly() {
+        let counter = TokenCounter::default();
+        let Err(CountError::UnsupportedModel { did_you_mean, .. }) =
+            counter.resolve(Some("gpt-4-o"))
+        else {
+            panic!("gpt-4-o is not gpt-4");
+        };
+        assert_eq!(did_you_mean.first().map(String::as_str), Some("gpt-4o"));
+        for empty in ["", "  "] {
+            assert_eq!(counter.resolve(Some(empty)), Err(CountError::EmptyModel));
+        }
     }
 
     /// Counts every text as 7 tokens, for Claude models only.

@@ -14,7 +14,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::counter::{CountError, TokenCounter, usd};
+use crate::counter::{CountError, TokenCounter, cost};
 use crate::exact::{ExactCounter, MAX_EXACT_ROUNDS, Refined, exact_for, refine};
 use crate::messages::{
     ChatOverhead, Message, Role, message_tokens, messages_bytes, overhead_method,
@@ -346,7 +346,7 @@ impl Fitted<'_> {
             encoding,
             exact,
             method: method.to_string(),
-            estimated_input_cost_usd: usd(total_tokens as usize, self.entry.input_usd_per_mtok),
+            estimated_input_cost_usd: cost(total_tokens as usize, self.entry),
             warning,
         }
     }
@@ -372,8 +372,9 @@ pub struct FittedMessages {
     pub exact: bool,
     /// How `total_tokens` was produced.
     pub method: String,
-    /// `total_tokens` at the model's input price.
-    pub estimated_input_cost_usd: f64,
+    /// `total_tokens` at the model's input price; absent without a price.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub estimated_input_cost_usd: Option<f64>,
     /// Why an exact count was not used (or anything else worth knowing).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub warning: Option<String>,

@@ -42,8 +42,8 @@ pub mod wire;
 
 pub use assemble::{
     ADR_LAYERED, AssembleError, AssembleOptions, AssembledContext, DEFAULT_PRIORITY,
-    DEFAULT_SECTIONS, PRESETS, Preset, SECTION_SEPARATOR, Section, SectionReport, TRUNCATION_MARK,
-    assemble_context, preset, ratio,
+    DEFAULT_SECTIONS, LayerBudgets, LayerBudgetsError, PRESETS, Preset, SECTION_SEPARATOR, Section,
+    SectionReport, TRUNCATION_MARK, assemble_context, preset, ratio,
 };
 pub use exact::{ExactCountFailure, ExactCounter};
 pub use fit::{
@@ -58,7 +58,7 @@ pub use messages::{
 
 pub use catalog::{Catalog, CatalogError, ModelEntry, ModelInfo, ModelListing, ResolvedModel};
 pub use claude::ClaudeGeneration;
-pub use counter::{CountError, TokenCount, TokenCounter, usd};
+pub use counter::{CountError, TokenCount, TokenCounter, Usd, cost, usd};
 pub use huggingface::{HuggingFaceError, HuggingFaceTokenizer, MAX_TOKENIZER_FILE_BYTES};
 pub use read::SkipReason;
 pub use scan_control::{ScanControl, Unobserved};

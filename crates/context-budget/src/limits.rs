@@ -52,6 +52,10 @@ pub enum LimitError {
     /// More text to tokenize than [`InputLimits::max_input_bytes`].
     #[error("input is {bytes} bytes, over the limit of {limit} bytes")]
     TextTooLarge { bytes: usize, limit: usize },
+    /// More text than the limit, read from a stream whose size was not measured (the
+    /// reader stopped one byte past the limit): "over", never that byte count.
+    #[error("input is over the limit of {limit} bytes")]
+    TextOverLimit { limit: usize },
     /// `preview` is the start of the name (at most [`PREVIEW_CHARS`] characters and an
     /// ellipsis): an answer never echoes an unbounded input.
     #[error("`{field}` is {bytes} bytes long (`{preview}`); at most {limit} bytes are accepted")]

@@ -7,17 +7,31 @@
 
 /// Up to `limit` candidates closest to `query`, best first.
 ///
-/// Closeness is the edit distance between lower-cased strings, with candidates that
-/// contain the query (or are contained in it) ranked first: `sonnet` should suggest
-/// `claude-sonnet-4-5` even though that is many edits away.
+/// Ranked by what a name means before how it is spelt:
+/// 1. the same name but for case and separators (`claude-3.5-sonnet` is
+///    `claude-3-5-sonnet`, `claude-sonnet-4.5` is `claude-sonnet-4-5`);
+/// 2. the same family (first word) and generation (the same numbers in the same
+///    order) within typo distance (`claude-sonet-4-5` → `claude-sonnet-4-5`, not
+///    bare `claude`);
+/// 3. candidates that contain the query or are contained in it: `sonnet` should
+///    suggest `claude-sonnet-4-5` even though that is many edits away;
+/// 4. the same family within typo distance (`gpt-4.5` → `gpt-4.1` before
+///    `grok-4.5`);
+/// 5. any other within typo distance.
+///
+/// Then by edit distance between lower-cased strings. An empty query has no
+/// suggestion (every name would "contain" it).
 pub fn closest_names<'a, I>(query: &str, candidates: I, limit: usize) -> Vec<String>
 where
     I: IntoIterator<Item = &'a str>,
 {
-    if limit == 0 || query.chars().nth(MAX_QUERY_CHARS).is_some() {
+    if limit == 0 || query.trim().is_empty() || query.chars().nth(MAX_QUERY_CHARS).is_some() {
         return Vec::new();
     }
     let query = query.to_lowercase();
+    let squashed = squash(&query);
+    let generation = numbers(&query);
+    let query_family = family(&query);
     // Further than this is no longer a typo of the query.
     let cutoff = (query.chars().count() / 2).max(3);
     let mut scored: Vec<(usize, usize, &str)> = candidates
@@ -30,14 +44,24 @@ where
                 .to_lowercase();
             let contains = lower.contains(&query) || query.contains(&lower);
             let distance = edit_distance_within(&query, &lower, cutoff);
-            match (contains, distance) {
-                (false, None) => None,
-                (_, distance) => Some((
-                    usize::from(!contains),
-                    distance.unwrap_or(cutoff + 1),
-                    candidate,
-                )),
-            }
+            let tier = if !squashed.is_empty() && squash(&lower) == squashed {
+                0
+            } else if !generation.is_empty()
+                && (contains || distance.is_some())
+                && family(&lower) == query_family
+                && numbers(&lower) == generation
+            {
+                1
+            } else if contains {
+                2
+            } else if distance.is_some() && family(&lower) == query_family {
+                3
+            } else if distance.is_some() {
+                4
+            } else {
+                return None;
+            };
+            Some((tier, distance.unwrap_or(cutoff + 1), candidate))
         })
         .collect();
     scored.sort();
@@ -46,6 +70,31 @@ where
         .into_iter()
         .take(limit)
         .map(|(_, _, name)| name.to_string())
+        .collect()
+}
+
+/// Letters and digits only: `Claude-3.5-Sonnet` → `claude35sonnet`.
+fn squash(name: &str) -> String {
+    name.chars().filter(|c| c.is_alphanumeric()).collect()
+}
+
+/// The first word of a name (its family): `claude-sonnet-4-5` → `claude`, `gpt-4o` →
+/// `gpt`, `o3-mini` → `o`.
+fn family(name: &str) -> &str {
+    name.split(|c: char| !c.is_alphabetic())
+        .find(|word| !word.is_empty())
+        .unwrap_or_default()
+}
+
+/// The numbers in a name, in order (its generation): `claude-sonnet-4-5` → [4, 5],
+/// `claude-3.5-sonnet` → [3, 5]; leading zeros do not count (`059` is 59).
+fn numbers(name: &str) -> Vec<&str> {
+    name.split(|c: char| !c.is_ascii_digit())
+        .filter(|run| !run.is_empty())
+        .map(|run| {
+            let trimmed = run.trim_start_matches('0');
+            if trimmed.is_empty() { "0" } else { trimmed }
+        })
         .collect()
 }
 
@@ -102,6 +151,41 @@ mod tests {
         assert_eq!(closest_names("gpt4o", names, 2), vec!["gpt-4o", "gpt-4"]);
         assert_eq!(closest_names("Sonnet", names, 1), vec!["claude-sonnet-4-5"]);
         assert!(closest_names("anything", names, 0).is_empty());
+    }
+
+    #[test]
+    fn family_and_generation_rank_before_spelling() {
+        // Issue 23: each of these suggested bare `claude` or the wrong generation.
+        let names = [
+            "claude",
+            "claude-sonnet-4",
+            "claude-sonnet-4-5",
+            "claude-haiku-4-5",
+            "claude-opus-4-5",
+            "claude-3-5-sonnet",
+            "claude-3-7-sonnet",
+            "gpt-4o",
+            "gpt-4.1",
+            "grok-4.5",
+            "o1",
+        ];
+        for (query, meant) in [
+            ("claude-sonet-4-5", "claude-sonnet-4-5"),
+            ("claude-3.5-sonnet", "claude-3-5-sonnet"),
+            ("claude-sonnet-4.5", "claude-sonnet-4-5"),
+            ("Claude-Sonnet-4.5", "claude-sonnet-4-5"),
+            ("gpt-4-o", "gpt-4o"),
+            ("gpt-4.5", "gpt-4.1"),
+        ] {
+            assert_eq!(
+                closest_names(query, names, 3).first().map(String::as_str),
+                Some(meant),
+                "{query}"
+            );
+        }
+        // Nothing to suggest for nothing (every name contains the empty string).
+        assert!(closest_names("", names, 3).is_empty());
+        assert!(closest_names("  ", names, 3).is_empty());
     }
 
     #[test]

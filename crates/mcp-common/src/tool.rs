@@ -88,12 +88,26 @@ pub fn parse_params<T: DeserializeOwned>(
     {
         return Err(unknown_argument(tool, unknown, accepted));
     }
-    serde_json::from_value(serde_json::Value::Object(args)).map_err(|e| {
-        ToolError::new(
+    // serde_json names a missing field but not the field whose value has the wrong
+    // type (`invalid type: integer `-5`, expected u64`); the path says which one.
+    serde_path_to_error::deserialize(serde_json::Value::Object(args)).map_err(|e| {
+        let path = e.path().to_string();
+        let error = e.into_inner();
+        let message = if path == "." {
+            format!("invalid arguments for {tool}: {error}")
+        } else {
+            format!("invalid arguments for {tool}: `{path}`: {error}")
+        };
+        let tool_error = ToolError::new(
             ErrorCode::InvalidInput,
-            format!("invalid arguments for {tool}: {e}"),
+            message,
             format!("Check the arguments against the inputSchema of `{tool}` in tools/list."),
-        )
+        );
+        if path == "." {
+            tool_error
+        } else {
+            tool_error.with_detail("field", &path)
+        }
     })
 }
 
@@ -292,6 +306,42 @@ mod tests {
             mistyped.message.contains("invalid type"),
             "{}",
             mistyped.message
+        );
+    }
+
+    #[test]
+    fn a_mistyped_value_names_its_field_and_path() {
+        #[derive(Debug, Deserialize)]
+        #[allow(dead_code)]
+        struct Budgeted {
+            budget: Option<u64>,
+            sections: Option<Vec<Section>>,
+        }
+        #[derive(Debug, Deserialize)]
+        #[allow(dead_code)]
+        struct Section {
+            name: String,
+            budget: Option<u64>,
+        }
+        let negative = parse_params::<Budgeted>("assemble-context", object(json!({"budget": -5})))
+            .expect_err("negative budget");
+        assert_eq!(
+            negative.message,
+            "invalid arguments for assemble-context: `budget`: invalid value: integer `-5`, \
+             expected u64"
+        );
+        assert_eq!(negative.details["field"], "budget");
+        let nested = parse_params::<Budgeted>(
+            "t",
+            object(json!({"sections": [{"name": "a"}, {"name": "b", "budget": "x"}]})),
+        )
+        .expect_err("nested");
+        assert!(
+            nested
+                .message
+                .contains("`sections[1].budget`: invalid type"),
+            "{}",
+            nested.message
         );
     }
 

@@ -14,7 +14,9 @@ use context_budget::files::FileLimits;
 use context_budget::files::roots::Roots;
 use context_budget::limits::{DEFAULT_MAX_MESSAGES, DEFAULT_MAX_NAME_BYTES, DEFAULT_MAX_SECTIONS};
 use context_budget::spec::SpecStore;
-use context_budget::{Catalog, DEFAULT_MAX_INPUT_BYTES, InputLimits, TokenCounter};
+use context_budget::{
+    ADR_LAYERED, Catalog, DEFAULT_MAX_INPUT_BYTES, InputLimits, LayerBudgets, TokenCounter,
+};
 
 use crate::anthropic::{self, AnthropicConfig, AnthropicCounter};
 use crate::service::Service;
@@ -40,24 +42,44 @@ pub const TOOL_FLAGS_HEADING: &str = "Configuration";
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
     /// Largest text accepted in one call, in bytes; larger gets INPUT_TOO_LARGE.
-    #[arg(long, global = true,
+    #[arg(
+        long,
+        global = true,
         hide_env_values = true,
-        help_heading = "Limits", env = "CONTEXT_LOADER_MAX_INPUT_BYTES", default_value_t = DEFAULT_MAX_INPUT_BYTES)]
+        help_heading = "Limits",
+        env = "CONTEXT_LOADER_MAX_INPUT_BYTES",
+        default_value_t = DEFAULT_MAX_INPUT_BYTES
+    )]
     pub max_input_bytes: usize,
     /// Longest model name or spec path accepted, in bytes; longer gets INPUT_TOO_LARGE.
-    #[arg(long, global = true,
+    #[arg(
+        long,
+        global = true,
         hide_env_values = true,
-        help_heading = "Limits", env = "CONTEXT_LOADER_MAX_NAME_BYTES", default_value_t = DEFAULT_MAX_NAME_BYTES)]
+        help_heading = "Limits",
+        env = "CONTEXT_LOADER_MAX_NAME_BYTES",
+        default_value_t = DEFAULT_MAX_NAME_BYTES
+    )]
     pub max_name_bytes: usize,
     /// Most chat messages one fit-messages call accepts; more gets INPUT_TOO_LARGE.
-    #[arg(long, global = true,
+    #[arg(
+        long,
+        global = true,
         hide_env_values = true,
-        help_heading = "Limits", env = "CONTEXT_LOADER_MAX_MESSAGES", default_value_t = DEFAULT_MAX_MESSAGES)]
+        help_heading = "Limits",
+        env = "CONTEXT_LOADER_MAX_MESSAGES",
+        default_value_t = DEFAULT_MAX_MESSAGES
+    )]
     pub max_messages: usize,
     /// Most sections one assemble-context call accepts; more gets INPUT_TOO_LARGE.
-    #[arg(long, global = true,
+    #[arg(
+        long,
+        global = true,
         hide_env_values = true,
-        help_heading = "Limits", env = "CONTEXT_LOADER_MAX_SECTIONS", default_value_t = DEFAULT_MAX_SECTIONS)]
+        help_heading = "Limits",
+        env = "CONTEXT_LOADER_MAX_SECTIONS",
+        default_value_t = DEFAULT_MAX_SECTIONS
+    )]
     pub max_sections: usize,
     /// Folder holding the specs (`NNN-name/README.md`, ...), for spec-tokens and spec-budget.
     #[arg(
@@ -100,9 +122,14 @@ pub struct GlobalArgs {
     )]
     pub exact_claude: bool,
     /// Base URL of the Anthropic API.
-    #[arg(long, global = true,
+    #[arg(
+        long,
+        global = true,
         hide_env_values = true,
-        help_heading = "Anthropic API", env = "ANTHROPIC_BASE_URL", default_value = anthropic::DEFAULT_BASE_URL)]
+        help_heading = "Anthropic API",
+        env = "ANTHROPIC_BASE_URL",
+        default_value = anthropic::DEFAULT_BASE_URL
+    )]
     pub anthropic_base_url: String,
     /// Give up on a count_tokens request after this many milliseconds (then estimate).
     #[arg(
@@ -118,35 +145,88 @@ pub struct GlobalArgs {
     /// a path list, `:`-separated). Default: the working directory over stdio and on
     /// the command line, unless it is `/`, a home folder or a folder directly under `/`;
     /// none over HTTP (file tools then answer ROOTS_NOT_CONFIGURED).
-    #[arg(long = "root", global = true,
+    #[arg(
+        long = "root",
+        global = true,
         hide_env_values = true,
-        help_heading = TOOL_FLAGS_HEADING, env = "CONTEXT_LOADER_ROOTS", value_delimiter = PATH_LIST_SEPARATOR)]
+        help_heading = TOOL_FLAGS_HEADING,
+        env = "CONTEXT_LOADER_ROOTS",
+        value_delimiter = PATH_LIST_SEPARATOR
+    )]
     pub roots: Vec<PathBuf>,
     /// File tools: most files measured or loaded per call (more: FILE_LIMIT_EXCEEDED).
-    #[arg(long, global = true,
+    #[arg(
+        long,
+        global = true,
         hide_env_values = true,
-        help_heading = "Limits", env = "CONTEXT_LOADER_MAX_FILES", default_value_t = FileLimits::default().max_files)]
+        help_heading = "Limits",
+        env = "CONTEXT_LOADER_MAX_FILES",
+        default_value_t = FileLimits::default().max_files
+    )]
     pub max_files: usize,
     /// File tools: larger files are skipped as `too_large`.
-    #[arg(long, global = true,
+    #[arg(
+        long,
+        global = true,
         hide_env_values = true,
-        help_heading = "Limits", env = "CONTEXT_LOADER_MAX_FILE_BYTES", default_value_t = FileLimits::default().max_file_bytes)]
+        help_heading = "Limits",
+        env = "CONTEXT_LOADER_MAX_FILE_BYTES",
+        default_value_t = FileLimits::default().max_file_bytes
+    )]
     pub max_file_bytes: u64,
     /// File tools: most bytes read per call, all files together.
-    #[arg(long, global = true,
+    #[arg(
+        long,
+        global = true,
         hide_env_values = true,
-        help_heading = "Limits", env = "CONTEXT_LOADER_MAX_TOTAL_BYTES", default_value_t = FileLimits::default().max_total_bytes)]
+        help_heading = "Limits",
+        env = "CONTEXT_LOADER_MAX_TOTAL_BYTES",
+        default_value_t = FileLimits::default().max_total_bytes
+    )]
     pub max_total_bytes: u64,
     /// File tools: most folder entries one call's walk visits.
-    #[arg(long, global = true,
+    #[arg(
+        long,
+        global = true,
         hide_env_values = true,
-        help_heading = "Limits", env = "CONTEXT_LOADER_MAX_WALK_ENTRIES", default_value_t = FileLimits::default().max_walk_entries)]
+        help_heading = "Limits",
+        env = "CONTEXT_LOADER_MAX_WALK_ENTRIES",
+        default_value_t = FileLimits::default().max_walk_entries
+    )]
     pub max_walk_entries: usize,
     /// File tools: longest time one call's walk may take, in milliseconds.
-    #[arg(long, global = true,
+    #[arg(
+        long,
+        global = true,
         hide_env_values = true,
-        help_heading = "Limits", env = "CONTEXT_LOADER_WALK_TIMEOUT_MS", default_value_t = FileLimits::default().walk_timeout.as_millis() as u64)]
+        help_heading = "Limits",
+        env = "CONTEXT_LOADER_WALK_TIMEOUT_MS",
+        default_value_t = FileLimits::default().walk_timeout.as_millis() as u64
+    )]
     pub walk_timeout_ms: u64,
+    /// Layer budgets of the `adr-layered` preset, replacing the ADR's defaults (the ADR
+    /// makes them configurable): `layer=tokens,...`, e.g.
+    /// `working_memory=30000,semantic_search=20000`; layers not named keep theirs.
+    #[arg(
+        long,
+        global = true,
+        hide_env_values = true,
+        help_heading = "Assembly",
+        env = "CONTEXT_LOADER_ADR_LAYER_BUDGETS",
+        value_name = "LAYER=TOKENS,...",
+        conflicts_with = "adr_layer_budgets_file"
+    )]
+    pub adr_layer_budgets: Option<String>,
+    /// The same as a JSON file: `{"working_memory": 30000, ...}`.
+    #[arg(
+        long,
+        global = true,
+        hide_env_values = true,
+        help_heading = "Assembly",
+        env = "CONTEXT_LOADER_ADR_LAYER_BUDGETS_FILE",
+        value_name = "FILE"
+    )]
+    pub adr_layer_budgets_file: Option<PathBuf>,
     /// Do not load the vocabularies in the background at start (servers then load
     /// them on the first count). Only for `cargo xtask bench`'s unwarmed variant.
     #[arg(long, global = true, hide = true)]
@@ -206,7 +286,8 @@ impl GlobalArgs {
             SpecStore::new(&self.specs_dir).with_name_limit(self.max_name_bytes),
         )
         .with_files(roots, self.file_limits())
-        .with_refused_root(refused_root);
+        .with_refused_root(refused_root)
+        .with_layer_budgets(self.layer_budgets()?);
         if self.no_warm_up {
             service = service.without_warm_up();
         }
@@ -225,6 +306,27 @@ impl GlobalArgs {
             timeout: Duration::from_millis(self.anthropic_timeout_ms),
         })?;
         Ok(service.with_exact(Arc::new(counter)))
+    }
+
+    /// The `adr-layered` layer budgets from `--adr-layer-budgets` or its file, checked
+    /// now (a misspelt layer is a start-up error, not a budget silently ignored).
+    fn layer_budgets(&self) -> anyhow::Result<LayerBudgets> {
+        match (&self.adr_layer_budgets, &self.adr_layer_budgets_file) {
+            (Some(text), _) => LayerBudgets::parse(&ADR_LAYERED, text)
+                .map_err(|e| anyhow::anyhow!("invalid --adr-layer-budgets: {e}")),
+            (None, Some(path)) => {
+                let json = std::fs::read_to_string(path).map_err(|e| {
+                    anyhow::anyhow!(
+                        "cannot read --adr-layer-budgets-file {}: {e}",
+                        path.display()
+                    )
+                })?;
+                LayerBudgets::from_json(&ADR_LAYERED, &json).map_err(|e| {
+                    anyhow::anyhow!("invalid --adr-layer-budgets-file {}: {e}", path.display())
+                })
+            }
+            (None, None) => Ok(LayerBudgets::default()),
+        }
     }
 
     /// The file tools' per-call bounds from the flags.

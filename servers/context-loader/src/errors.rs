@@ -45,6 +45,15 @@ impl IntoToolError for CountError {
                 .with_detail("did_you_mean", did_you_mean)
                 .with_detail("available_options", available)
             }
+            CountError::EmptyModel => ToolError::new(
+                ErrorCode::InvalidInput,
+                "`model` is empty",
+                format!(
+                    "Omit `model` to use the default `{DEFAULT_MODEL}`, or name one (list-models \
+                     lists them, e.g. `gpt-4o` or `claude-sonnet-4-5`)."
+                ),
+            )
+            .with_detail("field", "model"),
             CountError::Limit(limit) => limit.into_tool_error(),
             CountError::Cancelled => cancelled(),
         }
@@ -81,6 +90,13 @@ impl IntoToolError for LimitError {
                  paragraph boundaries to within a token or two), or raise --max-input-bytes.",
             )
             .with_detail("input_bytes", bytes)
+            .with_detail("limit_bytes", limit),
+            LimitError::TextOverLimit { limit } => ToolError::new(
+                ErrorCode::InputTooLarge,
+                format!("text is over {limit} bytes; this server counts at most {limit} bytes per call"),
+                "Split the text and count the parts separately (counts add up across \
+                 paragraph boundaries to within a token or two), or raise --max-input-bytes.",
+            )
             .with_detail("limit_bytes", limit),
             LimitError::NameTooLong {
                 field,
@@ -179,11 +195,21 @@ impl IntoToolError for AssembleError {
     fn into_tool_error(self) -> ToolError {
         let message = self.to_string();
         match self {
-            AssembleError::ZeroBudget => ToolError::new(
+            AssembleError::OverWindow {
+                budget,
+                model,
+                context_window,
+            } => ToolError::new(
                 ErrorCode::InvalidInput,
                 message,
-                "Send a budget of at least 1 token.",
-            ),
+                format!(
+                    "Send a budget of at most {context_window} (the text must fit {model}'s \
+                     window, with room for the reply), or omit `budget` for 90 % of the window."
+                ),
+            )
+            .with_detail("field", "budget")
+            .with_detail("budget", budget)
+            .with_detail("context_window", context_window),
             AssembleError::EmptyName { index } => ToolError::new(
                 ErrorCode::InvalidInput,
                 message,
@@ -224,8 +250,9 @@ impl IntoToolError for AssembleError {
                 ErrorCode::InvalidInput,
                 message,
                 format!(
-                    "Remove `{field}` from the section: preset `{preset}` sets each layer's budget and \
-                     order. Omit `preset` to choose them yourself."
+                    "Remove `{field}` from the section: preset `{preset}` sets each layer's \
+                     order (a section's `budget` adjusts its layer). Omit `preset` to choose \
+                     the order yourself."
                 ),
             )
             .with_detail("section_index", index),

@@ -5,6 +5,7 @@ use std::io::Read;
 use std::path::Path;
 
 use context_budget::TokenCounter;
+use context_budget::limits::LimitError;
 use mcp_common::{ErrorCode, ToolError};
 use serde::de::DeserializeOwned;
 
@@ -26,20 +27,39 @@ pub fn text(
 pub fn source(counter: &TokenCounter, file: Option<&Path>) -> Result<String, ToolError> {
     let limit = counter.max_input_bytes();
     let file = file.filter(|path| path.as_os_str() != "-");
-    let (bytes, source) = match file {
+    let (bytes, source, measured) = match file {
         Some(path) => {
             let name = path.display().to_string();
             let file = std::fs::File::open(path).map_err(|e| io_error(&name, e))?;
+            // A regular file's size is known: an oversize one is reported as it is.
+            let size = file
+                .metadata()
+                .ok()
+                .filter(|m| m.is_file())
+                .map(|m| m.len());
             (
                 read_limited(file, limit).map_err(|e| io_error(&name, e))?,
                 name,
+                size,
             )
         }
         None => (
             read_limited(std::io::stdin().lock(), limit).map_err(|e| io_error("stdin", e))?,
             "stdin".to_string(),
+            None,
         ),
     };
+    if bytes.len() > limit {
+        // The reader stopped one byte past the limit: that count is not the input's.
+        let error = match measured.filter(|&size| size > limit as u64) {
+            Some(size) => LimitError::TextTooLarge {
+                bytes: usize::try_from(size).unwrap_or(usize::MAX),
+                limit,
+            },
+            None => LimitError::TextOverLimit { limit },
+        };
+        return Err(tool_error(error));
+    }
     counter.check_input(bytes.len()).map_err(tool_error)?;
     String::from_utf8(bytes).map_err(|e| {
         ToolError::new(

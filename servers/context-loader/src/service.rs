@@ -12,13 +12,13 @@
 
 use std::sync::Arc;
 
-use context_budget::ScanControl;
 use context_budget::files::roots::Roots;
 use context_budget::files::{FileLimits, FileStore, FilesError};
 use context_budget::spec::{SpecError, SpecStore};
 use context_budget::{
     ExactCountFailure, ExactCounter, Message, ModelEntry, ResolvedModel, TokenCounter, Tokenizer,
 };
+use context_budget::{LayerBudgets, ScanControl};
 use mcp_common::{ToolError, run_blocking};
 use tokio_util::sync::CancellationToken;
 
@@ -47,6 +47,8 @@ pub struct Service {
     refused_root: Option<String>,
     /// Whether [`Service::warm_up`] does anything (off only to measure its worth).
     warm: bool,
+    /// The `adr-layered` preset's layer budgets as configured (`--adr-layer-budgets`).
+    layer_budgets: Arc<LayerBudgets>,
 }
 
 impl std::fmt::Debug for Service {
@@ -69,7 +71,19 @@ impl Service {
             files: Arc::new((None, FileStore::new(FileLimits::default()))),
             refused_root: None,
             warm: true,
+            layer_budgets: Arc::new(LayerBudgets::default()),
         }
+    }
+
+    /// The `adr-layered` preset's layer budgets from configuration.
+    pub fn with_layer_budgets(mut self, budgets: LayerBudgets) -> Self {
+        self.layer_budgets = Arc::new(budgets);
+        self
+    }
+
+    /// The `adr-layered` preset's layer budgets (the ADR's unless configured).
+    pub fn layer_budgets(&self) -> Arc<LayerBudgets> {
+        Arc::clone(&self.layer_budgets)
     }
 
     /// Make [`Service::warm_up`] a no-op (`--no-warm-up`, for the benchmark's

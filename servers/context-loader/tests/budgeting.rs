@@ -593,3 +593,123 @@ fn cli_errors_and_models_file() {
     assert_eq!(code, 2);
     assert!(stderr.contains("ANTHROPIC_API_KEY"));
 }
+
+/// Issue 23: the answer uses what it knows about the model. A budget over the
+/// model's window is refused (gpt-4's 8,192 tokens: `budget: 20000` used to return a
+/// 15,001-token text, no warning); a budget of 0 places nothing, as load-files
+/// answers one with no files, instead of being an error.
+#[tokio::test]
+async fn assemble_budgets_are_checked_against_the_window_and_zero_is_nothing() {
+    let long = "Retrieved passage about token budgets. ".repeat(3_000);
+    for transport in ALL {
+        let conn = BIN.connect(transport, &[]).await;
+        let over = call(
+            &conn.client,
+            "assemble-context",
+            json!({"model": "gpt-4", "budget": 20000, "sections": [{"name": "notes", "content": long}]}),
+        )
+        .await;
+        assert_eq!(over.is_error, Some(true), "{transport:?}");
+        let error = structured(&over);
+        assert_eq!(error["error_code"], "INVALID_INPUT");
+        assert_eq!(error["field"], "budget");
+        assert_eq!(error["context_window"], 8192, "{error}");
+        assert_eq!(
+            error["message"],
+            "budget 20000 is over gpt-4's context window of 8192 tokens"
+        );
+
+        let zero = call(
+            &conn.client,
+            "assemble-context",
+            json!({"budget": 0, "sections": [{"name": "system", "content": "Be brief."}]}),
+        )
+        .await;
+        assert_eq!(zero.is_error, Some(false), "{transport:?}: {zero:?}");
+        let out = structured(&zero);
+        assert_eq!(
+            (out["text"].clone(), out["total_tokens"].clone()),
+            (json!(""), json!(0))
+        );
+        assert_eq!(out["dropped_sections"], 1, "{out}");
+    }
+    let (code, _, stderr) = BIN.run_cli(
+        &["assemble", "--model", "gpt-4", "--budget", "20000"],
+        Some("[{\"name\": \"notes\", \"content\": \"hi\"}]"),
+    );
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("over gpt-4's context window"), "{stderr}");
+    let (code, stdout, stderr) = BIN.run_cli(
+        &["assemble", "--budget", "0"],
+        Some("[{\"name\": \"notes\", \"content\": \"hi\"}]"),
+    );
+    assert_eq!((code, stdout.trim()), (0, ""), "{stderr}");
+    assert!(
+        stderr.contains("dropped notes: the overall budget is 0 tokens"),
+        "{stderr}"
+    );
+}
+
+/// Issue 23: the ADR makes layer budgets configurable: per section in the request
+/// (tested with the preset) and as server defaults, by flag or JSON file.
+#[tokio::test]
+async fn adr_layer_budgets_are_configurable_by_flag_or_file() {
+    let sections = json!([
+        {"name": "working_memory", "content": "memory entry ".repeat(2_000)},
+        {"name": "system_prompt", "content": "Be brief."}
+    ]);
+    let args = json!({"preset": "adr-layered", "model": "gpt-4o", "sections": sections});
+    for transport in ALL {
+        let conn = BIN
+            .connect(
+                transport,
+                &[
+                    "--adr-layer-budgets",
+                    "working_memory=1000,system_prompt=100",
+                ],
+            )
+            .await;
+        let result = call(&conn.client, "assemble-context", args.clone()).await;
+        let out = structured(&result);
+        assert_eq!(result.is_error, Some(false), "{transport:?}: {out}");
+        assert_eq!(
+            out["budget"],
+            76_000 - 39_000 - 7_900,
+            "the configured total"
+        );
+        assert_eq!(out["sections"][0]["name"], "system_prompt");
+        assert_eq!(out["sections"][0]["budget"], 100);
+        assert_eq!(out["sections"][1]["budget"], 1000);
+        assert_eq!(out["sections"][1]["truncated"], true);
+    }
+    let file = std::env::temp_dir().join(format!("cl-layers-{}.json", std::process::id()));
+    std::fs::write(&file, r#"{"working_memory": 1000, "system_prompt": 100}"#).expect("write");
+    let input = serde_json::to_string(&sections).expect("json");
+    let (code, stdout, stderr) = BIN.run_cli(
+        &[
+            "--adr-layer-budgets-file",
+            file.to_str().expect("path"),
+            "assemble",
+            "--preset",
+            "adr-layered",
+            "--model",
+            "gpt-4o",
+            "--json",
+        ],
+        Some(&input),
+    );
+    let _ = std::fs::remove_file(&file);
+    assert_eq!(code, 0, "{stderr}");
+    let out: Value = serde_json::from_str(&stdout).expect("json");
+    assert_eq!(out["sections"][1]["budget"], 1000, "{out}");
+    // A misspelt layer stops start-up with the closest name.
+    let (code, _, stderr) = BIN.run_cli(
+        &["--adr-layer-budgets", "working_memroy=1000", "models"],
+        None,
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("did you mean `working_memory`?"),
+        "{stderr}"
+    );
+}

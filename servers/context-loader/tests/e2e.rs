@@ -481,3 +481,121 @@ async fn http_refuses_foreign_host_headers() {
     let reply = http1::request_with_host(&addr, "evil.example", "POST", "/mcp", &[], &body).await;
     assert_eq!(reply.status, 403, "DNS-rebinding protection: {reply:?}");
 }
+
+/// Issue 23: model names mean what they say, over every transport.
+#[tokio::test]
+async fn model_names_that_cross_into_another_model_or_are_empty_are_refused() {
+    for transport in ALL {
+        let conn = BIN.connect(transport, &[]).await;
+        // `gpt-4-o` was counted as gpt-4 (cl100k, 8K window) through the prefix rule.
+        let crossed = call(
+            &conn.client,
+            "count-tokens",
+            json!({"text": "hi", "model": "gpt-4-o"}),
+        )
+        .await;
+        let error = structured(&crossed);
+        assert_eq!(error["error_code"], "UNSUPPORTED_MODEL", "{transport:?}");
+        assert_eq!(error["did_you_mean"][0], "gpt-4o", "{error}");
+        // A dated id still resolves to its model.
+        let dated = call(
+            &conn.client,
+            "count-tokens",
+            json!({"text": "hi", "model": "gpt-4o-2024-08-06"}),
+        )
+        .await;
+        assert_eq!(structured(&dated)["model"], "gpt-4o");
+        for (typo, meant) in [
+            ("claude-sonet-4-5", "claude-sonnet-4-5"),
+            ("claude-3.5-sonnet", "claude-3-5-sonnet"),
+            ("claude-sonnet-4.5", "claude-sonnet-4-5"),
+        ] {
+            let result = call(
+                &conn.client,
+                "count-tokens",
+                json!({"text": "hi", "model": typo}),
+            )
+            .await;
+            assert_eq!(
+                structured(&result)["did_you_mean"][0],
+                meant,
+                "{transport:?} {typo}"
+            );
+        }
+        // An empty name is said to be empty, not answered with "did you mean o1".
+        let empty = call(
+            &conn.client,
+            "count-tokens",
+            json!({"text": "hi", "model": ""}),
+        )
+        .await;
+        let error = structured(&empty);
+        assert_eq!(error["error_code"], "INVALID_INPUT", "{error}");
+        assert_eq!(error["message"], "`model` is empty");
+        assert_eq!(error.get("did_you_mean"), None);
+    }
+    let (code, _, err) = BIN.run_cli(&["count", "--model", "", "hi"], None);
+    assert_eq!(code, 1);
+    assert!(err.contains("`model` is empty"), "{err}");
+}
+
+/// Issue 23: a value of the wrong type names its field (the README promises it).
+#[tokio::test]
+async fn a_mistyped_argument_names_its_field() {
+    for transport in ALL {
+        let conn = BIN.connect(transport, &[]).await;
+        let result = call(
+            &conn.client,
+            "assemble-context",
+            json!({"budget": -5, "sections": []}),
+        )
+        .await;
+        let error = structured(&result);
+        assert_eq!(error["error_code"], "INVALID_INPUT");
+        assert_eq!(error["field"], "budget", "{transport:?}: {error}");
+        assert!(
+            error["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("`budget`: invalid value: integer `-5`")),
+            "{error}"
+        );
+    }
+}
+
+/// Issue 23: a 9.6 MB file was reported as "8388609 bytes" (what the reader took).
+#[test]
+fn an_oversize_input_is_reported_as_measured_or_as_over_the_limit() {
+    let path = std::env::temp_dir().join(format!("cl-oversize-{}.txt", std::process::id()));
+    let size = 9_600_000;
+    std::fs::write(&path, "a".repeat(size)).expect("write");
+    let (code, out, _) = BIN.run_cli(
+        &["count", "--json", "--file", path.to_str().expect("path")],
+        None,
+    );
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(code, 1);
+    let error: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(error["error_code"], "INPUT_TOO_LARGE");
+    assert_eq!(error["input_bytes"], size, "{error}");
+    assert!(
+        error["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with(&format!("text is {size} bytes"))),
+        "{error}"
+    );
+    // Stdin's size is not measured: "over" the limit, never the limit + 1.
+    let (code, out, _) = BIN.run_cli(
+        &["--max-input-bytes", "4", "count", "--json"],
+        Some("hello"),
+    );
+    assert_eq!(code, 1);
+    let error: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(error["error_code"], "INPUT_TOO_LARGE");
+    assert_eq!(error.get("input_bytes"), None, "{error}");
+    assert!(
+        error["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("text is over 4 bytes")),
+        "{error}"
+    );
+}

@@ -68,9 +68,32 @@ async fn every_tool_refuses_unknown_argument_names_with_did_you_mean() {
                 "{transport:?} {tool}: {error}"
             );
         }
-        // Aliases the tools document stay accepted.
-        let alias = call(&conn.client, "spec-tokens", json!({"spec": "1"})).await;
-        assert_eq!(alias.is_error, Some(false), "{transport:?}");
+        // spec-tokens' schema (`additionalProperties: false`) lists no aliases, so the
+        // tool takes none: an alias is an unknown argument pointing at the real name.
+        for (alias, meant) in [
+            ("spec_path", "specPath"),
+            ("include_sub_specs", "includeSubSpecs"),
+            ("maxTokens", "max_tokens"),
+            ("minTokens", "min_tokens"),
+        ] {
+            let result = call(&conn.client, "spec-tokens", json!({ alias: 1 })).await;
+            assert_eq!(result.is_error, Some(true), "{transport:?} {alias}");
+            let error = structured(&result);
+            assert_eq!(
+                error["error_code"], "INVALID_INPUT",
+                "{transport:?} {alias}"
+            );
+            assert_eq!(
+                error["did_you_mean"], meant,
+                "{transport:?} {alias}: {error}"
+            );
+        }
+        let spec = call(&conn.client, "spec-tokens", json!({"spec": "1"})).await;
+        assert_eq!(
+            spec.is_error,
+            Some(true),
+            "{transport:?}: `spec` is not an argument"
+        );
         // A hostile name is cut, not echoed back whole.
         let long = "k".repeat(20_000);
         let result = call(&conn.client, "count-tokens", json!({"text": "hi", long: 1})).await;

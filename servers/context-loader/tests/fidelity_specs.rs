@@ -14,10 +14,13 @@ use test_support::{ALL, Binary, Transport, call, structured};
 const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
 
 /// The layers of `adr-layered`, in priority order, with their budgets (the ADR's).
+/// ADR-012's layers in its priority order ("1 system prompt, 2 working memory,
+/// 3 stream buffer, then semantic search, graph traversal, session archive, meta
+/// memory, tool definitions"; issue 23, seed 004), with its budgets.
 const ADR_LAYERS: [(&str, u64); 8] = [
     ("system_prompt", 8_000),
-    ("stream_buffer", 2_000),
     ("working_memory", 40_000),
+    ("stream_buffer", 2_000),
     ("semantic_search", 12_000),
     ("graph_traversal", 4_000),
     ("session_archive", 4_000),
@@ -356,7 +359,7 @@ async fn the_adr_preset_places_eight_layers_in_order_with_their_budgets() {
                 "{s}"
             );
         }
-        let memory = &sections[2];
+        let memory = &sections[1];
         assert_eq!(memory["truncated"], true);
         assert!(
             memory["tokens"].as_u64() <= Some(40_000) && memory["tokens"].as_u64() > Some(39_000)
@@ -368,15 +371,53 @@ async fn the_adr_preset_places_eight_layers_in_order_with_their_budgets() {
             Some(round4(total / 76_000.0))
         );
         let text = out["text"].as_str().expect("text");
-        assert!(
-            text.starts_with(
-                "The system_prompt layer.\n\nThe stream_buffer layer.\n\nmemory entry"
-            )
-        );
+        assert!(text.starts_with("The system_prompt layer.\n\nmemory entry"));
         assert!(text.ends_with("The tool_definitions layer."));
         answers.push(serde_json::to_value(&result).expect("json"));
 
-        // A name outside the preset, or a budget the preset fixes, is refused.
+        // Under a budget tighter than the layers, working memory (2nd) is served before
+        // the stream buffer (3rd): it was cut to 596 tokens while the buffer kept all.
+        let tight = call(
+            &conn.client,
+            "assemble-context",
+            json!({"preset": "adr-layered", "model": "claude-sonnet-4-5", "budget": 3000,
+                   "sections": adr_sections()}),
+        )
+        .await;
+        let tight = structured(&tight);
+        let names: Vec<&str> = tight["sections"]
+            .as_array()
+            .expect("sections")
+            .iter()
+            .map(|s| s["name"].as_str().expect("name"))
+            .collect();
+        assert_eq!(
+            &names[..3],
+            ["system_prompt", "working_memory", "stream_buffer"]
+        );
+        let memory = &tight["sections"][1];
+        assert!(memory["tokens"].as_u64() > Some(2_900), "{memory}");
+        assert_eq!(tight["sections"][2]["tokens"], 0, "{tight}");
+
+        // A section's budget adjusts its layer (the ADR: budgets are configurable).
+        let adjusted = call(
+            &conn.client,
+            "assemble-context",
+            json!({"preset": "adr-layered", "model": "claude-sonnet-4-5", "sections": [
+                {"name": "working_memory", "content": "memory entry ".repeat(1_000), "budget": 500}
+            ]}),
+        )
+        .await;
+        assert_eq!(
+            adjusted.is_error,
+            Some(false),
+            "{transport:?}: {adjusted:?}"
+        );
+        let adjusted = structured(&adjusted);
+        assert_eq!(adjusted["sections"][0]["budget"], 500);
+        assert_eq!(adjusted["sections"][0]["truncated"], true);
+
+        // A name outside the preset, or a priority the preset fixes, is refused.
         let wrong = call(
             &conn.client,
             "assemble-context",
@@ -389,7 +430,7 @@ async fn the_adr_preset_places_eight_layers_in_order_with_their_budgets() {
         let fixed = call(
             &conn.client,
             "assemble-context",
-            json!({"preset": "adr-layered", "sections": [{"name": "meta_memory", "content": "x", "budget": 9}]}),
+            json!({"preset": "adr-layered", "sections": [{"name": "meta_memory", "content": "x", "priority": 9}]}),
         )
         .await;
         assert_eq!(code(structured(&fixed)), "INVALID_INPUT");

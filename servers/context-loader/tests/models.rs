@@ -33,9 +33,8 @@ fn models_dir(name: &str) -> PathBuf {
   {"name": "tiny-open-1b", "family": "tiny", "tokenizer": "huggingface",
    "tokenizer_file": "tokenizers/tiny.json", "context_window": 4096,
    "max_output_tokens": 512, "input_usd_per_mtok": 0.0, "output_usd_per_mtok": 0.0},
-  {"name": "mystery-chat", "family": "mystery", "tokenizer": "mystery_bpe",
-   "context_window": 8192, "max_output_tokens": 1024,
-   "input_usd_per_mtok": 1.0, "output_usd_per_mtok": 2.0}
+  {"name": "mystery-chat", "family": "mystery", "tokenizer": "estimate",
+   "context_window": 8192}
 ]}"#,
     )
     .expect("write models file");
@@ -170,7 +169,8 @@ async fn a_models_file_with_a_tokenizer_json_counts_exactly_in_every_tool() {
                 .is_some_and(|m| m.contains("tiny.json"))
         );
 
-        // An unknown tokenizer name is a labelled estimate, not an error.
+        // `estimate` by name is the labelled estimate; without prices or an output
+        // limit in the file, no cost is shown (never a made-up $0).
         let mystery = call(
             &conn.client,
             "count-tokens",
@@ -178,8 +178,30 @@ async fn a_models_file_with_a_tokenizer_json_counts_exactly_in_every_tool() {
         )
         .await;
         assert_ne!(mystery.is_error, Some(true));
-        assert_eq!(structured(&mystery)["exact"], false);
-        assert_eq!(structured(&mystery)["encoding"], "estimate");
+        let out = structured(&mystery);
+        assert_eq!(out["exact"], false);
+        assert_eq!(out["encoding"], "estimate");
+        assert_eq!(out["estimated_input_cost_usd"], Value::Null, "{out}");
+        assert_eq!(out["max_output_tokens"], Value::Null, "{out}");
+        for (tool, args) in [
+            (
+                "fit-messages",
+                json!({"model": "mystery-chat", "messages": [{"role": "user", "content": "a"}]}),
+            ),
+            (
+                "assemble-context",
+                json!({"model": "mystery-chat", "sections": [{"name": "a", "content": "a"}]}),
+            ),
+        ] {
+            let result = call(&conn.client, tool, args).await;
+            let out = structured(&result);
+            assert_ne!(result.is_error, Some(true), "{tool}: {out}");
+            assert_eq!(out.get("estimated_input_cost_usd"), None, "{tool}: {out}");
+        }
+        let listed = call(&conn.client, "list-models", json!({"filter": "mystery"})).await;
+        let row = &structured(&listed)["models"][0];
+        assert_eq!(row["name"], "mystery-chat");
+        assert_eq!(row.get("input_usd_per_mtok"), None, "{row}");
 
         let fit = call(
             &conn.client,
@@ -269,6 +291,25 @@ fn bad_models_files_stop_startup_with_the_file_and_the_reason() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("line 1, column"), "{stderr}");
     assert!(stderr.contains("m.max_input_tokens"), "{stderr}");
+
+    // Issue 23: a misspelt tokenizer was a silent ×1.5 estimate; now it stops
+    // start-up with the closest known name.
+    std::fs::write(
+        dir.join("typo.json"),
+        r#"{"models": [{"name": "acme", "family": "acme", "tokenizer": "cl100k-base",
+            "context_window": 1000}]}"#,
+    )
+    .expect("write");
+    let typo = dir.join("typo.json");
+    let (code, _, stderr) = BIN.run_cli(
+        &["--models-file", typo.to_str().expect("utf-8"), "models"],
+        None,
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("tokenizer `cl100k-base` is not known (did you mean `cl100k_base`?)"),
+        "{stderr}"
+    );
 }
 
 /// spec-tokens and spec-budget on this repository's own specs, for a model of each new

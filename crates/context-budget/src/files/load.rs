@@ -25,7 +25,10 @@ pub fn default_budget(model: &ResolvedModel<'_>) -> Option<u64> {
     // (a float product can land a hair under a whole number and floor one lower).
     let kept_percent = 100 - (crate::DEFAULT_MARGIN * 100.0).round() as u64;
     let usable = entry.context_window * kept_percent / 100;
-    let reserve = entry.max_output_tokens.min(entry.context_window / 8);
+    let reserve = entry
+        .max_output_tokens
+        .unwrap_or(u64::MAX)
+        .min(entry.context_window / 8);
     Some(usable.saturating_sub(reserve))
 }
 

@@ -12,7 +12,7 @@ use super::pack::{PackFormat, PackOrder};
 use super::query::FileSort;
 use super::roots::Roots;
 use crate::ResolvedModel;
-use crate::counter::usd;
+use crate::counter::{Usd, cost};
 use crate::read::SkipReason;
 
 /// Most rows of `skipped` and of excluded examples an answer lists (counts cover all).
@@ -101,8 +101,10 @@ pub struct WindowShare {
     /// `total` as a percentage of the window, one decimal.
     pub percent_of_window: f64,
     pub fits_window: bool,
-    /// `total` at the model's list price for input tokens.
-    pub estimated_input_cost_usd: f64,
+    /// `total` at the model's list price for input tokens; absent when the models
+    /// file gives no price.
+    #[serde(skip_serializing_if = "Usd::is_unknown")]
+    pub estimated_input_cost_usd: Usd,
 }
 
 impl WindowShare {
@@ -114,7 +116,7 @@ impl WindowShare {
                 .round()
                 / 10.0,
             fits_window: tokens <= entry.context_window,
-            estimated_input_cost_usd: usd(tokens as usize, entry.input_usd_per_mtok),
+            estimated_input_cost_usd: Usd(cost(tokens as usize, entry)),
         })
     }
 }

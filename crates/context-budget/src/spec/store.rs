@@ -15,7 +15,7 @@ use super::report::{FileTokens, Performance, budget_fit, recommendation};
 use super::resolve::{find_file, resolve};
 use super::scan::{MeasureCache, Measured, measure_all};
 use crate::ResolvedModel;
-use crate::counter::usd;
+use crate::counter::cost;
 use crate::limits;
 use crate::scan_control::ScanControl;
 
@@ -206,8 +206,7 @@ impl SpecStore {
             breakdown: query.detailed.then_some(breakdown),
             performance: query.detailed.then(|| Performance::of(total)),
             context_window: model_entry.map(|m| m.context_window),
-            estimated_input_cost_usd: model_entry
-                .map(|m| usd(total as usize, m.input_usd_per_mtok)),
+            estimated_input_cost_usd: model_entry.and_then(|m| cost(total as usize, m)),
             notes,
         })
     }

@@ -30,7 +30,8 @@ pub struct AssembleContextParams {
     /// Model whose tokenizer counts (default `gpt-4`); also sets the default budget.
     #[arg(long, short, help = "Model whose tokenizer counts (default gpt-4)")]
     pub model: Option<String>,
-    /// A named layout whose layers the sections name: `adr-layered`.
+    /// A named layout whose layers the sections name: `adr-layered` (a section's
+    /// `budget` then adjusts its layer's).
     #[arg(
         long,
         help = "A named layout whose layers the sections name (`adr-layered`: the token-budgeting ADR's eight layers, 76,000 tokens)"
@@ -52,7 +53,7 @@ semantic_search, archives, or any named text) within a token budget. Sections go
 first); each gets its own budget (named defaults: 10/10/25/40/15 % of the total) and what the total still \
 allows; a section over budget keeps its beginning, cut at a token boundary with a visible `[…truncated]` mark, \
 or is dropped with a reason when not even that fits. `preset: \"adr-layered\"` uses the token-budgeting ADR's \
-eight layers instead (system_prompt 8000, stream_buffer 2000, working_memory 40000, semantic_search 12000, \
+eight layers instead (system_prompt 8000, working_memory 40000, stream_buffer 2000, semantic_search 12000, \
 graph_traversal 4000, session_archive 4000, meta_memory 2000, tool_definitions 4000; 76000 in all, in that \
 order); sections then name those layers. Returns the text and per-section tokens, budget, truncated, dropped \
 and budget_utilization, plus totals.";
@@ -73,12 +74,14 @@ echo '{\"sections\":[{\"name\":\"system\",\"content\":\"Be brief.\"}]}' | contex
     ) -> Result<AssembledContext, ToolError> {
         // Truncation re-tokenizes sections, and the exact pass may wait on the
         // network: always off the async workers.
+        let layer_budgets = service.layer_budgets();
         service
             .counting(usize::MAX, &call, move |counter, exact, _| {
                 let options = AssembleOptions {
                     model: params.model.as_deref(),
                     budget: params.budget,
                     preset: params.preset.as_deref(),
+                    layer_budgets: Some(&layer_budgets),
                 };
                 assemble_context(counter, &params.sections, &options, exact).map_err(tool_error)
             })

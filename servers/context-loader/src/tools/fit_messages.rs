@@ -118,15 +118,18 @@ echo '[{\"role\":\"system\",\"content\":\"Be brief.\"},{\"role\":\"user\",\"cont
 fn fit(fit: &FittedMessages) -> String {
     let kind = if fit.exact { "exact" } else { "estimate" };
     let total = fit.kept_indices.len() + fit.dropped_count;
+    let cost = fit
+        .estimated_input_cost_usd
+        .map(|usd| format!(", ~${usd:.6} as input"))
+        .unwrap_or_default();
     format!(
-        "kept {} of {total} messages {}: {} of {} budget tokens ({}, window {}, {kind}), ~${:.6} as input",
+        "kept {} of {total} messages {}: {} of {} budget tokens ({}, window {}, {kind}){cost}",
         fit.kept_indices.len(),
         index_ranges(&fit.kept_indices),
         fit.total_tokens,
         fit.budget,
         fit.model,
         fit.context_window,
-        fit.estimated_input_cost_usd
     )
 }
 /// `[0, 3-7, 9]`: kept indices as runs.
@@ -176,7 +179,7 @@ mod tests {
             encoding: "cl100k_base",
             exact: true,
             method: "exact".into(),
-            estimated_input_cost_usd: 0.0036,
+            estimated_input_cost_usd: Some(0.0036),
             warning: None,
         };
         assert_eq!(

@@ -54,16 +54,18 @@ fn models(listing: &ModelListing) -> String {
         "{:<20} {:<16} {:>5} {:>9} {:>8} {:>9} {:>9}\n",
         "model", "encoding", "exact", "window", "max out", "in $/1M", "out $/1M"
     );
+    // A models file may leave the output limit and prices out: `-`, not 0.
+    let or_dash = |value: Option<String>| value.unwrap_or_else(|| "-".to_string());
     for m in &listing.models {
         out.push_str(&format!(
-            "{:<20} {:<16} {:>5} {:>9} {:>8} {:>9.2} {:>9.2}\n",
+            "{:<20} {:<16} {:>5} {:>9} {:>8} {:>9} {:>9}\n",
             m.name,
             m.encoding,
             if m.exact { "yes" } else { "no" },
             m.context_window,
-            m.max_output_tokens,
-            m.input_usd_per_mtok,
-            m.output_usd_per_mtok
+            or_dash(m.max_output_tokens.map(|t| t.to_string())),
+            or_dash(m.input_usd_per_mtok.map(|p| format!("{p:.2}"))),
+            or_dash(m.output_usd_per_mtok.map(|p| format!("{p:.2}"))),
         ));
     }
     if listing.models.is_empty() {
@@ -103,6 +105,22 @@ mod tests {
         assert_eq!(
             lines.last().copied(),
             Some(format!("{} models; prices as of {}", listing.count, listing.as_of).as_str())
+        );
+        // A models-file entry without an output limit or prices: `-`, never 0.
+        let unpriced = catalog
+            .with_models_file(
+                r#"{"models": [{"name": "acme-local", "family": "acme",
+                    "tokenizer": "cl100k_base", "context_window": 32000}]}"#,
+                "m.json",
+                std::path::Path::new("."),
+            )
+            .expect("valid");
+        let text = models(&unpriced.listing(Some("acme-local")));
+        let row = text.lines().nth(1).expect("a row");
+        assert_eq!(
+            row.split_whitespace().collect::<Vec<_>>(),
+            ["acme-local", "cl100k_base", "yes", "32000", "-", "-", "-"],
+            "{text}"
         );
         let none = models(&catalog.listing(Some("zzz")));
         assert!(none.contains("no model matches; families: "), "{none}");

@@ -16,14 +16,14 @@ pub struct SpecTokensParams {
     /// Spec to measure: its number (`59` = `059`, matched exactly), folder name
     /// (`059-token-engine`), name (`token-engine`), a sub-spec (`059/DESIGN.md`), or a
     /// path inside the specs root. Omit to list every spec.
-    #[serde(rename = "specPath", alias = "spec_path", alias = "spec")]
+    #[serde(rename = "specPath")]
     #[arg(
         value_name = "SPEC",
         help = "Spec to measure (`59`, `059-name`, `name`, `059/DESIGN.md`); omit to list all"
     )]
     pub spec_path: Option<String>,
     /// Count sub-spec files (DESIGN.md, TESTING.md, ...) too. Default false: README only.
-    #[serde(rename = "includeSubSpecs", alias = "include_sub_specs", default)]
+    #[serde(rename = "includeSubSpecs", default)]
     #[arg(long, help = "Count sub-spec files too (default: README.md only)")]
     pub include_sub_specs: bool,
     /// Add the breakdown (prose/code/tables/frontmatter) and performance figures.
@@ -40,11 +40,9 @@ pub struct SpecTokensParams {
     #[arg(long, value_parser = wire_value::<SortOrder>(), help = "Listing order")]
     pub sort: Option<SortOrder>,
     /// Listing filter: only specs with at most this many tokens (e.g. 2000).
-    #[serde(alias = "maxTokens")]
     #[arg(long, help = "Listing filter: at most this many tokens")]
     pub max_tokens: Option<u64>,
     /// Listing filter: only specs with at least this many tokens.
-    #[serde(alias = "minTokens")]
     #[arg(long, help = "Listing filter: at least this many tokens")]
     pub min_tokens: Option<u64>,
     /// Most rows a listing returns (default 100; 0 = all). The summary covers all.
