@@ -20,5 +20,6 @@ pub mod roots;
 pub mod scan;
 pub mod service;
 pub mod stdio;
+pub mod table;
 pub mod tool;
 pub mod tools;

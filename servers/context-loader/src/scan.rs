@@ -2,11 +2,12 @@
 //! should stop: MCP progress notifications and request cancellation for tools, a
 //! progress line on a terminal for the CLI.
 
-use std::io::{IsTerminal, Write};
-use std::sync::{Arc, Mutex};
+use std::io::IsTerminal;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use context_budget::ScanControl;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use mcp_common::progress::ProgressReporter;
 use rmcp::RoleServer;
 use rmcp::service::RequestContext;
@@ -43,11 +44,11 @@ impl ScanControl for RequestScan {
     }
 }
 
-/// A scan run from the command line: `measuring 1234/5001 files` on stderr when it
-/// is a terminal and the scan takes a while; silent otherwise (scripts, pipes).
+/// A scan run from the command line: a progress bar of files measured on stderr when
+/// it is a terminal and the scan takes a while; nothing otherwise (scripts, pipes).
 pub struct TerminalScan {
     started: Instant,
-    shown: Mutex<Option<Instant>>,
+    bar: OnceLock<ProgressBar>,
     enabled: bool,
 }
 
@@ -61,41 +62,33 @@ impl TerminalScan {
     pub fn new() -> TerminalScan {
         TerminalScan {
             started: Instant::now(),
-            shown: Mutex::new(None),
+            bar: OnceLock::new(),
             enabled: std::io::stderr().is_terminal(),
         }
     }
 
-    /// Clear the progress line before printing results.
+    /// Clear the progress bar before printing results.
     pub fn finish(&self) {
-        if let Ok(shown) = self.shown.lock()
-            && shown.is_some()
-        {
-            eprint!("\r\x1b[2K");
+        if let Some(bar) = self.bar.get() {
+            bar.finish_and_clear();
         }
     }
 }
 
 impl ScanControl for TerminalScan {
     fn progress(&self, done: usize, total: usize) {
-        // Short scans print nothing; then at most ten updates a second.
+        // Short scans draw nothing.
         if !self.enabled || self.started.elapsed() < Duration::from_millis(300) {
             return;
         }
-        let Ok(mut shown) = self.shown.lock() else {
-            return;
-        };
-        if shown.is_some_and(|at| at.elapsed() < Duration::from_millis(100)) && done < total {
-            return;
-        }
-        *shown = Some(Instant::now());
-        let width = 30;
-        let filled = (done * width).checked_div(total).unwrap_or(width);
-        eprint!(
-            "\r[{}{}] measuring {done}/{total} files",
-            "#".repeat(filled),
-            " ".repeat(width - filled)
-        );
-        let _ = std::io::stderr().flush();
+        let bar = self.bar.get_or_init(|| {
+            let style = ProgressStyle::with_template("[{bar:30}] measuring {pos}/{len} files")
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("#> ");
+            ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr())
+                .with_style(style)
+        });
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
     }
 }

@@ -9,6 +9,7 @@ use serde::Deserialize;
 
 use crate::errors::tool_error;
 use crate::service::Service;
+use crate::table::table;
 use crate::tool::{Call, Rendered, Tool};
 
 pub struct AssembleContextTool;
@@ -112,25 +113,23 @@ echo '{\"sections\":[{\"name\":\"system\",\"content\":\"Be brief.\"}]}' | contex
 }
 
 fn assembly(assembled: &AssembledContext) -> String {
-    let mut out = format!(
-        "{:<20} {:>8} {:>8} {:>9} {:>6}\n",
-        "section", "tokens", "budget", "truncated", "use"
-    );
-    for s in &assembled.sections {
+    let rows = assembled.sections.iter().map(|s| {
         let state = match (&s.dropped, s.truncated) {
             (Some(_), _) => "dropped",
             (None, true) => "yes",
             (None, false) => "no",
         };
-        out.push_str(&format!(
-            "{:<20} {:>8} {:>8} {:>9} {:>5.0}%\n",
-            s.name,
-            s.tokens,
-            s.budget,
-            state,
-            s.budget_utilization * 100.0
-        ));
-    }
+        vec![
+            s.name.clone(),
+            s.tokens.to_string(),
+            s.budget.to_string(),
+            state.to_string(),
+            format!("{:.0}%", s.budget_utilization * 100.0),
+        ]
+    });
+    let headers = ["section", "tokens", "budget", "truncated", "use"];
+    let mut out = table(&headers, &[1, 2, 4], rows);
+    out.push('\n');
     for s in &assembled.sections {
         if let Some(reason) = &s.dropped {
             out.push_str(&format!("dropped {}: {reason}\n", s.name));
@@ -190,9 +189,9 @@ mod tests {
         assert_eq!(
             lines,
             [
-                "section                tokens   budget truncated    use",
-                "system                      4       20        no    20%",
-                "working_memory             50       50       yes   100%",
+                "section         tokens  budget  truncated   use",
+                "system               4      20  no          20%",
+                "working_memory      50      50  yes        100%",
                 "total 54 of 200 tokens (27%; gpt-4, exact)",
             ]
         );

@@ -10,6 +10,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::service::Service;
+use crate::table::table;
 use crate::tool::{Call, Rendered, Tool, row_limit, wire_value};
 
 pub struct FileTokensTool;
@@ -148,27 +149,27 @@ pub(super) fn files_count(n: usize) -> String {
 fn file_tokens(r: &FileTokens) -> String {
     let mut out = String::new();
     let kind = if r.model.exact { "exact" } else { "estimate" };
-    for file in &r.files {
+    let rows = r.files.iter().map(|file| {
         let path = match &file.root {
             Some(root) => format!("{root}:{}", file.path),
             None => file.path.clone(),
         };
-        out.push_str(&format!(
-            "{path:<52} {:>9} tokens {:>7} lines\n",
-            file.tokens, file.lines
-        ));
+        vec![path, file.tokens.to_string(), file.lines.to_string()]
+    });
+    if !r.files.is_empty() {
+        out.push_str(&table(&["file", "tokens", "lines"], &[1, 2], rows));
+        out.push('\n');
     }
     if r.truncated {
         out.push_str("  ... (more rows: --limit 0 lists all)\n");
     }
     if r.folders.len() > 1 {
-        out.push_str("by folder:\n");
-        for folder in &r.folders {
-            out.push_str(&format!(
-                "  {:<50} {:>9} tokens {:>5} files\n",
-                folder.path, folder.tokens, folder.files
-            ));
-        }
+        let rows = r.folders.iter().map(|folder| {
+            let files = folder.files.to_string();
+            vec![folder.path.clone(), folder.tokens.to_string(), files]
+        });
+        out.push_str(&table(&["folder", "tokens", "files"], &[1, 2], rows));
+        out.push('\n');
     }
     out.push_str(&format!(
         "total {} tokens in {} files ({}, {}, {kind})",

@@ -6,6 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::service::Service;
+use crate::table::table;
 use crate::tool::{Call, Rendered, Tool};
 
 pub struct ListModelsTool;
@@ -50,24 +51,24 @@ context-loader models gpt-4o --json";
 }
 
 fn models(listing: &ModelListing) -> String {
-    let mut out = format!(
-        "{:<20} {:<16} {:>5} {:>9} {:>8} {:>9} {:>9}\n",
-        "model", "encoding", "exact", "window", "max out", "in $/1M", "out $/1M"
-    );
     // A models file may leave the output limit and prices out: `-`, not 0.
     let or_dash = |value: Option<String>| value.unwrap_or_else(|| "-".to_string());
-    for m in &listing.models {
-        out.push_str(&format!(
-            "{:<20} {:<16} {:>5} {:>9} {:>8} {:>9} {:>9}\n",
-            m.name,
-            m.encoding,
-            if m.exact { "yes" } else { "no" },
-            m.context_window,
+    let rows = listing.models.iter().map(|m| {
+        vec![
+            m.name.clone(),
+            m.encoding.to_string(),
+            if m.exact { "yes" } else { "no" }.to_string(),
+            m.context_window.to_string(),
             or_dash(m.max_output_tokens.map(|t| t.to_string())),
             or_dash(m.input_usd_per_mtok.map(|p| format!("{p:.2}"))),
             or_dash(m.output_usd_per_mtok.map(|p| format!("{p:.2}"))),
-        ));
-    }
+        ]
+    });
+    let headers = [
+        "model", "encoding", "exact", "window", "max out", "in $/1M", "out $/1M",
+    ];
+    let mut out = table(&headers, &[3, 4, 5, 6], rows);
+    out.push('\n');
     if listing.models.is_empty() {
         out.push_str(&format!(
             "no model matches; families: {}\n",

@@ -7,6 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::service::Service;
+use crate::table::table;
 use crate::tool::{Call, Rendered, Tool, wire_name};
 
 pub struct SpecBudgetTool;
@@ -64,13 +65,12 @@ context-loader spec-budget 1 2 3 --budget 20000 --model gpt-4o";
 }
 
 fn spec_budget(b: &SpecBudget) -> String {
-    let mut out = format!("{:>8} {:>8}  spec\n", "readme", "full");
-    for spec in &b.specs {
-        out.push_str(&format!(
-            "{:>8} {:>8}  {}\n",
-            spec.readme_tokens, spec.full_tokens, spec.spec
-        ));
-    }
+    let rows = b.specs.iter().map(|spec| {
+        let (readme, full) = (spec.readme_tokens, spec.full_tokens);
+        vec![readme.to_string(), full.to_string(), spec.spec.clone()]
+    });
+    let mut out = table(&["readme", "full", "spec"], &[0, 1], rows);
+    out.push('\n');
     out.push_str(&format!(
         "budget {}: all with sub-specs {} ({}), READMEs only {} ({})\n",
         b.budget,
@@ -87,13 +87,13 @@ fn spec_budget(b: &SpecBudget) -> String {
         "plan: {} tokens, {} left\n",
         b.plan.tokens, b.plan.remaining
     ));
-    for planned in &b.plan.specs {
-        out.push_str(&format!(
-            "  {:<12} {:>8}  {}\n",
-            wire_name(&planned.load),
-            planned.tokens,
-            planned.spec
-        ));
+    let rows = b.plan.specs.iter().map(|planned| {
+        let load = wire_name(&planned.load);
+        vec![load, planned.tokens.to_string(), planned.spec.clone()]
+    });
+    if !b.plan.specs.is_empty() {
+        out.push_str(&table(&["load", "tokens", "spec"], &[1], rows));
+        out.push('\n');
     }
     out.push_str(&b.suggestion);
     for note in &b.notes {
@@ -121,7 +121,7 @@ mod tests {
             .expect("plans");
         let text = spec_budget(&plan);
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines[0], "  readme     full  spec");
+        assert_eq!(lines[0], "readme  full  spec");
         assert_eq!(
             lines[2],
             format!(
@@ -136,10 +136,9 @@ mod tests {
                 plan.plan.tokens, plan.plan.remaining
             )
         );
+        assert!(lines[4].starts_with("load"), "{text}");
         assert!(
-            lines[4]
-                .trim_start()
-                .starts_with(&wire_name(&plan.plan.specs[0].load)),
+            lines[5].starts_with(&wire_name(&plan.plan.specs[0].load)),
             "{text}"
         );
     }

@@ -6,6 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::service::Service;
+use crate::table::table;
 use crate::tool::{Call, Rendered, Tool, row_limit, wire_name, wire_value};
 
 pub struct SpecTokensTool;
@@ -177,22 +178,20 @@ fn spec_report(r: &SpecReport) -> String {
     out.trim_end().to_string()
 }
 fn spec_listing(l: &SpecListing) -> String {
-    let mut out = format!("{:>8} {:>5}  {:<10} spec\n", "tokens", "files", "level");
-    for row in &l.specs {
+    let rows = l.specs.iter().map(|row| {
         // A row with an error is not graded.
         let level = row.level.map_or_else(|| "-".to_string(), |l| wire_name(&l));
-        out.push_str(&format!(
-            "{:>8} {:>5}  {:<10} {}",
-            row.total, row.files, level, row.spec
-        ));
+        let mut spec = row.spec.clone();
         if let Some(title) = &row.title {
-            out.push_str(&format!(" — {title}"));
+            spec.push_str(&format!(" — {title}"));
         }
         if let Some(error) = &row.error {
-            out.push_str(&format!("  [error: {error}]"));
+            spec.push_str(&format!("  [error: {error}]"));
         }
-        out.push('\n');
-    }
+        vec![row.total.to_string(), row.files.to_string(), level, spec]
+    });
+    let mut out = table(&["tokens", "files", "level", "spec"], &[0, 1], rows);
+    out.push('\n');
     let s = &l.summary;
     out.push_str(&format!(
         "{} specs, {} tokens, average {}",
@@ -298,7 +297,7 @@ pub(super) mod tests {
         let total = listing.summary.total_tokens;
         let text = spec_tokens(&result);
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines[0], "  tokens files  level      spec");
+        assert_eq!(lines[0], "tokens  files  level      spec");
         assert!(
             lines[1].ends_with(" 059-token-engine — Token engine"),
             "{text}"
