@@ -18,6 +18,7 @@ use context_budget::{Catalog, DEFAULT_MAX_INPUT_BYTES, InputLimits, TokenCounter
 
 use crate::anthropic::{self, AnthropicConfig, AnthropicCounter};
 use crate::service::Service;
+use crate::toolset::Toolset;
 
 /// Flags every mode takes: limits, where specs are, the catalog, exact counting.
 #[derive(Debug, Args)]
@@ -89,6 +90,18 @@ pub struct GlobalArgs {
     /// File tools: longest time one call's walk may take, in milliseconds.
     #[arg(long, global = true, env = "CONTEXT_LOADER_WALK_TIMEOUT_MS", default_value_t = FileLimits::default().walk_timeout.as_millis() as u64)]
     pub walk_timeout_ms: u64,
+    /// Tools the server exposes (stdio and HTTP): `all`, a toolset (`minimal`:
+    /// count-tokens, file-tokens, load-files; `files`, `specs`, `chat`), or a comma
+    /// list of toolsets and tool names. Hidden tools are not listed and cannot be
+    /// called; every tool a client lists costs tokens on each of its requests.
+    #[arg(
+        long,
+        global = true,
+        env = "CONTEXT_LOADER_TOOLS",
+        default_value = "all",
+        value_name = "TOOLSET|TOOL,..."
+    )]
+    pub tools: Toolset,
     /// Do not load the vocabularies in the background at start (servers then load
     /// them on the first count). Only for `cargo xtask bench`'s unwarmed variant.
     #[arg(long, global = true, hide = true)]

@@ -22,3 +22,4 @@ pub mod service;
 pub mod stdio;
 pub mod tool;
 pub mod tools;
+pub mod toolset;

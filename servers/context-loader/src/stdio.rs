@@ -5,6 +5,7 @@ use mcp_common::transport::JsonLimits;
 
 use crate::registry::ContextLoader;
 use crate::service::Service;
+use crate::toolset::Toolset;
 
 /// The `stdio` command's flags.
 #[derive(Debug, Clone, Args)]
@@ -15,7 +16,7 @@ pub struct StdioArgs {
     pub max_json_values: usize,
 }
 
-pub async fn run(service: Service, args: StdioArgs) -> anyhow::Result<()> {
+pub async fn run(service: Service, tools: Toolset, args: StdioArgs) -> anyhow::Result<()> {
     anyhow::ensure!(
         args.max_json_values > 0,
         "--max-json-values: must be at least 1"
@@ -24,5 +25,5 @@ pub async fn run(service: Service, args: StdioArgs) -> anyhow::Result<()> {
     let limits = JsonLimits {
         max_values: args.max_json_values,
     };
-    mcp_common::transport::serve_stdio(ContextLoader::new(service), limits).await
+    mcp_common::transport::serve_stdio(ContextLoader::new(service, &tools), limits).await
 }
