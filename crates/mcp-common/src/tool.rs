@@ -33,14 +33,15 @@ pub fn input_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
 /// spellings of them (never a value the tool refuses):
 /// - no `$schema` (a URL a model has no use for; Claude Code strips it too);
 /// - `$ref`s to `$defs` replaced by the definition (our parameter types are not
-///   recursive), and `$defs` dropped; a definition's own description gives way to
-///   the description of the field that uses it;
+///   recursive), and `$defs` dropped; the field's description stays, the type's
+///   own doc (which describes a Rust type, not an argument) goes;
 /// - an optional field is its type, not "that type or null" (`anyOf [X, null]`,
 ///   `type: [X, "null"]`): leaving the field out is how a default is asked for;
 /// - a choice of string constants (`oneOf` of `const`s) is an `enum` of them; the
 ///   field's description says what they mean;
 /// - no `format` on numbers (`uint64`, `double`: Rust's types, not the model's), and
-///   no `default` that is merely empty (`[]`, `false`).
+///   no `default` that is merely empty (`[]`, `false`, `""`);
+/// - a one-branch `anyOf`/`oneOf` is that branch, and a `const` needs no `type`.
 ///
 /// A schema whose `$ref` cannot be resolved, or that refers to itself, is left whole
 /// rather than guessed at.
@@ -62,6 +63,47 @@ pub fn lean(schema: &JsonObject) -> JsonObject {
     match value {
         serde_json::Value::Object(object) => object,
         _ => unreachable!("an object stays an object"),
+    }
+}
+
+/// For `#[schemars(schema_with = "mcp_common::tool::shape_only::<T>")]` on a field whose
+/// own description says what its parts mean (`{role, content, ...}`): `T`'s schema,
+/// inlined, with every description and title removed. The types and the required
+/// fields stay; only words the field's description already says are left out.
+pub fn shape_only<T: JsonSchema>(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let mut settings = generator.settings().clone();
+    settings.inline_subschemas = true;
+    let mut schema = settings.into_generator().into_root_schema_for::<T>();
+    schema.remove("$schema");
+    let mut value = schema.to_value();
+    strip_words(&mut value);
+    match value {
+        serde_json::Value::Object(object) => object.into(),
+        // A root schema is an object (or `true`/`false`, which have no words).
+        other => schemars::Schema::try_from(other).unwrap_or_default(),
+    }
+}
+
+/// Remove `description` and `title` keywords (not properties of those names).
+fn strip_words(node: &mut serde_json::Value) {
+    use serde_json::Value;
+    let Value::Object(object) = node else {
+        return;
+    };
+    object.remove("description");
+    object.remove("title");
+    if let Some(Value::Object(children)) = object.get_mut("properties") {
+        children.values_mut().for_each(strip_words);
+    }
+    for key in ["items", "additionalProperties"] {
+        if let Some(child) = object.get_mut(key) {
+            strip_words(child);
+        }
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        if let Some(Value::Array(children)) = object.get_mut(key) {
+            children.iter_mut().for_each(strip_words);
+        }
     }
 }
 
@@ -91,6 +133,8 @@ fn simplify(
             return false;
         };
         let mut merged = definition.clone();
+        // A type's doc describes the Rust type; the field's says what to send.
+        merged.remove("description");
         for (key, value) in std::mem::take(object) {
             merged.insert(key, value);
         }
@@ -114,6 +158,28 @@ fn simplify(
             object.insert(key, value);
         }
         return simplify(node, defs, depth + 1);
+    }
+    // One branch of `anyOf`/`oneOf`: that branch.
+    for key in ["anyOf", "oneOf"] {
+        if let Some(Value::Array(branches)) = object.get(key)
+            && branches.len() == 1
+            && branches[0].is_object()
+        {
+            let Some(Value::Array(mut branches)) = object.remove(key) else {
+                unreachable!("just matched");
+            };
+            let Value::Object(kept) = branches.remove(0) else {
+                unreachable!("just matched");
+            };
+            for (key, value) in kept {
+                object.entry(key).or_insert(value);
+            }
+            return simplify(node, defs, depth + 1);
+        }
+    }
+    // A `const` says its type.
+    if object.contains_key("const") {
+        object.remove("type");
     }
     // `type: [X, "null"]`: X.
     if let Some(Value::Array(types)) = object.get("type")
@@ -142,6 +208,7 @@ fn simplify(
     }
     if matches!(object.get("default"), Some(Value::Bool(false)))
         || matches!(object.get("default"), Some(Value::Array(a)) if a.is_empty())
+        || matches!(object.get("default"), Some(Value::String(s)) if s.is_empty())
     {
         object.remove("default");
     }
