@@ -483,6 +483,96 @@ mod tests {
         value.as_object().cloned()
     }
 
+    /// How files are wrapped.
+    #[derive(Debug, Deserialize, JsonSchema)]
+    #[serde(rename_all = "lowercase")]
+    #[allow(dead_code)]
+    enum Format {
+        /// XML elements.
+        Xml,
+        /// Plain text.
+        Plain,
+    }
+
+    /// One part.
+    #[derive(Debug, Deserialize, JsonSchema)]
+    #[allow(dead_code)]
+    struct Part {
+        /// The part's name.
+        name: String,
+        tokens: Option<u64>,
+    }
+
+    #[derive(Debug, Deserialize, JsonSchema)]
+    #[allow(dead_code)]
+    struct Rich {
+        /// Wrapping; default `xml`.
+        format: Option<Format>,
+        #[serde(default)]
+        hidden: bool,
+        #[serde(default)]
+        globs: Vec<String>,
+        /// Parts, described here.
+        #[schemars(schema_with = "shape_only::<Vec<Part>>")]
+        parts: Vec<Part>,
+        share: Option<f64>,
+    }
+
+    #[test]
+    fn lean_schemas_keep_the_contract_and_drop_what_a_model_does_not_read() {
+        let schema = serde_json::Value::Object((*input_schema::<Rich>()).clone());
+        assert_eq!(
+            schema,
+            json!({
+                "type": "object",
+                "required": ["parts"],
+                "properties": {
+                    "format": {
+                        "description": "Wrapping; default `xml`.",
+                        "type": "string",
+                        "enum": ["xml", "plain"]
+                    },
+                    "hidden": {"type": "boolean"},
+                    "globs": {"type": "array", "items": {"type": "string"}},
+                    "parts": {
+                        "description": "Parts, described here.",
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "name": {"type": "string"},
+                                "tokens": {"type": "integer", "minimum": 0}
+                            },
+                            "required": ["name"]
+                        }
+                    },
+                    "share": {"type": "number"}
+                }
+            })
+        );
+        // What it accepts is what the tool accepts.
+        let parsed: Rich = parse_params(
+            "t",
+            object(json!({"format": "plain", "parts": [{"name": "a", "tokens": 3}]})),
+        )
+        .expect("valid");
+        assert!(matches!(parsed.format, Some(Format::Plain)));
+    }
+
+    #[test]
+    fn a_schema_that_cannot_be_inlined_is_left_whole() {
+        let schema = json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "properties": {"a": {"$ref": "#/$defs/Missing"}},
+            "$defs": {}
+        });
+        let lean = lean(schema.as_object().expect("object"));
+        assert_eq!(lean.get("$schema"), None);
+        assert_eq!(lean["properties"]["a"]["$ref"], "#/$defs/Missing");
+        assert!(lean.contains_key("$defs"));
+    }
+
     #[test]
     fn valid_arguments_parse() {
         let params: Params = parse_params("t", object(json!({"text": "hi"}))).expect("valid");
