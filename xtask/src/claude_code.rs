@@ -475,3 +475,23 @@ fn stdout(out: &Output) -> String {
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_answer_is_kept_only_when_the_model_reads_it_as_whole_json() {
+        let whole = json!({"type": "tool_result", "content": "{\"token_count\":2}"});
+        assert_eq!(answer_json(&whole).expect("whole")["token_count"], 2);
+        let reminded = json!({"type": "tool_result", "content": [
+            {"type": "text", "text": "{\"n\":1}\n<system-reminder>\nbe brief\n</system-reminder>"}
+        ]});
+        assert_eq!(answer_json(&reminded).expect("reminder aside")["n"], 1);
+        // What Claude Code 2.1.328 sends instead of an answer over ~50,000 characters.
+        let persisted = json!({"type": "tool_result", "content":
+            "<persisted-output>\nOutput too large (382.6KB). Full output saved to: /tmp/x.txt\n\nPreview (first 2KB):\n{\"model\":\"gpt-4o\",\"text\":\"<file\n...\n</persisted-output>"});
+        assert!(answer_json(&persisted).is_err());
+        assert!(preview(&persisted).contains("persisted-output"));
+    }
+}
