@@ -15,6 +15,7 @@ mod mcp;
 mod specs;
 mod startup;
 mod tokenizer_families;
+mod tool_list;
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -37,6 +38,7 @@ const SECTIONS: &[(&str, Section)] = &[
     ("fit-messages", specs::fit_messages),
     ("tokenizer-families", tokenizer_families::families),
     ("files", files::against_repomix),
+    ("tool-list", tool_list::definitions),
 ];
 
 /// The names `--only` accepts.

@@ -5,7 +5,7 @@
 //! - the MCP Inspector CLI 2.12 (`npx @modelcontextprotocol/inspector --cli`).
 //!
 //! Each lists tools and calls count-tokens (a success and a structured tool error);
-//! results are asserted, not just printed.
+//! results are asserted, not just printed. Then Claude Code (see `claude_code`).
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -130,5 +130,5 @@ pub fn run(root: &Path) -> anyhow::Result<()> {
             names.len()
         );
     }
-    Ok(())
+    crate::claude_code::run(root, &node)
 }

@@ -4,6 +4,7 @@
 
 mod bench;
 mod catalog;
+mod claude_code;
 mod clients;
 mod conformance;
 mod fuzz;
@@ -50,7 +51,7 @@ enum Task {
         quick: bool,
         /// Run only these sections (repeatable; report in target/bench/report.md, not
         /// BENCHMARKS.md): counting, encoder-load, cold-start, stdio, http, specs,
-        /// fit-messages, tokenizer-families.
+        /// fit-messages, tokenizer-families, files, tool-list.
         #[arg(long)]
         only: Vec<String>,
         /// Use the binaries already built in target/ (with --only, after building just
@@ -80,8 +81,8 @@ enum Task {
     /// The e2e client suite through nginx (deploy/nginx) over two stateless replicas;
     /// installs nginx with apt-get when missing.
     Proxy,
-    /// The Python mcp SDK client and the MCP Inspector CLI over stdio and HTTP, results
-    /// asserted.
+    /// The Python mcp SDK client and the MCP Inspector CLI over stdio and HTTP, and
+    /// Claude Code (pinned) against a scripted Messages API stand-in; results asserted.
     Clients,
     /// mcp-fuzzer, tools and protocol modes over stdio and HTTP: 0 crashes, 0 hangs.
     Fuzz,
@@ -183,7 +184,7 @@ fn ci() -> anyhow::Result<()> {
     timing::step("MCP conformance suite", || {
         conformance::run(&workspace_root())
     })?;
-    timing::step("Python SDK and MCP Inspector clients", || {
+    timing::step("Python SDK, MCP Inspector and Claude Code clients", || {
         clients::run(&workspace_root())
     })?;
     timing::step("mcp-fuzzer (tools + protocol, stdio + HTTP)", || {

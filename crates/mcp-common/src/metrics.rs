@@ -223,7 +223,11 @@ impl<S: Send + Sync + 'static> MeteredToolRouter<S> {
         };
         let _in_flight = InFlight::enter(metrics);
         let started = Instant::now();
-        let result = self.inner.call(context).await;
+        let result = if self.inner.get(&context.name).is_some() {
+            self.inner.call(context).await
+        } else {
+            Err(unknown_tool(&context.name))
+        };
         let outcome = match &result {
             Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true) => Outcome::tool_error,
             Ok(_) => Outcome::ok,
@@ -232,6 +236,23 @@ impl<S: Send + Sync + 'static> MeteredToolRouter<S> {
         metrics.record_tool_call(&tool, outcome, started.elapsed().as_secs_f64());
         result
     }
+}
+
+/// rmcp's answer to a tool it does not route (`-32602 tool not found`), naming the
+/// tool (a server may hide some of its tools): at most 64 characters of the name, which
+/// comes from the client.
+fn unknown_tool(name: &str) -> rmcp::ErrorData {
+    const SHOWN: usize = 64;
+    let shown: String = name.chars().take(SHOWN).collect();
+    let more = if name.chars().count() > SHOWN {
+        "…"
+    } else {
+        ""
+    };
+    rmcp::ErrorData::invalid_params(
+        format!("tool not found: `{shown}{more}` is not a tool of this server (see tools/list)"),
+        None,
+    )
 }
 
 #[cfg(test)]

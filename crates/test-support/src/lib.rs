@@ -8,6 +8,8 @@
 //! - [`RawStdio`] and [`http1`]: hand-written JSON-RPC lines and HTTP/1.1 requests,
 //!   for tests about exactly what goes over the wire;
 //! - [`anthropic`]: a fake Anthropic count_tokens API on loopback;
+//! - [`messages_api`]: a scripted Messages API stand-in on loopback, for driving a
+//!   real agent (Claude Code, in `cargo xtask clients`) against the server;
 //! - [`process`]: a server's peak memory, for tests that bound it;
 //! - [`readme`]: the README's examples as checks (which blocks, how compared, `--bless`).
 //!
@@ -19,6 +21,7 @@ pub mod anthropic;
 mod binary;
 pub mod client;
 pub mod http1;
+pub mod messages_api;
 pub mod process;
 pub mod readme;
 

@@ -20,6 +20,7 @@ use context_budget::{
 
 use crate::anthropic::{self, AnthropicConfig, AnthropicCounter};
 use crate::service::Service;
+use crate::toolset::Toolset;
 
 /// A flag or a file it names is wrong: the process exits with 2, as clap does for a
 /// usage error (1 is a tool's error on the command line, or a server's failure).
@@ -227,6 +228,18 @@ pub struct GlobalArgs {
         value_name = "FILE"
     )]
     pub adr_layer_budgets_file: Option<PathBuf>,
+    /// Tools the server exposes (stdio and HTTP): `all`, a toolset (`minimal`:
+    /// count-tokens, file-tokens, load-files; `files`, `specs`, `chat`), or a comma
+    /// list of toolsets and tool names. Hidden tools are not listed and cannot be
+    /// called; every tool a client lists costs tokens on each of its requests.
+    #[arg(
+        long,
+        global = true,
+        env = "CONTEXT_LOADER_TOOLS",
+        default_value = "all",
+        value_name = "TOOLSET|TOOL,..."
+    )]
+    pub tools: Toolset,
     /// Do not load the vocabularies in the background at start (servers then load
     /// them on the first count). Only for `cargo xtask bench`'s unwarmed variant.
     #[arg(long, global = true, hide = true)]

@@ -8,6 +8,7 @@ use mcp_common::transport::{EnvPrefix, Readiness, serve_http};
 use crate::config::ConfigError;
 use crate::registry::ContextLoader;
 use crate::service::Service;
+use crate::toolset::Toolset;
 
 /// `--bind` is also `CONTEXT_LOADER_BIND`, `--max-body-bytes` `CONTEXT_LOADER_MAX_BODY_BYTES`, ...
 pub struct Env;
@@ -18,7 +19,7 @@ impl EnvPrefix for Env {
 
 pub type HttpArgs = mcp_common::transport::HttpArgs<Env>;
 
-pub async fn run(service: Service, args: HttpArgs) -> anyhow::Result<()> {
+pub async fn run(service: Service, tools: Toolset, args: HttpArgs) -> anyhow::Result<()> {
     // Ready once the encoders are warm (the same OnceLocks the start-up warm-up
     // fills, so this mostly waits for it).
     let readiness = Readiness::default();
@@ -31,7 +32,7 @@ pub async fn run(service: Service, args: HttpArgs) -> anyhow::Result<()> {
     // The registry's metered router counts into the process's metrics: wait for those.
     let in_flight = metrics::global().in_flight_calls();
     serve_http(
-        move || ContextLoader::new(service.clone()),
+        move || ContextLoader::new(service.clone(), &tools),
         options,
         in_flight,
     )

@@ -23,3 +23,4 @@ pub mod stdio;
 pub mod table;
 pub mod tool;
 pub mod tools;
+pub mod toolset;

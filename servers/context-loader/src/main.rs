@@ -28,12 +28,12 @@ fn main() -> ExitCode {
         Command::Tool(tool) => cli::run(&service, tool),
         Command::Stdio(args) => serve(
             &service,
-            stdio::run(service.clone(), args),
+            stdio::run(service.clone(), global.tools.clone(), args),
             global.log_format,
         ),
         Command::Http(args) => serve(
             &service,
-            http::run(service.clone(), args),
+            http::run(service.clone(), global.tools.clone(), args),
             global.log_format,
         ),
     }

@@ -17,6 +17,7 @@ use rmcp::{ServerHandler, tool_handler};
 use crate::client_log::ClientLog;
 use crate::service::Service;
 use crate::tool::{Call, Register, Tool};
+use crate::toolset::Toolset;
 
 #[derive(Clone)]
 pub struct ContextLoader {
@@ -24,25 +25,53 @@ pub struct ContextLoader {
     tool_router: MeteredToolRouter<Self>,
     /// This session's `logging/setLevel` (a handler is made per session).
     log: ClientLog,
+    /// What `initialize` tells the client, naming only the exposed tools.
+    instructions: String,
 }
 
 impl ContextLoader {
-    pub fn new(service: Service) -> Self {
-        let mut routes = Routes(ToolRouter::new());
+    /// The handler for `tools` (`--tools`): only they are listed and routed, so a
+    /// call to a hidden tool gets the JSON-RPC error of an unknown tool.
+    pub fn new(service: Service, tools: &Toolset) -> Self {
+        let mut routes = Routes {
+            router: ToolRouter::new(),
+            tools,
+            names: Vec::new(),
+        };
         crate::tools::register(&mut routes);
         ContextLoader {
             service,
-            tool_router: MeteredToolRouter::new(routes.0),
+            tool_router: MeteredToolRouter::new(routes.router),
             log: ClientLog::default(),
+            instructions: instructions(&routes.names),
         }
     }
 }
 
-/// The router being filled with every tool.
-struct Routes(ToolRouter<ContextLoader>);
+/// The server's `instructions`: the workflow, and the tools there are for it. Each
+/// tool's description says what it does; this is sent once per session (Claude Code
+/// puts it in the system prompt), so it stays short.
+fn instructions(tools: &[&str]) -> String {
+    format!(
+        "Plan a context window before loading anything into it: measure what text, files or \
+         specs cost for a model, then load or trim them within a token budget. Tools: {}.",
+        tools.join(", ")
+    )
+}
 
-impl Register for Routes {
+/// The router being filled with the exposed tools.
+struct Routes<'a> {
+    router: ToolRouter<ContextLoader>,
+    tools: &'a Toolset,
+    names: Vec<&'static str>,
+}
+
+impl Register for Routes<'_> {
     fn tool<T: Tool>(&mut self) {
+        if !self.tools.exposes(T::NAME) {
+            return;
+        }
+        self.names.push(T::NAME);
         // Every tool only reads: files under its roots, the catalog, text it is sent.
         let annotations = ToolAnnotations::with_title(T::TITLE)
             .read_only(true)
@@ -52,7 +81,7 @@ impl Register for Routes {
         let attr = rmcp::model::Tool::new(T::NAME, T::DESCRIPTION, input_schema::<T::Params>())
             .with_raw_output_schema(output_schema::<T::Output>())
             .with_annotations(annotations);
-        self.0.add_route(ToolRoute::new_dyn(
+        self.router.add_route(ToolRoute::new_dyn(
             attr,
             |context: ToolCallContext<'_, ContextLoader>| {
                 Box::pin(async move {
@@ -97,17 +126,11 @@ impl ServerHandler for ContextLoader {
                 .enable_logging()
                 .build(),
         )
-            .with_server_info(Implementation::new("context-loader", env!("CARGO_PKG_VERSION")))
-            .with_instructions(
-                "Plan a context window before loading anything into it: count-tokens tells what a text \
-                 costs for a model (exact for OpenAI, an estimate that errs high for Claude); list-models \
-                 gives windows and prices; file-tokens measures files, folders and globs under the \
-                 server's roots without loading them, and load-files packs them into a budget it never \
-                 exceeds; spec-tokens measures spec documents (one spec by number or \
-                 name, or all of them) and spec-budget plans several specs into one budget; \
-                 fit-messages trims a chat history to the window without breaking tool-call pairs; \
-                 assemble-context builds a prompt from prioritized sections within their budgets.",
-            )
+        .with_server_info(Implementation::new(
+            "context-loader",
+            env!("CARGO_PKG_VERSION"),
+        ))
+        .with_instructions(self.instructions.clone())
     }
 
     /// Warnings (exact-count fallbacks, skipped files, broken specs) are sent as

@@ -7,6 +7,7 @@ use mcp_common::transport::stdio_framing::DEFAULT_SHUTDOWN_GRACE;
 use crate::config::ConfigError;
 use crate::registry::ContextLoader;
 use crate::service::Service;
+use crate::toolset::Toolset;
 
 /// The `stdio` command's flags.
 #[derive(Debug, Clone, Args)]
@@ -21,7 +22,7 @@ pub struct StdioArgs {
     pub shutdown_grace: u64,
 }
 
-pub async fn run(service: Service, args: StdioArgs) -> anyhow::Result<()> {
+pub async fn run(service: Service, tools: Toolset, args: StdioArgs) -> anyhow::Result<()> {
     if args.max_json_values == 0 {
         let error = anyhow::anyhow!("--max-json-values: must be at least 1");
         return Err(ConfigError(error).into());
@@ -31,5 +32,5 @@ pub async fn run(service: Service, args: StdioArgs) -> anyhow::Result<()> {
         max_values: args.max_json_values,
     };
     let grace = std::time::Duration::from_secs(args.shutdown_grace);
-    mcp_common::transport::serve_stdio(ContextLoader::new(service), limits, grace).await
+    mcp_common::transport::serve_stdio(ContextLoader::new(service, &tools), limits, grace).await
 }

@@ -17,22 +17,24 @@ pub struct AssembleContextTool;
 #[derive(Debug, Clone, Deserialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct AssembleContextParams {
-    /// Sections `{name, content, budget?, priority?}`.
+    /// Lower `priority` goes first. `system`, `tool_definitions`, `working_memory`,
+    /// `semantic_search`, `archives` (or a preset's layers) have default budgets and
+    /// priorities.
+    #[schemars(schema_with = "mcp_common::tool::shape_only::<Vec<Section>>")]
     #[arg(skip)]
     pub sections: Vec<Section>,
-    /// Total tokens for the assembled text. Default: 90 % of `model`'s context window
-    /// (with a preset: the preset's total, capped by that).
+    /// Total tokens. Default: 90 % of the model's window (or the preset's total).
     #[arg(
         long,
         short,
         help = "Total tokens for the assembled text (default: 90 % of the model's window)"
     )]
     pub budget: Option<u64>,
-    /// Model whose tokenizer counts (default `gpt-4`); also sets the default budget.
+    /// Model or encoding. Default `gpt-4`.
     #[arg(long, short, help = "Model whose tokenizer counts (default gpt-4)")]
     pub model: Option<String>,
-    /// A named layout whose layers the sections name: `adr-layered` (a section's
-    /// `budget` then adjusts its layer's).
+    /// `adr-layered`: the budgeting ADR's eight layers (a section's `budget` adjusts its
+    /// layer's).
     #[arg(
         long,
         help = "A named layout whose layers the sections name (`adr-layered`: the token-budgeting ADR's eight layers, 76,000 tokens)"
@@ -49,15 +51,9 @@ pub struct AssembleContextParams {
 impl Tool for AssembleContextTool {
     const NAME: &'static str = "assemble-context";
     const TITLE: &'static str = "Assemble context";
-    const DESCRIPTION: &'static str = "Assemble a prompt from sections (system, tool_definitions, working_memory, \
-semantic_search, archives, or any named text) within a token budget. Sections go in priority order (lower \
-first); each gets its own budget (named defaults: 10/10/25/40/15 % of the total) and what the total still \
-allows; a section over budget keeps its beginning, cut at a token boundary with a visible `[…truncated]` mark, \
-or is dropped with a reason when not even that fits. `preset: \"adr-layered\"` uses the token-budgeting ADR's \
-eight layers instead (system_prompt 8000, working_memory 40000, stream_buffer 2000, semantic_search 12000, \
-graph_traversal 4000, session_archive 4000, meta_memory 2000, tool_definitions 4000; 76000 in all, in that \
-order); sections then name those layers. Returns the text and per-section tokens, budget, truncated, dropped \
-and budget_utilization, plus totals.";
+    const DESCRIPTION: &'static str = "Build a prompt from prioritized sections within a token budget: each section \
+within its own budget, an over-budget one cut at a token boundary with a visible mark or dropped with a reason. \
+Returns the text and each section's tokens.";
     const COMMAND: &'static str = "assemble";
     const ABOUT: &'static str =
         "Assemble a prompt from sections (JSON) within a budget (the `assemble-context` tool)";

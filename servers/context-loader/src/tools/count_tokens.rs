@@ -15,15 +15,15 @@ pub struct CountTokensTool;
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema, clap::Args)]
 pub struct CountTokensParams {
-    /// The text to count. Special-token markers such as `<|endoftext|>` count as plain text.
+    /// The text to count.
     #[arg(
         default_value = "-",
         hide_default_value = true,
         help = "The text to count; `-` or nothing reads stdin"
     )]
     pub text: String,
-    /// Model name (e.g. `gpt-4o`, `claude-sonnet-4-5`, `gemini-2.5-pro`) or encoding
-    /// name (`cl100k_base`, `o200k_base`). Default: `gpt-4`. See `list-models`.
+    /// Model (`gpt-4o`, `claude-sonnet-4-5`, `gemini-2.5-pro`, ...) or encoding
+    /// (`o200k_base`). Default `gpt-4`.
     #[arg(long, short, help = "Model or encoding name (default gpt-4)")]
     pub model: Option<String>,
     /// Read the text from this file instead (command line only).
@@ -35,12 +35,9 @@ pub struct CountTokensParams {
 impl Tool for CountTokensTool {
     const NAME: &'static str = "count-tokens";
     const TITLE: &'static str = "Count tokens";
-    const DESCRIPTION: &'static str = "Count the tokens of a text for a model before loading it into a context window. \
-Exact for OpenAI (cl100k_base / o200k_base), Gemini (the Gemma 3 vocabulary) and open-weight models with a \
-tokenizer.json; Claude models are a documented estimate that errs high (`exact: false`), or exact from \
-Anthropic's count_tokens API when the server enables it (on API failure the estimate comes back with a \
-`warning`). Returns token_count, the model actually used, encoding, exact, method, context_window and the \
-estimated input cost.";
+    const DESCRIPTION: &'static str = "Count a text's tokens for a model: exact for OpenAI, Gemini and \
+open-weight models, an estimate that errs high for Claude (`exact: false`) unless the server asks Anthropic. \
+Also gives the window share and input cost.";
     const COMMAND: &'static str = "count";
     const ABOUT: &'static str = "Count the tokens of a text (the `count-tokens` tool)";
     const EXAMPLES: &'static str = "\

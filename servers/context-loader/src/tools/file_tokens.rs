@@ -18,33 +18,31 @@ pub struct FileTokensTool;
 #[derive(Debug, Default, Deserialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct FileTokensParams {
-    /// Files, folders or globs, relative to a root (or absolute inside one). A glob
-    /// with a `/` matches paths from the root (`src/*.rs`, `**/*.md`); without one it
-    /// matches file names at any depth (`*.toml`). Default: every root.
+    /// Files, folders or globs (`src/**/*.rs`). Default: every root.
     #[serde(default)]
     #[arg(
         help = "Files, folders or globs (`src`, `README.md`, `'src/**/*.rs'`); default: every root"
     )]
     pub paths: Vec<String>,
-    /// Model or encoding to count for (default `gpt-4`).
+    /// Model or encoding. Default `gpt-4`.
     #[arg(long, short, help = "Model or encoding name (default gpt-4)")]
     pub model: Option<String>,
-    /// Only files (reached through folders and globs) matching one of these globs.
+    /// Globs a file must match.
     #[serde(default)]
     #[arg(long, help = "Only files matching one of these globs (repeatable)")]
     pub include: Vec<String>,
-    /// Leave out files matching any of these globs.
+    /// Globs to leave out.
     #[serde(default)]
     #[arg(long, help = "Leave out files matching these globs (repeatable)")]
     pub exclude: Vec<String>,
-    /// Also walk hidden files and folders (names starting with `.`). Default false.
+    /// Walk hidden files too.
     #[serde(default)]
     #[arg(long, help = "Also walk hidden files and folders")]
     pub hidden: bool,
-    /// Most file rows returned (default 100; 0 = all). Totals cover every file.
+    /// Most file rows (default 100; 0 = all).
     #[arg(long, help = "Most file rows (default 100; 0 = all)")]
     pub limit: Option<usize>,
-    /// `tokens` (largest first, default) or `path`.
+    /// Default `tokens` (largest first).
     #[arg(long, value_parser = wire_value::<FileSort>(), help = "Row order")]
     pub sort: Option<FileSort>,
 }
@@ -52,12 +50,9 @@ pub struct FileTokensParams {
 impl Tool for FileTokensTool {
     const NAME: &'static str = "file-tokens";
     const TITLE: &'static str = "Measure files";
-    const DESCRIPTION: &'static str = "Measure files before loading them: `paths` (files, folders or globs such as \
-`src/**/*.rs`, relative to the server's root; default `.`) for a `model` (default gpt-4). Returns the total and \
-what it means for the model's window and price, files largest first (`limit` rows, default 100, 0 = all), a \
-per-folder rollup, files skipped with the reason (binary, not_utf8, too_large, secret, outside_root, \
-not_regular, ...), and how many entries .gitignore and the hidden-file rule kept out. Reads nothing outside its \
-roots; secret-looking files (.env*, keys, credentials) are skipped unless named explicitly.";
+    const DESCRIPTION: &'static str = "Measure files, folders or globs under the server's roots without loading \
+them: total tokens, window share, the largest files, per-folder totals, skipped files and why. Use before \
+load-files.";
     const COMMAND: &'static str = "files";
     const ABOUT: &'static str =
         "Measure files, folders and globs under the roots (the `file-tokens` tool)";

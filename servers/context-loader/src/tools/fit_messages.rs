@@ -18,30 +18,30 @@ pub struct FitMessagesTool;
 #[derive(Debug, Clone, Deserialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct FitMessagesParams {
-    /// The history, oldest first: `{role: system|user|assistant|tool, content: string or
-    /// [{type: "text", text}], name?, tool_calls?, tool_call_id?}`.
+    /// The history, oldest first (OpenAI chat format).
+    #[schemars(schema_with = "mcp_common::tool::shape_only::<Vec<Message>>")]
     #[arg(skip)]
     pub messages: Vec<Message>,
-    /// Model name (default `gpt-4`); it must have a context window (not a bare encoding).
+    /// A model (not a bare encoding). Default `gpt-4`.
     #[arg(long, short, help = "Model name (default gpt-4)")]
     pub model: Option<String>,
-    /// Share of the window to leave unused, in [0, 1). Default 0.10.
+    /// Share of the window left unused, in [0, 1). Default 0.1.
     #[arg(
         long,
         help = "Share of the window to leave unused, in [0, 1) (default 0.10)"
     )]
     pub margin: Option<f64>,
-    /// Tokens to keep free for the reply. Default 0.
+    /// Tokens kept free for the reply.
     #[arg(long, help = "Tokens to keep free for the reply (default 0)")]
     pub reserve_output_tokens: Option<u64>,
-    /// `last` (default): keep the newest messages; `first`: keep the oldest.
+    /// Keep the newest (`last`, default) or the oldest (`first`) messages.
     #[arg(
         long,
         value_parser = wire_value::<Strategy>(),
         help = "Keep the newest (`last`, default) or the oldest (`first`) messages"
     )]
     pub strategy: Option<Strategy>,
-    /// Keep a leading system message whatever else is dropped. Default true.
+    /// Keep a leading system message. Default true.
     #[arg(
         long = "no-keep-system",
         action = clap::ArgAction::SetFalse,
@@ -59,12 +59,9 @@ pub struct FitMessagesParams {
 impl Tool for FitMessagesTool {
     const NAME: &'static str = "fit-messages";
     const TITLE: &'static str = "Fit messages";
-    const DESCRIPTION: &'static str = "Trim a chat history to fit a model's context window before sending it. Counts each \
-message once with the model's chat overhead (OpenAI cookbook rule: exact for OpenAI models), keeps whole \
-messages in their original order, keeps the system message first, keeps an assistant tool call and its tool \
-results together, and never starts with an orphan tool result. Budget = context_window x (1 - margin) - \
-reserve_output_tokens. Returns the kept messages, kept_indices, dropped_count, total_tokens, budget and the \
-estimated input cost. Claude counts are estimates unless the server has exact counting enabled.";
+    const DESCRIPTION: &'static str = "Trim a chat history to fit a model's window: whole messages in order, the \
+system message kept, tool calls kept with their results. Budget: window × (1 − margin) − \
+reserve_output_tokens.";
     const COMMAND: &'static str = "fit-messages";
     const ABOUT: &'static str =
         "Trim a chat history (JSON) to a model's window (the `fit-messages` tool)";

@@ -13,7 +13,7 @@ pub struct ListModelsTool;
 
 #[derive(Debug, Default, Deserialize, JsonSchema, clap::Args)]
 pub struct ListModelsParams {
-    /// Case-insensitive prefix of a model name or family, e.g. `claude-4.5` or `gpt-4o`.
+    /// Name or family prefix, e.g. `claude` or `gpt-4o`.
     #[arg(help = "Name or family prefix, e.g. `claude` or `gpt-4.1`")]
     pub filter: Option<String>,
 }
@@ -21,9 +21,8 @@ pub struct ListModelsParams {
 impl Tool for ListModelsTool {
     const NAME: &'static str = "list-models";
     const TITLE: &'static str = "List models";
-    const DESCRIPTION: &'static str = "List the models this server knows: encoding, whether counts are exact, context \
-window, max output tokens and USD per 1M input/output tokens, with the date of the figures. Filter by a name or \
-family prefix (e.g. `claude`, `gpt-4.1`, `o-series`).";
+    const DESCRIPTION: &'static str = "List the models known here: encoding, whether counts are exact, context \
+window, max output tokens and USD per 1M input/output tokens.";
     const COMMAND: &'static str = "models";
     const ABOUT: &'static str =
         "List supported models with windows and prices (the `list-models` tool)";

@@ -16,43 +16,40 @@ pub struct LoadFilesTool;
 #[derive(Debug, Default, Deserialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct LoadFilesParams {
-    /// Files, folders or globs, relative to a root (or absolute inside one), in the
-    /// order wanted. Default: every root.
+    /// Files, folders or globs (`src/**/*.rs`), in order. Default: every root.
     #[serde(default)]
     #[arg(
         help = "Files, folders or globs (`src`, `README.md`, `'src/**/*.rs'`), in the order wanted; default: every root"
     )]
     pub paths: Vec<String>,
-    /// Model or encoding to count for (default `gpt-4`).
+    /// Model or encoding. Default `gpt-4`.
     #[arg(long, short, help = "Model or encoding name (default gpt-4)")]
     pub model: Option<String>,
-    /// Tokens `text` may take. Default: 90 % of the model's window minus a reserve
-    /// for the answer (its output limit, at most an eighth of the window).
+    /// Most tokens. Default: 90 % of the window minus room for the answer.
     #[arg(
         long,
         help = "Token budget (default: 90 % of the model's window minus a reserve for the answer)"
     )]
     pub budget: Option<u64>,
-    /// `given` (default: `paths` in order, each folder's files by path), `smallest`
-    /// first (the most files within the budget), or `path`.
+    /// Default `given` (as listed); `smallest` fits the most files.
     #[arg(long, value_parser = wire_value::<PackOrder>(), help = "Order of the files")]
     pub order: Option<PackOrder>,
-    /// `xml` (default), `markdown` or `plain`.
+    /// File wrapping. Default `xml`.
     #[arg(long, value_parser = wire_value::<PackFormat>(), help = "How files are wrapped")]
     pub format: Option<PackFormat>,
-    /// Cut any file above this many tokens, keeping its front, with a marker.
+    /// Cut larger files, keeping their front.
     #[serde(alias = "maxFileTokens")]
     #[arg(long, help = "Cut any file above this many tokens, keeping its front")]
     pub max_file_tokens: Option<u64>,
-    /// Only files (reached through folders and globs) matching one of these globs.
+    /// Globs a file must match.
     #[serde(default)]
     #[arg(long, help = "Only files matching one of these globs (repeatable)")]
     pub include: Vec<String>,
-    /// Leave out files matching any of these globs.
+    /// Globs to leave out.
     #[serde(default)]
     #[arg(long, help = "Leave out files matching these globs (repeatable)")]
     pub exclude: Vec<String>,
-    /// Also walk hidden files and folders. Default false.
+    /// Walk hidden files too.
     #[serde(default)]
     #[arg(long, help = "Also walk hidden files and folders")]
     pub hidden: bool,
@@ -61,13 +58,8 @@ pub struct LoadFilesParams {
 impl Tool for LoadFilesTool {
     const NAME: &'static str = "load-files";
     const TITLE: &'static str = "Load files within a budget";
-    const DESCRIPTION: &'static str = "Load files into one text within a token budget: `paths` (files, folders or globs, \
-relative to the server's root), `model` (default gpt-4), `budget` (default 90 % of the model's window minus a \
-reserve for the answer), `order` (`given`, `smallest` first, or `path`), `format` (`xml` <file path=\"...\"> \
-elements, `markdown` fenced blocks with a language tag, or `plain`), `max_file_tokens` (cut a file keeping its \
-front, with a marker). Returns `text`, `tokens` (the exact count of `text` itself, wrappers included, never over \
-the budget), `included`, `omitted` (over the budget) and `skipped` files (binary, secret-looking, outside the \
-root, ...).";
+    const DESCRIPTION: &'static str = "Load files, folders or globs under the server's roots as one text within a \
+token budget it never exceeds; says which files were included, omitted (over the budget) or skipped.";
     const COMMAND: &'static str = "load";
     const ABOUT: &'static str = "Pack files into a token budget: the text on stdout, the report on stderr (the `load-files` tool)";
     const EXAMPLES: &'static str = "\

@@ -15,16 +15,16 @@ pub struct SpecBudgetTool;
 #[derive(Debug, Deserialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct SpecBudgetParams {
-    /// Specs in priority order, in any form spec-tokens accepts: `["59", "066-spec-tokens", "archived/012"]`.
+    /// Specs in priority order, as spec-tokens names them (`59`, `066-spec-tokens`).
     #[arg(
         required = true,
         help = "Specs in priority order (`59 66 archived/012`)"
     )]
     pub specs: Vec<String>,
-    /// The token budget for all of them together.
-    #[arg(long)]
+    /// Token budget for all of them together.
+    #[arg(long, help = "The token budget for all of them together")]
     pub budget: u64,
-    /// Model or encoding to count for (default `gpt-4`).
+    /// Model or encoding. Default `gpt-4`.
     #[arg(long, short, help = "Model or encoding name (default gpt-4)")]
     pub model: Option<String>,
 }
@@ -32,9 +32,8 @@ pub struct SpecBudgetParams {
 impl Tool for SpecBudgetTool {
     const NAME: &'static str = "spec-budget";
     const TITLE: &'static str = "Plan specs into a budget";
-    const DESCRIPTION: &'static str = "Check several specs against one token budget: each spec's cost README-only and with \
-its sub-specs, whether all fit, and the largest loading plan that fits (every README first, in the order given; \
-then whole specs; then single sub-spec files).";
+    const DESCRIPTION: &'static str = "Plan several specs into one token budget: each spec's cost (README only, \
+and with sub-specs), whether all fit, and the largest loading plan that does, READMEs first.";
     const COMMAND: &'static str = "spec-budget";
     const ABOUT: &'static str = "Check several specs against one budget (the `spec-budget` tool)";
     const EXAMPLES: &'static str = "\

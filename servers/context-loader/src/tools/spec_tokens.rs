@@ -14,39 +14,41 @@ pub struct SpecTokensTool;
 #[derive(Debug, Default, Deserialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct SpecTokensParams {
-    /// Spec to measure: its number (`59` = `059`, matched exactly), folder name
-    /// (`059-token-engine`), name (`token-engine`), a sub-spec (`059/DESIGN.md`), or a
-    /// path inside the specs root. Omit to list every spec.
+    /// A spec: number (`59`), folder or name (`token-engine`), or sub-spec
+    /// (`059/DESIGN.md`). Omit to list every spec.
     #[serde(rename = "specPath")]
     #[arg(
         value_name = "SPEC",
         help = "Spec to measure (`59`, `059-name`, `name`, `059/DESIGN.md`); omit to list all"
     )]
     pub spec_path: Option<String>,
-    /// Count sub-spec files (DESIGN.md, TESTING.md, ...) too. Default false: README only.
+    /// Count sub-specs (DESIGN.md, ...), not only the README.
     #[serde(rename = "includeSubSpecs", default)]
     #[arg(long, help = "Count sub-spec files too (default: README.md only)")]
     pub include_sub_specs: bool,
-    /// Add the breakdown (prose/code/tables/frontmatter) and performance figures.
+    /// Add the prose/code/tables breakdown.
     #[serde(default)]
-    #[arg(long)]
+    #[arg(
+        long,
+        help = "Add the breakdown (prose/code/tables/frontmatter) and performance figures"
+    )]
     pub detailed: bool,
-    /// Model or encoding to count for (default `gpt-4`).
+    /// Model or encoding. Default `gpt-4`.
     #[arg(long, short, help = "Model or encoding name (default gpt-4)")]
     pub model: Option<String>,
-    /// A token budget: says whether the spec fits and what would.
+    /// A budget to check the spec against.
     #[arg(long, help = "Token budget to check against")]
     pub budget: Option<u64>,
-    /// Listing order: `tokens` (largest first, default) or `name`.
+    /// Default `tokens` (largest first).
     #[arg(long, value_parser = wire_value::<SortOrder>(), help = "Listing order")]
     pub sort: Option<SortOrder>,
-    /// Listing filter: only specs with at most this many tokens (e.g. 2000).
+    /// List only specs up to this many tokens.
     #[arg(long, help = "Listing filter: at most this many tokens")]
     pub max_tokens: Option<u64>,
-    /// Listing filter: only specs with at least this many tokens.
+    /// List only specs from this many tokens.
     #[arg(long, help = "Listing filter: at least this many tokens")]
     pub min_tokens: Option<u64>,
-    /// Most rows a listing returns (default 100; 0 = all). The summary covers all.
+    /// Most listing rows (default 100; 0 = all).
     #[arg(long, help = "Most rows to list (default 100; 0 = all)")]
     pub limit: Option<usize>,
 }
@@ -54,11 +56,8 @@ pub struct SpecTokensParams {
 impl Tool for SpecTokensTool {
     const NAME: &'static str = "spec-tokens";
     const TITLE: &'static str = "Measure specs";
-    const DESCRIPTION: &'static str = "Measure spec documents before loading them. With `specPath` (a number like `59`, a \
-folder or name, or `059/DESIGN.md`): the spec's tokens per file, what it is made of (`detailed`: prose, code, \
-tables, frontmatter, adding up exactly), a performance level, and whether it fits a `budget`. Without `specPath`: \
-every spec with its total and level, sorted by tokens or name, filterable by min/max tokens, with a summary. \
-Broken specs are reported on their own row, never failing the listing.";
+    const DESCRIPTION: &'static str = "Measure spec documents (`NNN-name/` folders) before loading them: one \
+spec's tokens per file and whether it fits a `budget`, or, without `specPath`, every spec's total.";
     const COMMAND: &'static str = "spec-tokens";
     const ABOUT: &'static str = "Measure one spec or list all specs (the `spec-tokens` tool)";
     const EXAMPLES: &'static str = "\
