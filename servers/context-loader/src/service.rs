@@ -17,7 +17,7 @@ use context_budget::files::roots::Roots;
 use context_budget::files::{FileLimits, FileStore, FilesError};
 use context_budget::spec::{SpecError, SpecStore};
 use context_budget::{
-    ExactCountFailure, ExactCounter, Message, ModelEntry, ResolvedModel, TokenCounter, Tokenizer,
+    AnswerLimit, ExactCountFailure, ExactCounter, Message, ModelEntry, ResolvedModel, TokenCounter, Tokenizer,
 };
 use mcp_common::{ToolError, run_blocking};
 use tokio_util::sync::CancellationToken;
@@ -43,6 +43,8 @@ pub struct Service {
     /// The file tools' roots (`None`: none configured, e.g. HTTP without --root) and
     /// their measurement cache and limits.
     files: Arc<(Option<Roots>, FileStore)>,
+    /// The bound every answer stays under (`--max-answer-tokens`, `--max-answer-chars`).
+    answer_limit: AnswerLimit,
     /// Whether [`Service::warm_up`] does anything (off only to measure its worth).
     warm: bool,
 }
@@ -65,6 +67,7 @@ impl Service {
             specs: Arc::new(specs),
             exact: None,
             files: Arc::new((None, FileStore::new(FileLimits::default()))),
+            answer_limit: AnswerLimit::default(),
             warm: true,
         }
     }
@@ -103,6 +106,17 @@ impl Service {
     pub fn with_files(mut self, roots: Option<Roots>, limits: FileLimits) -> Self {
         self.files = Arc::new((roots, FileStore::new(limits)));
         self
+    }
+
+    /// Bound every answer by `limit`.
+    pub fn with_answer_limit(mut self, limit: AnswerLimit) -> Self {
+        self.answer_limit = limit;
+        self
+    }
+
+    /// The bound every answer stays under.
+    pub fn answer_limit(&self) -> AnswerLimit {
+        self.answer_limit
     }
 
     /// Count the models `exact` covers with it (e.g. Claude with Anthropic's API).

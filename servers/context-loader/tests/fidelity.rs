@@ -248,7 +248,7 @@ async fn file_and_assembly_warnings_reach_the_client_like_every_other_tool() {
         let client = &conn.client;
         let measured = call(client, "file-tokens", json!({})).await;
         assert_eq!(structured(&measured)["skipped_counts"]["binary"], 1);
-        let loaded = call(client, "load-files", json!({"budget": 5})).await;
+        let loaded = call(client, "load-files", json!({"budget": 400})).await;
         assert_eq!(structured(&loaded)["omitted"][0]["path"], "notes.md");
         let assembled = call(
             client,

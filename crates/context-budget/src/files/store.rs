@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::error::FilesError;
-use super::load::{self, Packing};
+use super::load::{self, Packing, Reserve};
 use super::measure::{FileMeasure, Measurer, Reading, walk_while_loading};
 use super::output::{FileTokens, FilesModel, LoadedFiles, WindowShare};
 use super::output::{cap_skipped, file_rows, folder_rollup, sort_rows};
@@ -123,22 +123,30 @@ impl FileStore {
         model: &ResolvedModel<'_>,
         control: &dyn ScanControl,
     ) -> Result<LoadedFiles, FilesError> {
-        let (budget, budget_source) = load::budget(request, model)?;
+        let budget = load::budget(request, model)?;
         let tokenizer = model.tokenizer();
         let walked = walk_while_loading(tokenizer, || self.walk(roots, query, control))?;
         let measurer = self.measurer(roots, tokenizer, control);
         let (mut measured, mut skipped) =
             measurer.measure(walked.candidates, load::reading(request), walked.entries)?;
         skipped.splice(0..0, walked.skipped);
-        let fit_by_bytes = load::all_fit_by_bytes(&measured, request, tokenizer, budget);
+        let reserve = Reserve::of(
+            request,
+            model,
+            roots,
+            budget,
+            &measured,
+            &skipped,
+            &walked.excluded,
+        )?;
+        let fit_by_bytes = load::all_fit_by_bytes(&measured, request, tokenizer, &reserve);
         if !fit_by_bytes.1 {
             measurer.count_missing(&mut measured)?;
         }
         load::order(&mut measured, request.order);
-        let mut packing = Packing::new(request, &measurer, budget, fit_by_bytes);
+        let mut packing = Packing::new(request, &measurer, (budget.0, reserve), fit_by_bytes);
         packing.pack(&measurer, &mut measured, walked.entries, &mut skipped)?;
-        let tokens = packing.prove();
-        Ok(packing.answer(model, (budget_source, tokens), skipped, walked.excluded))
+        packing.finish(model, budget.1, skipped, walked.excluded)
     }
 
     /// This call's view of the store, for measuring.

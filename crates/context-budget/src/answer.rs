@@ -1,0 +1,151 @@
+//! What a tool's answer costs the client that receives it, and the bound every answer
+//! stays under.
+//!
+//! The answer a model receives is one string: a client that reads structuredContent
+//! passes the model `JSON.stringify(structuredContent)` (Claude Code does, and drops
+//! `content`); every other client passes the text content, which the server makes the
+//! very same compact JSON. [`answer_text`] is that string, so what is bounded and
+//! reported here is exactly what the model reads, whichever way its client reads.
+//!
+//! Clients keep an answer inline only up to a size: Claude Code saves a result over
+//! about 50,000 characters to a file (the model gets a preview) and refuses one over
+//! 25,000 tokens (`MAX_MCP_OUTPUT_TOKENS`). [`AnswerLimit`]'s defaults stay under
+//! both, measured the way those clients measure: characters as JavaScript counts them
+//! (UTF-16 code units) and tokens by our highest estimate ([`HIGHEST_ESTIMATE`]),
+//! never a low one.
+
+use serde::Serialize;
+
+use crate::Tokenizer;
+
+/// The estimate an answer's tokens are bounded with: the Claude Opus 4.7 estimate,
+/// the highest of the local families on the JSON, code and prose answers hold (it is
+/// the Claude 4.6 estimate scaled up by the newer tokenizer's largest measured
+/// ratios, and that estimate is calibrated to land at or above Anthropic's counts).
+pub const HIGHEST_ESTIMATE: Tokenizer = Tokenizer::Claude47Estimate;
+
+/// Default most tokens of one answer ([`HIGHEST_ESTIMATE`]): under Claude Code's
+/// 25,000-token refusal with a fifth to spare for its own way of counting.
+pub const DEFAULT_MAX_ANSWER_TOKENS: u64 = 20_000;
+
+/// Default most characters (UTF-16 code units) of one answer: under the ~50,000 past
+/// which Claude Code stops passing an answer inline and saves it to a file.
+pub const DEFAULT_MAX_ANSWER_CHARS: usize = 45_000;
+
+/// The bound every answer stays under (`--max-answer-tokens`, `--max-answer-chars`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AnswerLimit {
+    /// Most tokens by [`HIGHEST_ESTIMATE`].
+    pub tokens: u64,
+    /// Most characters, as JavaScript counts a string's length (UTF-16 code units).
+    pub chars: usize,
+}
+
+impl Default for AnswerLimit {
+    fn default() -> Self {
+        AnswerLimit {
+            tokens: DEFAULT_MAX_ANSWER_TOKENS,
+            chars: DEFAULT_MAX_ANSWER_CHARS,
+        }
+    }
+}
+
+/// An answer's size as the limit measures it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AnswerSize {
+    pub chars: usize,
+    /// By [`HIGHEST_ESTIMATE`].
+    pub tokens: u64,
+}
+
+impl AnswerLimit {
+    /// The size of `answer` (an [`answer_text`]); the characters first, so an answer
+    /// far over the limit is not tokenized at all (`tokens` is then 0).
+    pub fn measure(&self, answer: &str) -> AnswerSize {
+        let chars = js_length(answer);
+        let tokens = if chars > self.chars {
+            0
+        } else {
+            HIGHEST_ESTIMATE.count(answer) as u64
+        };
+        AnswerSize { chars, tokens }
+    }
+
+    /// Whether an answer of `size` is within the limit.
+    pub fn admits(&self, size: AnswerSize) -> bool {
+        size.chars <= self.chars && size.tokens <= self.tokens
+    }
+}
+
+/// `text`'s length as JavaScript counts it: UTF-16 code units (a character outside the
+/// Basic Multilingual Plane, such as most emoji, is two).
+pub fn js_length(text: &str) -> usize {
+    text.chars().map(char::len_utf16).sum()
+}
+
+/// The string a client hands the model for an answer `value`: compact JSON with the
+/// fields in their declared order, as `JSON.stringify` writes the structuredContent
+/// (both escape `"`, `\` and control characters the same way and nothing else; a
+/// whole float is `2.0` here and `2` there, so ours is never the shorter).
+pub fn answer_text<T: Serialize>(value: &T) -> String {
+    serde_json::to_value(value)
+        .and_then(|v| serde_json::to_string(&v))
+        .unwrap_or_default()
+}
+
+/// `text` as it appears inside a JSON string: what a model reads of a text field.
+pub fn json_escaped(text: &str) -> String {
+    // Serializing a `str` cannot fail; the quotes are the first and last byte.
+    let quoted = serde_json::to_string(text).unwrap_or_else(|_| "\"\"".into());
+    quoted[1..quoted.len() - 1].to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answer_text_is_compact_json_in_field_order() {
+        #[derive(Serialize)]
+        struct Answer {
+            z: u32,
+            a: &'static str,
+        }
+        assert_eq!(
+            answer_text(&Answer { z: 1, a: "x\n\"y\"" }),
+            r#"{"z":1,"a":"x\n\"y\""}"#
+        );
+    }
+
+    #[test]
+    fn escaping_is_per_character_so_pieces_add_up() {
+        let (a, b) = ("line\n\t\"q\" \\ \u{1}", "é🦊\r\n");
+        assert_eq!(
+            json_escaped(&format!("{a}{b}")),
+            json_escaped(a) + &json_escaped(b)
+        );
+        assert_eq!(json_escaped(""), "");
+        assert_eq!(json_escaped("a\nb"), "a\\nb");
+    }
+
+    #[test]
+    fn characters_are_counted_as_javascript_does() {
+        assert_eq!(js_length("abc"), 3);
+        assert_eq!(js_length("é"), 1);
+        assert_eq!(js_length("🦊"), 2);
+    }
+
+    #[test]
+    fn the_limit_measures_characters_before_tokens() {
+        let limit = AnswerLimit {
+            tokens: 5,
+            chars: 10,
+        };
+        let long = limit.measure(&"a".repeat(11));
+        assert_eq!((long.chars, long.tokens), (11, 0));
+        assert!(!limit.admits(long));
+        let short = limit.measure("hello");
+        assert!(short.tokens >= 1 && limit.admits(short));
+        assert!(short.tokens >= Tokenizer::O200kBase.count("hello") as u64);
+    }
+}
