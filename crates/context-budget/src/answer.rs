@@ -14,6 +14,7 @@
 //! (UTF-16 code units) and tokens by our highest estimate ([`HIGHEST_ESTIMATE`]),
 //! never a low one.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::Tokenizer;
@@ -100,6 +101,30 @@ pub fn json_escaped(text: &str) -> String {
     quoted[1..quoted.len() - 1].to_string()
 }
 
+/// Where a page of a listing stands: rows are cut by the caller's `limit` and, past
+/// that, by the answer limit; `next` is the `offset` that gets the rows after them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Page {
+    /// Rows skipped before this page (the `offset` asked for).
+    pub offset: usize,
+    /// True when rows follow this page: ask again with `offset` = `next`.
+    pub truncated: bool,
+    /// The `offset` of the next page; null on the last page.
+    pub next: Option<usize>,
+}
+
+impl Page {
+    /// The page of `shown` rows from `offset` out of `total`.
+    pub fn of(offset: usize, shown: usize, total: usize) -> Page {
+        let end = offset.saturating_add(shown);
+        Page {
+            offset,
+            truncated: end < total,
+            next: (end < total).then_some(end),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,6 +151,20 @@ mod tests {
         );
         assert_eq!(json_escaped(""), "");
         assert_eq!(json_escaped("a\nb"), "a\\nb");
+    }
+
+    #[test]
+    fn a_page_says_where_the_next_starts() {
+        assert_eq!(
+            Page::of(0, 10, 25),
+            Page {
+                offset: 0,
+                truncated: true,
+                next: Some(10)
+            }
+        );
+        assert_eq!(Page::of(20, 5, 25).next, None);
+        assert!(!Page::of(20, 5, 25).truncated);
     }
 
     #[test]

@@ -41,7 +41,7 @@ mod suggest;
 mod tokenizer;
 pub mod wire;
 
-pub use answer::{AnswerLimit, AnswerSize, HIGHEST_ESTIMATE};
+pub use answer::{AnswerLimit, AnswerSize, HIGHEST_ESTIMATE, Page};
 pub use assemble::{
     ADR_LAYERED, AssembleError, AssembleOptions, AssembledContext, DEFAULT_PRIORITY,
     DEFAULT_SECTIONS, PRESETS, Preset, SECTION_SEPARATOR, Section, SectionReport, TRUNCATION_MARK,

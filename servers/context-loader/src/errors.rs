@@ -72,10 +72,17 @@ pub fn answer_too_large(tool: &str, size: AnswerSize, limit: AnswerLimit) -> Too
             limit.tokens,
             HIGHEST_ESTIMATE.name()
         ),
-        "Ask for less: a smaller `limit` or `budget`, a narrower `paths`/`filter`, or the next page \
-         with `offset`. The server's operator can raise --max-answer-tokens / --max-answer-chars \
-         (CONTEXT_LOADER_MAX_ANSWER_TOKENS / _CHARS), but clients such as Claude Code cut answers \
-         over ~25,000 tokens or ~50,000 characters.",
+        format!(
+            "{} The server's operator can raise --max-answer-tokens / --max-answer-chars \
+             (CONTEXT_LOADER_MAX_ANSWER_TOKENS / _CHARS), but clients such as Claude Code cut \
+             answers over ~25,000 tokens or ~50,000 characters.",
+            match tool {
+                "fit-messages" => "Pass a smaller `budget`: the answer holds every message kept.",
+                "assemble-context" => "Pass a smaller `budget`: the answer holds the assembled text.",
+                _ => "Ask for less: a smaller `limit` or `budget`, a narrower `paths` or `filter`, \
+                      or the next page with `offset`.",
+            }
+        ),
     )
     .with_detail("answer_chars", size.chars)
     .with_detail("max_answer_chars", limit.chars)

@@ -278,7 +278,7 @@ async fn file_and_assembly_warnings_reach_the_client_like_every_other_tool() {
         let load = from("load-files");
         assert!(
             load.iter()
-                .any(|m| m.starts_with("1 file left out: over the budget of 5 tokens")),
+                .any(|m| m.starts_with("1 file left out: over the budget of 400 tokens")),
             "{transport:?}: {load:?}"
         );
         assert!(

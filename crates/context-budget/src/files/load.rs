@@ -441,7 +441,7 @@ impl<'a> Packing<'a> {
                 tokens,
                 format: self.request.format,
                 order: self.request.order,
-                window: None,
+                window: WindowShare::of(model, tokens),
                 included_files: self.chosen.len(),
                 omitted_files: self.omitted.len(),
                 omitted_tokens: self.omitted.iter().map(|o| o.tokens).sum(),
@@ -457,7 +457,7 @@ impl<'a> Packing<'a> {
                 excluded: excluded.clone(),
                 text: std::mem::take(&mut self.text),
             };
-            let serialized = self.own_count(model, &mut answer);
+            let serialized = self.own_count(&mut answer);
             let chars = js_length(&serialized);
             let high = match self.tokenizer == HIGHEST_ESTIMATE {
                 true => answer.answer_tokens,
@@ -507,19 +507,22 @@ impl<'a> Packing<'a> {
         }
     }
 
-    /// Serialize `answer` as the model receives it and set `answer_tokens` (and the
-    /// window share, which derives from it) to that string's count, until the count
-    /// of the string is the number it states. Returns the string.
-    fn own_count(&self, model: &ResolvedModel<'_>, answer: &mut LoadedFiles) -> String {
+    /// Serialize `answer` as the model receives it and set `answer_tokens` to that
+    /// string's count, until the count of the string is the number it states.
+    /// Returns the string.
+    fn own_count(&self, answer: &mut LoadedFiles) -> String {
         let mut serialized = answer_text(answer);
-        // A number's digits change the count by a token or so: a few rounds settle it.
-        for _ in 0..8 {
+        // Only the number's own digits move the count, by a token or so: a few rounds
+        // settle it. Should two counts alternate, the higher is stated, so the
+        // number is never under the answer's count.
+        let mut highest = 0;
+        for round in 0..8 {
             let count = self.tokenizer.count(&serialized) as u64;
-            if count == answer.answer_tokens {
+            if count == answer.answer_tokens || (round > 4 && count < answer.answer_tokens) {
                 break;
             }
-            answer.answer_tokens = count;
-            answer.window = WindowShare::of(model, count);
+            highest = highest.max(count);
+            answer.answer_tokens = if round < 4 { count } else { highest };
             serialized = answer_text(answer);
         }
         serialized

@@ -12,6 +12,7 @@ use super::pack::{PackFormat, PackOrder};
 use super::query::FileSort;
 use super::roots::Roots;
 use crate::ResolvedModel;
+use crate::answer::Page;
 use crate::counter::usd;
 use crate::read::SkipReason;
 
@@ -135,10 +136,13 @@ pub struct FileTokens {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub window: Option<WindowShare>,
     pub sort: FileSort,
-    /// True when `limit` cut rows off `files` (and `folders`).
-    pub truncated: bool,
+    /// This page of `files`: cut by `limit` and by the server's answer limit; `next`
+    /// is the `offset` for the rows after it.
+    #[serde(flatten)]
+    pub page: Page,
     pub files: Vec<FileRow>,
-    /// Per folder, largest first: the folders one level below what all files share.
+    /// Per folder, largest first: the folders one level below what all files share
+    /// (on the first page; at most `limit`).
     pub folders: Vec<FolderRow>,
     /// Files found but not measured, with the reason (at most 100 listed).
     pub skipped: Vec<Skipped>,
@@ -198,7 +202,7 @@ pub struct LoadedFiles {
     pub tokens: u64,
     pub format: PackFormat,
     pub order: PackOrder,
-    /// What `answer_tokens` means for the model's window and price.
+    /// What `tokens` (the packed text) means for the model's window and price.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub window: Option<WindowShare>,
     /// Files in `text`.

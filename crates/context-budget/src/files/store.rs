@@ -13,6 +13,7 @@ use super::output::{cap_skipped, file_rows, folder_rollup, sort_rows};
 use super::query::{FileQuery, FileSort, LoadRequest};
 use super::roots::{Roots, Target, resolve};
 use super::walk::{self, Filters, WalkOptions, collect};
+use crate::answer::Page;
 use crate::cache::MeasureCache;
 use crate::scan_control::ScanControl;
 use crate::{ResolvedModel, Tokenizer};
@@ -89,7 +90,7 @@ impl FileStore {
         let total: u64 = rows.iter().map(|r| r.tokens).sum();
         let mut folders = folder_rollup(&rows);
         sort_rows(&mut rows, sort);
-        let truncated = limit.is_some_and(|n| rows.len() > n || folders.len() > n);
+        let page = Page::of(0, limit.map_or(rows.len(), |n| n.min(rows.len())), rows.len());
         if let Some(n) = limit {
             rows.truncate(n);
             folders.truncate(n);
@@ -104,7 +105,7 @@ impl FileStore {
             lines: measured.iter().map(|m| m.measure.lines).sum(),
             window: WindowShare::of(model, total),
             sort,
-            truncated,
+            page,
             files: rows,
             folders,
             skipped,

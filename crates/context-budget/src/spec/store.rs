@@ -16,6 +16,7 @@ use super::resolve::{find_file, resolve};
 use super::scan::{MeasureCache, Measured, measure_all};
 use crate::ResolvedModel;
 use crate::counter::usd;
+use crate::answer::Page;
 use crate::limits;
 use crate::scan_control::ScanControl;
 
@@ -252,7 +253,7 @@ impl SpecStore {
             SortOrder::Name => rows.sort_by(|a, b| a.spec.cmp(&b.spec)),
         }
         let summary = listing::summarize(&rows, query.detailed);
-        let truncated = query.limit.is_some_and(|limit| rows.len() > limit);
+        let page = Page::of(0, query.limit.map_or(rows.len(), |n| n.min(rows.len())), rows.len());
         if let Some(limit) = query.limit {
             rows.truncate(limit);
         }
@@ -264,7 +265,7 @@ impl SpecStore {
             summary,
             scanned,
             shown: rows.len(),
-            truncated,
+            page,
             specs: rows,
             notes,
         })

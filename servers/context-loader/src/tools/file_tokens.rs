@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::service::Service;
-use crate::tool::{Call, Rendered, Tool, row_limit, wire_value};
+use crate::tool::{Call, Rendered, Tool, paginate, row_limit, wire_value};
 
 pub struct FileTokensTool;
 
@@ -40,9 +40,15 @@ pub struct FileTokensParams {
     #[serde(default)]
     #[arg(long, help = "Also walk hidden files and folders")]
     pub hidden: bool,
-    /// Most file rows returned (default 100; 0 = all). Totals cover every file.
-    #[arg(long, help = "Most file rows (default 100; 0 = all)")]
+    /// Most file rows returned (default 100; 0 = all), fewer if the answer would be
+    /// over the server's answer limit; `next` is then the `offset` of the rest.
+    /// Totals cover every file.
+    #[arg(long, help = "Most file rows (default 100; 0 = all, within the answer limit)")]
     pub limit: Option<usize>,
+    /// File rows to skip: the `next` of the previous page (folders come on the
+    /// first page only).
+    #[arg(long, help = "File rows to skip (the previous page's `next`)")]
+    pub offset: Option<usize>,
     /// `tokens` (largest first, default) or `path`.
     #[arg(long, value_parser = wire_value::<FileSort>(), help = "Row order")]
     pub sort: Option<FileSort>,
@@ -77,11 +83,24 @@ roots; secret-looking files (.env*, keys, credentials) are skipped unless named 
         };
         let sort = params.sort.unwrap_or_default();
         let rows = row_limit(params.limit);
-        service
+        let offset = params.offset.unwrap_or(0);
+        let mut answer = service
             .on_files(params.model, &call, move |store, roots, model, scan| {
-                store.file_tokens(roots, &query, model, sort, rows, scan)
+                store.file_tokens(roots, &query, model, sort, None, scan)
             })
-            .await
+            .await?;
+        match offset {
+            0 => answer.folders.truncate(rows.unwrap_or(usize::MAX)),
+            _ => answer.folders.clear(),
+        }
+        paginate(
+            &mut answer,
+            |a| &mut a.files,
+            |a| &mut a.page,
+            (offset, rows),
+            service.answer_limit(),
+        );
+        Ok(answer)
     }
 
     fn warnings(output: &FileTokens) -> Vec<String> {
@@ -131,7 +150,7 @@ fn file_tokens(r: &FileTokens) -> String {
             file.tokens, file.lines
         ));
     }
-    if r.truncated {
+    if r.page.truncated {
         out.push_str("  ... (more rows: --limit 0 lists all)\n");
     }
     if r.folders.len() > 1 {

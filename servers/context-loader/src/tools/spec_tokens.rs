@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::service::Service;
-use crate::tool::{Call, Rendered, Tool, row_limit, wire_name, wire_value};
+use crate::tool::{paginate, Call, Rendered, Tool, row_limit, wire_name, wire_value};
 
 pub struct SpecTokensTool;
 
@@ -47,9 +47,14 @@ pub struct SpecTokensParams {
     #[serde(alias = "minTokens")]
     #[arg(long, help = "Listing filter: at least this many tokens")]
     pub min_tokens: Option<u64>,
-    /// Most rows a listing returns (default 100; 0 = all). The summary covers all.
-    #[arg(long, help = "Most rows to list (default 100; 0 = all)")]
+    /// Most rows a listing returns (default 100; 0 = all), fewer if the answer would
+    /// be over the server's answer limit; `next` is then the `offset` of the rest.
+    /// The summary covers all.
+    #[arg(long, help = "Most rows to list (default 100; 0 = all, within the answer limit)")]
     pub limit: Option<usize>,
+    /// Listing rows to skip: the `next` of the previous page.
+    #[arg(long, help = "Listing rows to skip (the previous page's `next`)")]
+    pub offset: Option<usize>,
 }
 
 impl Tool for SpecTokensTool {
@@ -79,13 +84,25 @@ Broken specs are reported on their own row, never failing the listing.";
             sort: params.sort.unwrap_or_default(),
             min_tokens: params.min_tokens,
             max_tokens: params.max_tokens,
-            limit: row_limit(params.limit),
+            // Rows are paged here, within the answer limit too.
+            limit: None,
         };
-        service
+        let mut answer = service
             .on_specs(params.model, &call, move |specs, model, scan| {
                 specs.spec_tokens(&query, model, scan)
             })
-            .await
+            .await?;
+        if let SpecTokens::Listing(listing) = &mut answer {
+            paginate(
+                &mut **listing,
+                |l| &mut l.specs,
+                |l| &mut l.page,
+                (params.offset.unwrap_or(0), row_limit(params.limit)),
+                service.answer_limit(),
+            );
+            listing.shown = listing.specs.len();
+        }
+        Ok(answer)
     }
 
     /// A spec's notes; a listing's broken specs and notes, each named.
@@ -202,7 +219,7 @@ fn spec_listing(l: &SpecListing) -> String {
     if s.with_errors > 0 {
         out.push_str(&format!(", {} with errors", s.with_errors));
     }
-    if l.truncated {
+    if l.page.truncated {
         out.push_str(&format!("; showing {} (--limit 0 for all)", l.shown));
     }
     out.push_str(&format!(" [{}, {}]", l.model.model, l.model.encoding));
