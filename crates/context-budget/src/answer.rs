@@ -94,6 +94,34 @@ pub fn answer_text<T: Serialize>(value: &T) -> String {
         .unwrap_or_default()
 }
 
+/// Serialize `answer` as the model receives it ([`answer_text`]) and set the count it
+/// states of itself (`own`, e.g. `answer_tokens`) to that string's count by
+/// `tokenizer`, until the count of the string is the number it states. Returns the
+/// string.
+///
+/// Only the number's own digits move the count, by a token or so, so a few rounds
+/// settle it; should two counts alternate, the higher is stated, so the number is
+/// never under the answer's count.
+pub fn count_itself<T: Serialize>(
+    answer: &mut T,
+    tokenizer: Tokenizer,
+    own: fn(&mut T) -> &mut u64,
+) -> String {
+    let mut serialized = answer_text(answer);
+    let mut highest = 0;
+    for round in 0..8 {
+        let count = tokenizer.count(&serialized) as u64;
+        let stated = *own(answer);
+        if count == stated || (round > 4 && count < stated) {
+            break;
+        }
+        highest = highest.max(count);
+        *own(answer) = if round < 4 { count } else { highest };
+        serialized = answer_text(answer);
+    }
+    serialized
+}
+
 /// `text` as it appears inside a JSON string: what a model reads of a text field.
 pub fn json_escaped(text: &str) -> String {
     // Serializing a `str` cannot fail; the quotes are the first and last byte.
@@ -140,6 +168,24 @@ mod tests {
             answer_text(&Answer { z: 1, a: "x\n\"y\"" }),
             r#"{"z":1,"a":"x\n\"y\""}"#
         );
+    }
+
+    #[test]
+    fn an_answer_states_its_own_count() {
+        #[derive(Serialize)]
+        struct Answer {
+            answer_tokens: u64,
+            text: String,
+        }
+        for text in ["", "hello", "a longer text\nwith \"quotes\"\n"] {
+            let mut answer = Answer {
+                answer_tokens: 0,
+                text: text.repeat(50),
+            };
+            let sent = count_itself(&mut answer, Tokenizer::O200kBase, |a| &mut a.answer_tokens);
+            assert_eq!(sent, answer_text(&answer));
+            assert_eq!(answer.answer_tokens, Tokenizer::O200kBase.count(&sent) as u64);
+        }
     }
 
     #[test]

@@ -13,7 +13,7 @@ use super::output::{IncludedFile, LoadedFiles, OmittedFile, Skipped, cap_skipped
 use super::pack::{PackOrder, cut, piece, push_piece};
 use super::query::{DEFAULT_LOAD_ROWS, LoadRequest};
 use super::roots::Roots;
-use crate::answer::{HIGHEST_ESTIMATE, answer_text, js_length, json_escaped};
+use crate::answer::{HIGHEST_ESTIMATE, answer_text, count_itself, js_length, json_escaped};
 use crate::cache::FileStamp;
 use crate::read::SkipReason;
 use crate::{ResolvedModel, Tokenizer};
@@ -457,7 +457,7 @@ impl<'a> Packing<'a> {
                 excluded: excluded.clone(),
                 text: std::mem::take(&mut self.text),
             };
-            let serialized = self.own_count(&mut answer);
+            let serialized = count_itself(&mut answer, self.tokenizer, |a| &mut a.answer_tokens);
             let chars = js_length(&serialized);
             let high = match self.tokenizer == HIGHEST_ESTIMATE {
                 true => answer.answer_tokens,
@@ -505,27 +505,6 @@ impl<'a> Packing<'a> {
             // Back in packing order among the omitted.
             self.omitted.extend(dropped.into_iter().rev());
         }
-    }
-
-    /// Serialize `answer` as the model receives it and set `answer_tokens` to that
-    /// string's count, until the count of the string is the number it states.
-    /// Returns the string.
-    fn own_count(&self, answer: &mut LoadedFiles) -> String {
-        let mut serialized = answer_text(answer);
-        // Only the number's own digits move the count, by a token or so: a few rounds
-        // settle it. Should two counts alternate, the higher is stated, so the
-        // number is never under the answer's count.
-        let mut highest = 0;
-        for round in 0..8 {
-            let count = self.tokenizer.count(&serialized) as u64;
-            if count == answer.answer_tokens || (round > 4 && count < answer.answer_tokens) {
-                break;
-            }
-            highest = highest.max(count);
-            answer.answer_tokens = if round < 4 { count } else { highest };
-            serialized = answer_text(answer);
-        }
-        serialized
     }
 }
 
