@@ -61,11 +61,18 @@ pub struct AnswerSize {
 
 impl AnswerLimit {
     /// The size of `answer` (an [`answer_text`]); the characters first, so an answer
-    /// far over the limit is not tokenized at all (`tokens` is then 0).
+    /// far over the limit is not tokenized at all (`tokens` is then 0), and one whose
+    /// bytes alone bound its tokens under the limit is not tokenized either (`tokens`
+    /// is then that bound: a raised limit costs a huge listing no count).
     pub fn measure(&self, answer: &str) -> AnswerSize {
         let chars = js_length(answer);
+        // The 4.7 estimate weighs each o200k token (at most one per byte) by at most
+        // its heaviest weight.
+        let bound = (answer.len() as u64 * crate::claude::CLAUDE47_RUN_TENTHS).div_ceil(10);
         let tokens = if chars > self.chars {
             0
+        } else if bound <= self.tokens {
+            bound
         } else {
             HIGHEST_ESTIMATE.count(answer) as u64
         };
@@ -165,7 +172,10 @@ mod tests {
             a: &'static str,
         }
         assert_eq!(
-            answer_text(&Answer { z: 1, a: "x\n\"y\"" }),
+            answer_text(&Answer {
+                z: 1,
+                a: "x\n\"y\""
+            }),
             r#"{"z":1,"a":"x\n\"y\""}"#
         );
     }
@@ -184,7 +194,10 @@ mod tests {
             };
             let sent = count_itself(&mut answer, Tokenizer::O200kBase, |a| &mut a.answer_tokens);
             assert_eq!(sent, answer_text(&answer));
-            assert_eq!(answer.answer_tokens, Tokenizer::O200kBase.count(&sent) as u64);
+            assert_eq!(
+                answer.answer_tokens,
+                Tokenizer::O200kBase.count(&sent) as u64
+            );
         }
     }
 
@@ -229,8 +242,15 @@ mod tests {
         let long = limit.measure(&"a".repeat(11));
         assert_eq!((long.chars, long.tokens), (11, 0));
         assert!(!limit.admits(long));
-        let short = limit.measure("hello");
+        let short = limit.measure("hi");
         assert!(short.tokens >= 1 && limit.admits(short));
-        assert!(short.tokens >= Tokenizer::O200kBase.count("hello") as u64);
+        assert!(short.tokens >= HIGHEST_ESTIMATE.count("hi") as u64);
+        // Over the bound of its bytes: counted.
+        let limit = AnswerLimit {
+            tokens: 5,
+            chars: 100,
+        };
+        let counted = limit.measure("hello world");
+        assert_eq!(counted.tokens, HIGHEST_ESTIMATE.count("hello world") as u64);
     }
 }

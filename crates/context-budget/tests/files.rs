@@ -404,11 +404,17 @@ fn load_files_packs_in_each_format_and_reports_what_it_left_out() {
     assert_eq!(xml.tokens, Tokenizer::O200kBase.count(&xml.text) as u64);
     // The whole answer, as a client passes it on, is what the budget bounds.
     let answer = context_budget::answer::answer_text(&xml);
-    assert_eq!(xml.answer_tokens, Tokenizer::O200kBase.count(&answer) as u64);
+    assert_eq!(
+        xml.answer_tokens,
+        Tokenizer::O200kBase.count(&answer) as u64
+    );
     // 90 % of 128,000 minus min(16,384 output, 16,000) is over the answer limit,
     // which caps it.
     assert_eq!(xml.budget_source, "answer_limit");
-    assert_eq!(xml.budget, context_budget::answer::DEFAULT_MAX_ANSWER_TOKENS);
+    assert_eq!(
+        xml.budget,
+        context_budget::answer::DEFAULT_MAX_ANSWER_TOKENS
+    );
     let small = LoadRequest {
         answer_limit: context_budget::AnswerLimit {
             tokens: 1_000_000,

@@ -10,11 +10,11 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
+use context_budget::answer::{DEFAULT_MAX_ANSWER_CHARS, DEFAULT_MAX_ANSWER_TOKENS};
 use context_budget::files::FileLimits;
 use context_budget::files::roots::Roots;
 use context_budget::limits::{DEFAULT_MAX_MESSAGES, DEFAULT_MAX_NAME_BYTES, DEFAULT_MAX_SECTIONS};
 use context_budget::spec::SpecStore;
-use context_budget::answer::{DEFAULT_MAX_ANSWER_CHARS, DEFAULT_MAX_ANSWER_TOKENS};
 use context_budget::{AnswerLimit, Catalog, DEFAULT_MAX_INPUT_BYTES, InputLimits, TokenCounter};
 
 use crate::anthropic::{self, AnthropicConfig, AnthropicCounter};

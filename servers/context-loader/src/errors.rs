@@ -78,8 +78,10 @@ pub fn answer_too_large(tool: &str, size: AnswerSize, limit: AnswerLimit) -> Too
              answers over ~25,000 tokens or ~50,000 characters.",
             match tool {
                 "fit-messages" => "Pass a smaller `budget`: the answer holds every message kept.",
-                "assemble-context" => "Pass a smaller `budget`: the answer holds the assembled text.",
-                _ => "Ask for less: a smaller `limit` or `budget`, a narrower `paths` or `filter`, \
+                "assemble-context" =>
+                    "Pass a smaller `budget`: the answer holds the assembled text.",
+                _ =>
+                    "Ask for less: a smaller `limit` or `budget`, a narrower `paths` or `filter`, \
                       or the next page with `offset`.",
             }
         ),

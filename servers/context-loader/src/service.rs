@@ -17,7 +17,8 @@ use context_budget::files::roots::Roots;
 use context_budget::files::{FileLimits, FileStore, FilesError};
 use context_budget::spec::{SpecError, SpecStore};
 use context_budget::{
-    AnswerLimit, ExactCountFailure, ExactCounter, Message, ModelEntry, ResolvedModel, TokenCounter, Tokenizer,
+    AnswerLimit, ExactCountFailure, ExactCounter, Message, ModelEntry, ResolvedModel, TokenCounter,
+    Tokenizer,
 };
 use mcp_common::{ToolError, run_blocking};
 use tokio_util::sync::CancellationToken;

@@ -57,8 +57,22 @@ impl Lcg {
 }
 
 const WORDS: [&str; 16] = [
-    "fn", "let", "mut", "self", "match", "return", "struct", "impl", "pub", "use", "mod",
-    "where", "Some", "None", "Ok(value)", "Err(\"failed\")",
+    "fn",
+    "let",
+    "mut",
+    "self",
+    "match",
+    "return",
+    "struct",
+    "impl",
+    "pub",
+    "use",
+    "mod",
+    "where",
+    "Some",
+    "None",
+    "Ok(value)",
+    "Err(\"failed\")",
 ];
 
 /// 1,200 source files of 5 to 60 lines in 40 folders: quotes, tabs and
@@ -221,7 +235,8 @@ async fn default_answers_of_every_tool_stay_under_the_answer_limit() {
         for (tool, args) in &calls {
             let result = call(&conn.client, tool, args.clone()).await;
             let what = format!("{transport:?} {tool} {}", preview(args));
-            let expect_error = args.get("paths").is_some() || *tool == "fit-messages" && args.to_string().len() > 10_000;
+            let expect_error = args.get("paths").is_some()
+                || *tool == "fit-messages" && args.to_string().len() > 10_000;
             assert_eq!(result.is_error, Some(expect_error), "{what}: {result:?}");
             let answer = received(&result);
             if *tool == "fit-messages" && expect_error {
@@ -238,7 +253,13 @@ fn preview(args: &Value) -> String {
 }
 
 /// Follows `next` from `offset` 0 and returns every row's `key`.
-async fn every_page(conn: &test_support::Connection, tool: &str, args: Value, rows: &str, key: &str) -> Vec<String> {
+async fn every_page(
+    conn: &test_support::Connection,
+    tool: &str,
+    args: Value,
+    rows: &str,
+    key: &str,
+) -> Vec<String> {
     let mut seen = Vec::new();
     let mut offset = 0u64;
     for _ in 0..100 {
@@ -284,10 +305,27 @@ async fn listings_page_under_the_limit_and_next_returns_the_rest() {
         assert_eq!(unique.len(), count, "no row twice");
     }
     // limit 0 asks for every row: the answer limit cuts it into pages instead.
-    let files = every_page(&conn, "file-tokens", json!({"limit": 0, "sort": "path"}), "files", "path").await;
+    let files = every_page(
+        &conn,
+        "file-tokens",
+        json!({"limit": 0, "sort": "path"}),
+        "files",
+        "path",
+    )
+    .await;
     assert_eq!(files.len(), 1200);
-    assert!(files.windows(2).all(|w| w[0] < w[1]), "in order, no repeats");
-    let listed = every_page(&conn, "spec-tokens", json!({"limit": 0, "sort": "name"}), "specs", "spec").await;
+    assert!(
+        files.windows(2).all(|w| w[0] < w[1]),
+        "in order, no repeats"
+    );
+    let listed = every_page(
+        &conn,
+        "spec-tokens",
+        json!({"limit": 0, "sort": "name"}),
+        "specs",
+        "spec",
+    )
+    .await;
     assert_eq!(listed.len(), 2000);
     let names: Vec<String> = (1..=200).map(|i| i.to_string()).collect();
     let costs = every_page(

@@ -429,8 +429,12 @@ impl<'a> Packing<'a> {
             for (chosen, tokens) in self.chosen.iter_mut().zip(shares) {
                 chosen.file.tokens = tokens;
             }
-            let included: Vec<IncludedFile> =
-                self.chosen.iter().take(rows).map(|c| c.file.clone()).collect();
+            let included: Vec<IncludedFile> = self
+                .chosen
+                .iter()
+                .take(rows)
+                .map(|c| c.file.clone())
+                .collect();
             let omitted: Vec<OmittedFile> = self.omitted.iter().take(rows).cloned().collect();
             let mut answer = LoadedFiles {
                 model: FilesModel::of(model),

@@ -90,7 +90,11 @@ impl FileStore {
         let total: u64 = rows.iter().map(|r| r.tokens).sum();
         let mut folders = folder_rollup(&rows);
         sort_rows(&mut rows, sort);
-        let page = Page::of(0, limit.map_or(rows.len(), |n| n.min(rows.len())), rows.len());
+        let page = Page::of(
+            0,
+            limit.map_or(rows.len(), |n| n.min(rows.len())),
+            rows.len(),
+        );
         if let Some(n) = limit {
             rows.truncate(n);
             folders.truncate(n);

@@ -1,9 +1,9 @@
 //! What the spec engine answers: one spec's report, a listing, a budget plan. These
 //! are the tools' structured results, so field names and order are the wire format.
 
+use crate::answer::Page;
 use schemars::JsonSchema;
 use serde::Serialize;
-use crate::answer::Page;
 
 use super::measure::Breakdown;
 use super::query::SortOrder;

@@ -15,8 +15,8 @@ use super::report::{FileTokens, Performance, budget_fit, recommendation};
 use super::resolve::{find_file, resolve};
 use super::scan::{MeasureCache, Measured, measure_all};
 use crate::ResolvedModel;
-use crate::counter::usd;
 use crate::answer::Page;
+use crate::counter::usd;
 use crate::limits;
 use crate::scan_control::ScanControl;
 
@@ -253,7 +253,11 @@ impl SpecStore {
             SortOrder::Name => rows.sort_by(|a, b| a.spec.cmp(&b.spec)),
         }
         let summary = listing::summarize(&rows, query.detailed);
-        let page = Page::of(0, query.limit.map_or(rows.len(), |n| n.min(rows.len())), rows.len());
+        let page = Page::of(
+            0,
+            query.limit.map_or(rows.len(), |n| n.min(rows.len())),
+            rows.len(),
+        );
         if let Some(limit) = query.limit {
             rows.truncate(limit);
         }

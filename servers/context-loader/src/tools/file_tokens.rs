@@ -43,7 +43,10 @@ pub struct FileTokensParams {
     /// Most file rows returned (default 100; 0 = all), fewer if the answer would be
     /// over the server's answer limit; `next` is then the `offset` of the rest.
     /// Totals cover every file.
-    #[arg(long, help = "Most file rows (default 100; 0 = all, within the answer limit)")]
+    #[arg(
+        long,
+        help = "Most file rows (default 100; 0 = all, within the answer limit)"
+    )]
     pub limit: Option<usize>,
     /// File rows to skip: the `next` of the previous page (folders come on the
     /// first page only).
@@ -150,8 +153,10 @@ fn file_tokens(r: &FileTokens) -> String {
             file.tokens, file.lines
         ));
     }
-    if r.page.truncated {
-        out.push_str("  ... (more rows: --limit 0 lists all)\n");
+    if let Some(next) = r.page.next {
+        out.push_str(&format!(
+            "  ... (more rows: --offset {next}; --limit 0 lists all within --max-answer-chars/-tokens)\n"
+        ));
     }
     if r.folders.len() > 1 {
         out.push_str("by folder:\n");

@@ -17,7 +17,10 @@ pub struct ListModelsParams {
     pub filter: Option<String>,
     /// Most models returned (default 100; 0 = all), fewer if the answer would be over
     /// the server's answer limit; `next` is then the `offset` of the rest.
-    #[arg(long, help = "Most models listed (default 100; 0 = all, within the answer limit)")]
+    #[arg(
+        long,
+        help = "Most models listed (default 100; 0 = all, within the answer limit)"
+    )]
     pub limit: Option<usize>,
     /// Models to skip: the `next` of the previous page.
     #[arg(long, help = "Models to skip (the previous page's `next`)")]
@@ -42,7 +45,10 @@ family prefix (e.g. `claude`, `gpt-4.1`, `o-series`).";
         params: Self::Params,
         _: Call,
     ) -> Result<ModelListing, ToolError> {
-        let mut listing = service.counter().catalog().listing(params.filter.as_deref());
+        let mut listing = service
+            .counter()
+            .catalog()
+            .listing(params.filter.as_deref());
         paginate(
             &mut listing,
             |l| &mut l.models,

@@ -168,7 +168,11 @@ fn loaded_files(r: &LoadedFiles) -> String {
             "\n{} omitted (over the budget): {}{}",
             r.omitted_files,
             shown.join(", "),
-            if r.omitted_files > shown.len() { ", ..." } else { "" }
+            if r.omitted_files > shown.len() {
+                ", ..."
+            } else {
+                ""
+            }
         ));
     }
     if let Some(skipped) = skipped_summary(&r.skipped_counts) {

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::service::Service;
-use crate::tool::{paginate, Call, Rendered, Tool, wire_name};
+use crate::tool::{Call, Rendered, Tool, paginate, wire_name};
 
 pub struct SpecBudgetTool;
 
@@ -30,7 +30,10 @@ pub struct SpecBudgetParams {
     /// The plan and totals always cover every spec; rows are cut only to keep the
     /// answer within the server's answer limit.
     #[serde(default)]
-    #[arg(long, help = "Rows of per-spec costs to skip (the previous page's `next`)")]
+    #[arg(
+        long,
+        help = "Rows of per-spec costs to skip (the previous page's `next`)"
+    )]
     pub offset: Option<usize>,
 }
 

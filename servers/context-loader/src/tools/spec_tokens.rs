@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::service::Service;
-use crate::tool::{paginate, Call, Rendered, Tool, row_limit, wire_name, wire_value};
+use crate::tool::{Call, Rendered, Tool, paginate, row_limit, wire_name, wire_value};
 
 pub struct SpecTokensTool;
 
@@ -50,7 +50,10 @@ pub struct SpecTokensParams {
     /// Most rows a listing returns (default 100; 0 = all), fewer if the answer would
     /// be over the server's answer limit; `next` is then the `offset` of the rest.
     /// The summary covers all.
-    #[arg(long, help = "Most rows to list (default 100; 0 = all, within the answer limit)")]
+    #[arg(
+        long,
+        help = "Most rows to list (default 100; 0 = all, within the answer limit)"
+    )]
     pub limit: Option<usize>,
     /// Listing rows to skip: the `next` of the previous page.
     #[arg(long, help = "Listing rows to skip (the previous page's `next`)")]
