@@ -65,6 +65,12 @@ fn main() {
         order: PackOrder::Given,
         format: PackFormat::Xml,
         max_file_tokens: None,
+        rows: None,
+        // No answer limit: this measures packing, not what one MCP answer may hold.
+        answer_limit: context_budget::AnswerLimit {
+            tokens: u64::MAX / 4,
+            chars: usize::MAX / 8,
+        },
     };
     let load = |store: &FileStore, request: &LoadRequest| {
         store

@@ -251,8 +251,13 @@ pub struct AssembledContext {
     /// The sections in priority order, separated by a blank line.
     pub text: String,
     /// Tokens of `text` (counted on the final text, separators included; the
-    /// provider's count when `exact` came from its API).
+    /// provider's count when `exact` came from its API): what `budget` bounds.
     pub total_tokens: u64,
+    /// Tokens of this whole answer as the model receives it (its compact JSON, `text`
+    /// escaped inside it, the per-section report around it), counted locally for
+    /// `model`. The budget is the assembled prompt's, the text a caller sends on;
+    /// the answer carrying it is larger, and is bounded by the server's answer limit.
+    pub answer_tokens: u64,
     pub budget: u64,
     /// total_tokens / budget.
     pub budget_utilization: f64,
@@ -580,7 +585,7 @@ impl Priced<'_, '_> {
         (encoding, exact, method): (&'static str, bool, &'static str),
         warning: Option<String>,
     ) -> AssembledContext {
-        AssembledContext {
+        let mut assembled = AssembledContext {
             budget_utilization: ratio(total_tokens, self.budget),
             truncated_sections: assembly.sections.iter().filter(|s| s.truncated).count(),
             dropped_sections: assembly
@@ -602,7 +607,12 @@ impl Priced<'_, '_> {
             method,
             sections: assembly.sections,
             warning,
-        }
+            answer_tokens: 0,
+        };
+        crate::answer::count_itself(&mut assembled, self.model.tokenizer(), |a| {
+            &mut a.answer_tokens
+        });
+        assembled
     }
 }
 

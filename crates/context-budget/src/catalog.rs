@@ -160,7 +160,12 @@ pub struct ModelListing {
     /// The date the figures were checked (YYYY-MM-DD).
     pub as_of: String,
     pub source: String,
+    /// Models matching the filter (all of them, not only this page).
     pub count: usize,
+    /// This page of `models`: cut by `limit` and by the server's answer limit;
+    /// `next` is the `offset` for the rows after it.
+    #[serde(flatten)]
+    pub page: crate::answer::Page,
     pub models: Vec<ModelInfo>,
     /// Every family in the catalog, to refine a filter that matched nothing.
     pub families: Vec<String>,
@@ -550,6 +555,7 @@ impl Catalog {
             as_of: self.as_of.clone(),
             source: self.source.clone(),
             count: models.len(),
+            page: crate::answer::Page::of(0, models.len(), models.len()),
             models,
             families,
             encodings: Tokenizer::EXACT.iter().map(|t| t.name()).collect(),

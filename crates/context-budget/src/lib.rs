@@ -18,6 +18,7 @@
 //! typed ([`CountError`], [`FitError`], [`AssembleError`], [`CatalogError`], ...) so
 //! adapters can map them onto their own error codes.
 
+pub mod answer;
 mod assemble;
 pub mod cache;
 mod catalog;
@@ -40,6 +41,7 @@ mod suggest;
 mod tokenizer;
 pub mod wire;
 
+pub use answer::{AnswerLimit, AnswerSize, HIGHEST_ESTIMATE, Page};
 pub use assemble::{
     ADR_LAYERED, AssembleError, AssembleOptions, AssembledContext, DEFAULT_PRIORITY,
     DEFAULT_SECTIONS, LayerBudgets, LayerBudgetsError, PRESETS, Preset, SECTION_SEPARATOR, Section,

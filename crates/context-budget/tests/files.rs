@@ -402,9 +402,46 @@ fn load_files_packs_in_each_format_and_reports_what_it_left_out() {
          <file path=\"README.md\">\n# Project\n\nSome words about it.\n</file>\n"
     );
     assert_eq!(xml.tokens, Tokenizer::O200kBase.count(&xml.text) as u64);
-    assert_eq!(xml.budget_source, "default");
-    // 90 % of 128,000 minus min(16,384 output, 16,000).
-    assert_eq!(xml.budget, 115_200 - 16_000);
+    // The whole answer, as a client passes it on, is what the budget bounds.
+    let answer = context_budget::answer::answer_text(&xml);
+    assert_eq!(
+        xml.answer_tokens,
+        Tokenizer::O200kBase.count(&answer) as u64
+    );
+    // 90 % of 128,000 minus min(16,384 output, 16,000) is over the answer limit,
+    // which caps it.
+    assert_eq!(xml.budget_source, "answer_limit");
+    assert_eq!(
+        xml.budget,
+        context_budget::answer::DEFAULT_MAX_ANSWER_TOKENS
+    );
+    let small = LoadRequest {
+        answer_limit: context_budget::AnswerLimit {
+            tokens: 1_000_000,
+            chars: 10_000_000,
+        },
+        ..LoadRequest::default()
+    };
+    let uncapped = load(&store, &roots, &["src/main.rs"], &small, "gpt-4o");
+    assert_eq!(uncapped.budget_source, "default");
+    assert_eq!(uncapped.budget, 115_200 - 16_000);
+    let over = store.load_files(
+        &roots,
+        &FileQuery::default(),
+        &LoadRequest {
+            budget: Some(20_001),
+            ..LoadRequest::default()
+        },
+        &model("gpt-4o"),
+        &Unobserved,
+    );
+    assert!(matches!(
+        over,
+        Err(FilesError::BudgetOverAnswerLimit {
+            budget: 20_001,
+            limit: 20_000
+        })
+    ));
     let md = load(
         &store,
         &roots,
@@ -421,7 +458,7 @@ fn load_files_packs_in_each_format_and_reports_what_it_left_out() {
         md.text
     );
     // A small budget: smallest first fits more files than the given order.
-    let budget = 60;
+    let budget = 400;
     let given = load(
         &store,
         &roots,
@@ -432,7 +469,7 @@ fn load_files_packs_in_each_format_and_reports_what_it_left_out() {
         },
         "gpt-4o",
     );
-    assert!(given.tokens <= budget);
+    assert!(given.answer_tokens <= budget);
     assert_eq!(
         given
             .omitted
@@ -461,7 +498,7 @@ fn load_files_packs_in_each_format_and_reports_what_it_left_out() {
             .text
             .starts_with("<file path=\"src/lib.rs\">\npub fn add")
     );
-    assert!(truncated.tokens <= budget);
+    assert!(truncated.answer_tokens <= budget);
     // Skipped files are reported by load-files too.
     let all = load(
         &store,
@@ -523,7 +560,7 @@ proptest! {
     #[test]
     fn load_files_never_exceeds_its_budget_and_reports_the_exact_count(
         contents in prop::collection::vec(content(), 1..6),
-        budget in 0u64..400,
+        budget in 0u64..1500,
         max_file_tokens in prop::option::of(0u64..80),
         format in prop_oneof![Just(PackFormat::Xml), Just(PackFormat::Markdown), Just(PackFormat::Plain)],
         order in prop_oneof![Just(PackOrder::Given), Just(PackOrder::Smallest), Just(PackOrder::Path)],
@@ -534,16 +571,21 @@ proptest! {
             tree.write(&format!("root/f{i}.txt"), text);
         }
         let store = FileStore::new(FileLimits::default());
-        let loaded = load(
-            &store,
-            &tree.roots(),
-            &["."],
-            &LoadRequest { budget: Some(budget), order, format, max_file_tokens },
-            model_name,
-        );
-        let fresh = model(model_name).tokenizer().count(&loaded.text) as u64;
-        prop_assert_eq!(loaded.tokens, fresh);
-        prop_assert!(loaded.tokens <= budget);
-        prop_assert_eq!(loaded.included.len() + loaded.omitted.len(), contents.len());
+        let query = FileQuery { paths: vec![".".into()], ..FileQuery::default() };
+        let request = LoadRequest { budget: Some(budget), order, format, max_file_tokens, ..LoadRequest::default() };
+        let tokenizer = model(model_name).tokenizer();
+        match store.load_files(&tree.roots(), &query, &request, &model(model_name), &Unobserved) {
+            Ok(loaded) => {
+                prop_assert_eq!(loaded.tokens, tokenizer.count(&loaded.text) as u64);
+                // The answer as the model receives it: counted exactly, within the budget.
+                let answer = context_budget::answer::answer_text(&loaded);
+                prop_assert_eq!(loaded.answer_tokens, tokenizer.count(&answer) as u64);
+                prop_assert!(loaded.answer_tokens <= budget);
+                prop_assert_eq!(loaded.included_files + loaded.omitted_files, contents.len());
+            }
+            // Too small a budget for the report itself is refused, never exceeded.
+            Err(FilesError::BudgetBelowReport { envelope, .. }) => prop_assert!(envelope + 4 > budget / 2),
+            Err(other) => prop_assert!(false, "unexpected error {other}"),
+        }
     }
 }

@@ -296,7 +296,7 @@ fn listing_sorts_filters_and_limits() {
             ..query(None)
         },
     );
-    assert_eq!((limited.shown, limited.truncated), (2, true));
+    assert_eq!((limited.shown, limited.page.truncated), (2, true));
     assert_eq!(limited.summary.specs, 8, "the summary covers every match");
 
     let with_subs = listing(

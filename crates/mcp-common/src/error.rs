@@ -47,6 +47,9 @@ pub enum ErrorCode {
     Cancelled,
     /// What must be kept (e.g. the system message) does not fit the token budget.
     ContextOverflow,
+    /// The answer would be larger than the server sends in one result (its answer
+    /// limit); a smaller request (a page, a smaller budget) gets it.
+    AnswerTooLarge,
 }
 
 impl ErrorCode {
@@ -67,6 +70,7 @@ impl ErrorCode {
             ErrorCode::FileAccessError => "FILE_ACCESS_ERROR",
             ErrorCode::Cancelled => "CANCELLED",
             ErrorCode::ContextOverflow => "CONTEXT_OVERFLOW",
+            ErrorCode::AnswerTooLarge => "ANSWER_TOO_LARGE",
         }
     }
 }
@@ -96,7 +100,8 @@ pub fn create_mcp_error(
         payload.entry(key).or_insert(value);
     }
     let payload = Value::Object(payload);
-    let text = serde_json::to_string_pretty(&payload).unwrap_or_else(|_| payload.to_string());
+    // The same compact string as a success answer's text (`result::answer_text`).
+    let text = crate::result::answer_text(&payload);
     let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
     result.structured_content = Some(payload);
     result
@@ -184,6 +189,7 @@ mod tests {
             ErrorCode::FileAccessError,
             ErrorCode::Cancelled,
             ErrorCode::ContextOverflow,
+            ErrorCode::AnswerTooLarge,
         ] {
             assert_eq!(serde_json::to_value(code).ok(), Some(json!(code.as_str())));
         }

@@ -17,5 +17,5 @@ pub mod tool;
 pub mod transport;
 
 pub use error::{ErrorCode, ToolError, create_mcp_error};
-pub use result::{Structured, normalize_result, success_result};
+pub use result::{Structured, answer_text, normalize_result, success_result};
 pub use tool::{input_schema, output_schema, parse_params, run_blocking};

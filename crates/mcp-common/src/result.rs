@@ -1,8 +1,11 @@
 //! Success results.
 //!
 //! A tool with an output schema answers with [`Structured`]: the value as
-//! `structuredContent` (what schema-aware clients read) and as pretty JSON text (what
-//! every other client shows the model). [`normalize_result`] turns the plain values a
+//! `structuredContent` (what schema-aware clients read) and as JSON text (what every
+//! other client shows the model). The text is the compact serialization of exactly
+//! that value, the string `JSON.stringify(structuredContent)` gives (Claude Code passes
+//! the model that string and drops `content`): whichever a client reads, the model
+//! receives the same string, so a server can bound and report one answer. [`normalize_result`] turns the plain values a
 //! simple handler returns into a result, by the same rules as airmcp's normalizeResult.
 
 use rmcp::handler::server::tool::IntoCallToolResult;
@@ -10,13 +13,23 @@ use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock};
 use serde::Serialize;
 use serde_json::Value;
 
-/// A success result from any `Serialize` value: pretty JSON text + structuredContent.
+/// A success result from any `Serialize` value: structuredContent, and as text the
+/// same value in compact JSON ([`answer_text`]).
 pub fn success_result<T: Serialize>(value: &T) -> Result<CallToolResult, serde_json::Error> {
     let value = serde_json::to_value(value)?;
-    let text = serde_json::to_string_pretty(&value)?;
+    let text = answer_text(&value);
     let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
     result.structured_content = Some(value);
     Ok(result)
+}
+
+/// The string a client hands the model for a result whose structuredContent is
+/// `value`: compact JSON, keys in their order, as `JSON.stringify` writes it (both
+/// escape `"`, `\` and control characters alike and nothing else). Also the
+/// result's text, so clients that read only `content` receive the same string.
+pub fn answer_text(value: &Value) -> String {
+    // Serializing a Value cannot fail (its keys are strings).
+    serde_json::to_string(value).unwrap_or_default()
 }
 
 /// Return type of a tool with an output schema: `Result<Structured<Output>, ToolError>`.
@@ -160,7 +173,7 @@ mod tests {
     }
 
     #[test]
-    fn success_result_is_pretty_text_plus_structured_content() {
+    fn success_result_is_structured_content_and_the_same_compact_json_as_text() {
         #[derive(Serialize)]
         struct Out {
             token_count: usize,
@@ -168,7 +181,7 @@ mod tests {
         let result = success_result(&Out { token_count: 7 }).expect("serializes");
         assert_eq!(result.is_error, Some(false));
         assert_eq!(result.structured_content, Some(json!({"token_count": 7})));
-        assert_eq!(only_text(&result), Some("{\n  \"token_count\": 7\n}"));
+        assert_eq!(only_text(&result), Some("{\"token_count\":7}"));
     }
 
     #[test]

@@ -10,12 +10,14 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
+use context_budget::answer::{DEFAULT_MAX_ANSWER_CHARS, DEFAULT_MAX_ANSWER_TOKENS};
 use context_budget::files::FileLimits;
 use context_budget::files::roots::Roots;
 use context_budget::limits::{DEFAULT_MAX_MESSAGES, DEFAULT_MAX_NAME_BYTES, DEFAULT_MAX_SECTIONS};
 use context_budget::spec::SpecStore;
 use context_budget::{
-    ADR_LAYERED, Catalog, DEFAULT_MAX_INPUT_BYTES, InputLimits, LayerBudgets, TokenCounter,
+    ADR_LAYERED, AnswerLimit, Catalog, DEFAULT_MAX_INPUT_BYTES, InputLimits, LayerBudgets,
+    TokenCounter,
 };
 
 use crate::anthropic::{self, AnthropicConfig, AnthropicCounter};
@@ -82,6 +84,17 @@ pub struct GlobalArgs {
         default_value_t = DEFAULT_MAX_SECTIONS
     )]
     pub max_sections: usize,
+    /// Most tokens of one answer, by the highest local estimate (Claude Opus 4.7's):
+    /// load-files' default budget is capped by it, listings page under it, and an
+    /// answer over it becomes ANSWER_TOO_LARGE. The default stays under Claude Code's
+    /// 25,000-token refusal.
+    #[arg(long, global = true, env = "CONTEXT_LOADER_MAX_ANSWER_TOKENS", default_value_t = DEFAULT_MAX_ANSWER_TOKENS)]
+    pub max_answer_tokens: u64,
+    /// Most characters of one answer (as JavaScript counts them: UTF-16 code units).
+    /// The default stays under the ~50,000 past which Claude Code saves an answer to a
+    /// file instead of passing it to the model.
+    #[arg(long, global = true, env = "CONTEXT_LOADER_MAX_ANSWER_CHARS", default_value_t = DEFAULT_MAX_ANSWER_CHARS)]
+    pub max_answer_chars: usize,
     /// Folder holding the specs (`NNN-name/README.md`, ...), for spec-tokens and spec-budget.
     #[arg(
         long,
@@ -246,6 +259,10 @@ pub struct GlobalArgs {
     pub no_warm_up: bool,
 }
 
+/// Smallest accepted answer limit: room for any error answer and a small listing.
+const MIN_ANSWER_TOKENS: u64 = 1_000;
+const MIN_ANSWER_CHARS: usize = 4_000;
+
 /// How CONTEXT_LOADER_ROOTS separates folders (as PATH does).
 #[cfg(unix)]
 const PATH_LIST_SEPARATOR: char = ':';
@@ -300,7 +317,8 @@ impl GlobalArgs {
         )
         .with_files(roots, self.file_limits())
         .with_refused_root(refused_root)
-        .with_layer_budgets(self.layer_budgets()?);
+        .with_layer_budgets(self.layer_budgets()?)
+        .with_answer_limit(self.answer_limit()?);
         if self.no_warm_up {
             service = service.without_warm_up();
         }
@@ -340,6 +358,21 @@ impl GlobalArgs {
             }
             (None, None) => Ok(LayerBudgets::default()),
         }
+    }
+
+    /// The bound on every answer, from the flags. A limit too small for an error
+    /// answer would make every refusal unreadable, so it is refused at start.
+    fn answer_limit(&self) -> anyhow::Result<AnswerLimit> {
+        if self.max_answer_tokens < MIN_ANSWER_TOKENS || self.max_answer_chars < MIN_ANSWER_CHARS {
+            anyhow::bail!(
+                "--max-answer-tokens must be at least {MIN_ANSWER_TOKENS} and --max-answer-chars at least \
+                 {MIN_ANSWER_CHARS} (an error answer must fit)"
+            );
+        }
+        Ok(AnswerLimit {
+            tokens: self.max_answer_tokens,
+            chars: self.max_answer_chars,
+        })
     }
 
     /// The file tools' per-call bounds from the flags.

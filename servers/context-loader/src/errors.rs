@@ -6,7 +6,9 @@
 use context_budget::files::FilesError;
 use context_budget::limits::LimitError;
 use context_budget::spec::{Closeness, SpecError};
-use context_budget::{AssembleError, CountError, DEFAULT_MODEL, FitError};
+use context_budget::{
+    AnswerLimit, AnswerSize, AssembleError, CountError, DEFAULT_MODEL, FitError, HIGHEST_ESTIMATE,
+};
 use mcp_common::{ErrorCode, ToolError};
 
 /// An engine error that has a tool-error form.
@@ -61,6 +63,43 @@ impl IntoToolError for CountError {
 }
 
 /// The answer to a request that was cancelled (or timed out) while it ran.
+/// `tool`'s answer is `size`, over the server's answer limit: the last-line check
+/// every answer passes (tools are designed to stay under it by themselves; this
+/// says which request to make instead of sending an answer clients would cut).
+pub fn answer_too_large(tool: &str, size: AnswerSize, limit: AnswerLimit) -> ToolError {
+    let measured = if size.tokens == 0 {
+        format!("{} characters", size.chars)
+    } else {
+        format!("{} characters, {} tokens", size.chars, size.tokens)
+    };
+    ToolError::new(
+        ErrorCode::AnswerTooLarge,
+        format!(
+            "the {tool} answer is {measured}, over the server's answer limit of {} characters and \
+             {} tokens (by the {} estimate)",
+            limit.chars,
+            limit.tokens,
+            HIGHEST_ESTIMATE.name()
+        ),
+        format!(
+            "{} The server's operator can raise --max-answer-tokens / --max-answer-chars \
+             (CONTEXT_LOADER_MAX_ANSWER_TOKENS / _CHARS), but clients such as Claude Code cut \
+             answers over ~25,000 tokens or ~50,000 characters.",
+            match tool {
+                "fit-messages" => "Pass a smaller `budget`: the answer holds every message kept.",
+                "assemble-context" =>
+                    "Pass a smaller `budget`: the answer holds the assembled text.",
+                _ =>
+                    "Ask for less: a smaller `limit` or `budget`, a narrower `paths` or `filter`, \
+                      or the next page with `offset`.",
+            }
+        ),
+    )
+    .with_detail("answer_chars", size.chars)
+    .with_detail("max_answer_chars", limit.chars)
+    .with_detail("max_answer_tokens", limit.tokens)
+}
+
 fn cancelled() -> ToolError {
     ToolError::new(
         ErrorCode::Cancelled,
@@ -453,6 +492,37 @@ impl IntoToolError for FilesError {
                 "Pass `budget`, or name a model with a window (e.g. `gpt-4o`) instead of a bare encoding.",
             )
             .with_detail("model", model),
+            FilesError::BudgetOverAnswerLimit { budget, limit } => ToolError::new(
+                ErrorCode::AnswerTooLarge,
+                message,
+                format!(
+                    "Pass a `budget` of at most {limit} (or omit it: the default is capped there), and \
+                     load the rest in further calls (`omitted` lists what was left out). Clients such as \
+                     Claude Code cut answers over ~25,000 tokens; the operator sets the limit with \
+                     --max-answer-tokens (CONTEXT_LOADER_MAX_ANSWER_TOKENS)."
+                ),
+            )
+            .with_detail("budget", budget)
+            .with_detail("max_answer_tokens", limit),
+            FilesError::BudgetBelowReport {
+                budget,
+                envelope,
+                rows,
+            } => ToolError::new(
+                ErrorCode::ContextOverflow,
+                message,
+                format!(
+                    "Raise `budget` above {envelope} tokens, or list fewer rows (`rows`: {}; \
+                     1 lists one row per list), or narrow `paths`: the answer reports on the files it was \
+                     given, and that report is part of what the budget bounds.",
+                    match rows {
+                        0 => "0 lists every row".to_string(),
+                        n => format!("{n} now"),
+                    }
+                ),
+            )
+            .with_detail("budget", budget)
+            .with_detail("report_tokens", envelope),
             FilesError::Cancelled => ToolError::new(
                 ErrorCode::Cancelled,
                 message,

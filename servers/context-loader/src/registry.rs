@@ -101,7 +101,14 @@ impl Register for Routes<'_> {
 }
 
 /// One call of tool `T`: parse the arguments (an unknown name is refused), run the
-/// tool, and send its warnings to the client's log before the result.
+/// tool, check its answer against the answer limit, and send its warnings to the
+/// client's log before the result.
+///
+/// The answer measured is the string the model receives (`answer_text`: the
+/// compact JSON of structuredContent, which is also the text content). Tools are
+/// built to stay under the limit by themselves (pages, bounded lists, budgets
+/// capped by it); this check makes sure no answer, present or future, goes out
+/// larger: it becomes ANSWER_TOO_LARGE saying what to ask instead.
 async fn serve<T: Tool>(
     server: &ContextLoader,
     arguments: Option<JsonObject>,
@@ -109,6 +116,11 @@ async fn serve<T: Tool>(
 ) -> Result<Structured<T::Output>, ToolError> {
     let params: T::Params = parse_params(T::NAME, arguments)?;
     let output = T::call(&server.service, params, Call::request(request)).await?;
+    let limit = server.service.answer_limit();
+    let size = limit.measure(&context_budget::answer::answer_text(&output));
+    if !limit.admits(size) {
+        return Err(crate::errors::answer_too_large(T::NAME, size, limit));
+    }
     server
         .log
         .forward(request, T::NAME, T::warnings(&output))

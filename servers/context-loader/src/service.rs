@@ -16,7 +16,8 @@ use context_budget::files::roots::Roots;
 use context_budget::files::{FileLimits, FileStore, FilesError};
 use context_budget::spec::{SpecError, SpecStore};
 use context_budget::{
-    ExactCountFailure, ExactCounter, Message, ModelEntry, ResolvedModel, TokenCounter, Tokenizer,
+    AnswerLimit, ExactCountFailure, ExactCounter, Message, ModelEntry, ResolvedModel, TokenCounter,
+    Tokenizer,
 };
 use context_budget::{LayerBudgets, ScanControl};
 use mcp_common::{ToolError, run_blocking};
@@ -45,6 +46,8 @@ pub struct Service {
     files: Arc<(Option<Roots>, FileStore)>,
     /// The working directory, when it was refused as an implicit root, and why.
     refused_root: Option<String>,
+    /// The bound every answer stays under (`--max-answer-tokens`, `--max-answer-chars`).
+    answer_limit: AnswerLimit,
     /// Whether [`Service::warm_up`] does anything (off only to measure its worth).
     warm: bool,
     /// The `adr-layered` preset's layer budgets as configured (`--adr-layer-budgets`).
@@ -70,6 +73,7 @@ impl Service {
             exact: None,
             files: Arc::new((None, FileStore::new(FileLimits::default()))),
             refused_root: None,
+            answer_limit: AnswerLimit::default(),
             warm: true,
             layer_budgets: Arc::new(LayerBudgets::default()),
         }
@@ -132,6 +136,17 @@ impl Service {
     /// The working directory refused as an implicit root, described, if it was.
     pub fn refused_root(&self) -> Option<&str> {
         self.refused_root.as_deref()
+    }
+
+    /// Bound every answer by `limit`.
+    pub fn with_answer_limit(mut self, limit: AnswerLimit) -> Self {
+        self.answer_limit = limit;
+        self
+    }
+
+    /// The bound every answer stays under.
+    pub fn answer_limit(&self) -> AnswerLimit {
+        self.answer_limit
     }
 
     /// Count the models `exact` covers with it (e.g. Claude with Anthropic's API).

@@ -8,6 +8,7 @@
 
 use std::str::FromStr;
 
+use context_budget::answer::{AnswerLimit, Page, answer_text};
 use context_budget::wire::{UnknownName, WireName};
 use mcp_common::ToolError;
 use schemars::JsonSchema;
@@ -103,6 +104,44 @@ pub fn row_limit(limit: Option<usize>) -> Option<usize> {
         0 => None,
         n => Some(n),
     }
+}
+
+/// Page `rows` of `answer`: from `offset`, at most `limit` rows (`None`: all), and
+/// no more than keep the answer within the server's answer limit (measured as the
+/// string the model receives, with the page fields set as they will be sent).
+/// `page_of` names the answer's [`Page`], set to where this page stands. At least one
+/// row is kept when any is left, so `next` always moves on (a single row over the
+/// limit becomes ANSWER_TOO_LARGE in `registry::serve`, never an endless loop).
+pub fn paginate<T: Serialize, R: Clone>(
+    answer: &mut T,
+    rows: fn(&mut T) -> &mut Vec<R>,
+    page_of: fn(&mut T) -> &mut Page,
+    (offset, limit): (usize, Option<usize>),
+    answer_limit: AnswerLimit,
+) {
+    let all = std::mem::take(rows(answer));
+    let start = offset.min(all.len());
+    let most = limit.map_or(all.len() - start, |n| n.min(all.len() - start));
+    let set = |answer: &mut T, shown: usize| {
+        *rows(answer) = all[start..start + shown].to_vec();
+        *page_of(answer) = Page::of(offset, shown, all.len().max(offset));
+    };
+    let fits = |answer: &T| answer_limit.admits(answer_limit.measure(&answer_text(answer)));
+    set(answer, most);
+    if most <= 1 || fits(answer) {
+        return;
+    }
+    // The most rows that fit: `fit` does (one row is kept regardless), `over` does not.
+    let (mut fit, mut over) = (1, most);
+    while over - fit > 1 {
+        let mid = fit + (over - fit) / 2;
+        set(answer, mid);
+        match fits(answer) {
+            true => fit = mid,
+            false => over = mid,
+        }
+    }
+    set(answer, fit);
 }
 
 /// A CLI flag value parsed by an engine enum's wire names (listed in `--help` and in

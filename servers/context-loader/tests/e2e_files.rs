@@ -146,7 +146,7 @@ async fn file_tokens_and_load_files_over_every_transport() {
             let refused = call(
                 &conn.client,
                 "load-files",
-                json!({"paths": [path], "budget": 100}),
+                json!({"paths": [path], "budget": 400}),
             )
             .await;
             assert_eq!(error_code(&refused), "PATH_OUTSIDE_ROOT", "{path}");
@@ -166,7 +166,7 @@ async fn file_tokens_and_load_files_over_every_transport() {
         let named = call(
             &conn.client,
             "load-files",
-            json!({"paths": [".env"], "budget": 100}),
+            json!({"paths": [".env"], "budget": 400}),
         )
         .await;
         assert!(
@@ -176,18 +176,21 @@ async fn file_tokens_and_load_files_over_every_transport() {
                 .contains("sk-live-secret")
         );
 
-        // A budget: never exceeded, and `tokens` is the count of `text` itself.
+        // A budget: never exceeded by the answer, `answer_tokens` is the count of the
+        // answer as the model receives it, and `tokens` the count of `text` itself.
         let loaded = call(
             &conn.client,
             "load-files",
-            json!({"paths": ["src", "README.md"], "model": "gpt-4o", "budget": 80, "format": "markdown"}),
+            json!({"paths": ["src", "README.md"], "model": "gpt-4o", "budget": 400, "format": "markdown"}),
         )
         .await;
         assert_eq!(loaded.is_error, Some(false), "{loaded:?}");
         let l = structured(&loaded);
         let text = l["text"].as_str().expect("text");
         assert_eq!(l["tokens"], Tokenizer::O200kBase.count(text));
-        assert!(l["tokens"].as_u64() <= Some(80));
+        let answer = serde_json::to_string(l).expect("serialize");
+        assert_eq!(l["answer_tokens"], Tokenizer::O200kBase.count(&answer));
+        assert!(l["answer_tokens"].as_u64() <= Some(400));
         assert_eq!(paths(l, "included"), ["src/main.rs", "README.md"]);
         assert_eq!(paths(l, "omitted"), ["src/lib.rs"]);
         assert!(text.starts_with("## src/main.rs\n\n```rust\n"), "{text}");
@@ -373,12 +376,12 @@ fn the_cli_measures_and_loads() {
     assert!(shown.contains("src/lib.rs"), "{shown}");
 
     // `load`: the packed text on stdout, the report on stderr.
-    let load = run(&["load", "src/main.rs", "README.md", "--budget", "200"]);
+    let load = run(&["load", "src/main.rs", "README.md", "--budget", "400"]);
     assert!(load.status.success(), "{load:?}");
     let text = String::from_utf8(load.stdout).expect("UTF-8");
     assert!(text.starts_with("<file path=\"src/main.rs\">\n"), "{text}");
     assert!(String::from_utf8_lossy(&load.stderr).contains("tokens"));
-    let json = run(&["load", "src", "--budget", "60", "--json"]);
+    let json = run(&["load", "src", "--budget", "400", "--json"]);
     let report: Value = serde_json::from_slice(&json.stdout).expect("JSON");
     let text = report["text"].as_str().expect("text");
     assert_eq!(
@@ -386,7 +389,7 @@ fn the_cli_measures_and_loads() {
         Tokenizer::Cl100kBase.count(text),
         "gpt-4 by default"
     );
-    assert!(report["tokens"].as_u64() <= Some(60));
+    assert!(report["answer_tokens"].as_u64() <= Some(400));
     // Outside the root: a clear error and a non-zero exit.
     let refused = run(&["files", "../outside", "--json"]);
     assert!(!refused.status.success());

@@ -271,7 +271,7 @@ async fn file_and_assembly_warnings_reach_the_client_like_every_other_tool() {
         let client = &conn.client;
         let measured = call(client, "file-tokens", json!({})).await;
         assert_eq!(structured(&measured)["skipped_counts"]["binary"], 1);
-        let loaded = call(client, "load-files", json!({"budget": 5})).await;
+        let loaded = call(client, "load-files", json!({"budget": 400})).await;
         assert_eq!(structured(&loaded)["omitted"][0]["path"], "notes.md");
         let assembled = call(
             client,
@@ -301,7 +301,7 @@ async fn file_and_assembly_warnings_reach_the_client_like_every_other_tool() {
         let load = from("load-files");
         assert!(
             load.iter()
-                .any(|m| m.starts_with("1 file left out: over the budget of 5 tokens")),
+                .any(|m| m.starts_with("1 file left out: over the budget of 400 tokens")),
             "{transport:?}: {load:?}"
         );
         assert!(

@@ -330,7 +330,15 @@ async fn the_adr_preset_places_eight_layers_in_order_with_their_budgets() {
         json!({"preset": "adr-layered", "model": "claude-sonnet-4-5", "sections": adr_sections()});
     let mut answers = Vec::new();
     for transport in ALL {
-        let conn = BIN.connect(transport, &[]).await;
+        // A 76,000-token prompt is over the default answer limit (it would be
+        // ANSWER_TOO_LARGE): this server's operator raised it.
+        let limit = [
+            "--max-answer-tokens",
+            "200000",
+            "--max-answer-chars",
+            "1000000",
+        ];
+        let conn = BIN.connect(transport, &limit).await;
         let result = call(&conn.client, "assemble-context", args.clone()).await;
         assert_eq!(result.is_error, Some(false), "{transport:?}: {result:?}");
         let out = structured(&result);

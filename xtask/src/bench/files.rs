@@ -64,7 +64,19 @@ pub fn against_repomix(bench: &mut Bench) -> anyhow::Result<String> {
     let ours_measure = CommandLine::new(
         &cli,
         &[
-            "--root", &root, "files", "--model", "gpt-4o", "--limit", "0", "--json",
+            "--root",
+            &root,
+            "files",
+            "--model",
+            "gpt-4o",
+            "--limit",
+            "0",
+            "--json",
+            // Every row, as repomix lists them: not one MCP answer's worth.
+            "--max-answer-tokens",
+            "1000000000000",
+            "--max-answer-chars",
+            "1000000000000",
         ],
     );
     let ours_pack = CommandLine::new(
@@ -79,6 +91,11 @@ pub fn against_repomix(bench: &mut Bench) -> anyhow::Result<String> {
             "1000000000",
             "--format",
             "xml",
+            // The whole tree in one pack, as repomix does: no answer limit.
+            "--max-answer-tokens",
+            "1000000000000",
+            "--max-answer-chars",
+            "1000000000000",
         ],
     );
     let cache = out.join("repomix-token-cache.json");

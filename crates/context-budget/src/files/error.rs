@@ -29,6 +29,18 @@ pub enum FilesError {
     WalkTooSlow { limit_ms: u64 },
     #[error("`{model}` has no context window, so there is no default budget")]
     NoDefaultBudget { model: String },
+    #[error(
+        "a budget of {budget} tokens is over the server's answer limit of {limit} tokens (--max-answer-tokens)"
+    )]
+    BudgetOverAnswerLimit { budget: u64, limit: u64 },
+    #[error(
+        "the answer's report alone ({envelope} tokens) does not fit the budget of {budget} tokens"
+    )]
+    BudgetBelowReport {
+        budget: u64,
+        envelope: u64,
+        rows: usize,
+    },
     #[error("the request was cancelled")]
     Cancelled,
 }

@@ -9,10 +9,11 @@ use super::error::FilesError;
 use super::measure::{Measured, Measurer, Reading};
 use super::open::reopen;
 use super::output::{Excluded, FilesModel, WindowShare};
-use super::output::{IncludedFile, LoadedFiles, OmittedFile, Skipped, cap_skipped};
+use super::output::{IncludedFile, LoadedFiles, OmittedFile, Skipped, cap_skipped_to};
 use super::pack::{PackOrder, cut, piece, push_piece};
-use super::query::LoadRequest;
+use super::query::{DEFAULT_LOAD_ROWS, LoadRequest};
 use super::roots::Roots;
+use crate::answer::{HIGHEST_ESTIMATE, answer_text, count_itself, js_length, json_escaped};
 use crate::cache::FileStamp;
 use crate::read::SkipReason;
 use crate::{ResolvedModel, Tokenizer};
@@ -32,20 +33,135 @@ pub fn default_budget(model: &ResolvedModel<'_>) -> Option<u64> {
     Some(usable.saturating_sub(reserve))
 }
 
-/// The budget asked for, or the model's default; with where it came from.
+/// The budget asked for, or the model's default capped by the server's answer
+/// limit; with where it came from. A budget asked for over the answer limit is
+/// refused: the answer could not be sent whole.
 pub(super) fn budget(
     request: &LoadRequest,
     model: &ResolvedModel<'_>,
 ) -> Result<(u64, &'static str), FilesError> {
+    let limit = request.answer_limit.tokens;
     Ok(match request.budget {
+        Some(budget) if budget > limit => {
+            return Err(FilesError::BudgetOverAnswerLimit { budget, limit });
+        }
         Some(budget) => (budget, "given"),
-        None => (
-            default_budget(model).ok_or_else(|| FilesError::NoDefaultBudget {
+        None => {
+            let default = default_budget(model).ok_or_else(|| FilesError::NoDefaultBudget {
                 model: model.name().to_string(),
-            })?,
-            "default",
-        ),
+            })?;
+            match default > limit {
+                true => (limit, "answer_limit"),
+                false => (default, "default"),
+            }
+        }
     })
+}
+
+/// Rows listed per list: `rows`, [`DEFAULT_LOAD_ROWS`] when not given, every row
+/// (`usize::MAX`) for 0.
+pub(super) fn list_rows(request: &LoadRequest) -> usize {
+    match request.rows.unwrap_or(DEFAULT_LOAD_ROWS) {
+        0 => usize::MAX,
+        n => n,
+    }
+}
+
+/// What the packed text may take of the answer: the budget, the answer limit's
+/// characters and tokens, each less what the report around the text takes.
+///
+/// The report is measured before packing on a stand-in answer: the real model,
+/// roots, skipped and excluded rows, numbers as wide as they can get, and as list
+/// rows the first and last files measured. [`Packing::finish`] then measures the
+/// real answer and drops pieces while it is over, so the stand-in only has to be
+/// close for the budget to be used, never exact for it to hold.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Reserve {
+    /// Tokens (for the request's model) the escaped text may take.
+    text_tokens: u64,
+    /// Tokens by [`HIGHEST_ESTIMATE`] the escaped text may take.
+    text_high: u64,
+    /// Characters (UTF-16) the escaped text may take.
+    text_chars: usize,
+}
+
+impl Reserve {
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn of(
+        request: &LoadRequest,
+        model: &ResolvedModel<'_>,
+        roots: &Roots,
+        (budget, budget_source): (u64, &'static str),
+        measured: &[Measured],
+        skipped: &[Skipped],
+        excluded: &Excluded,
+    ) -> Result<Reserve, FilesError> {
+        let rows = list_rows(request);
+        let row_of = |m: &Measured| IncludedFile {
+            path: m.candidate.relative.clone(),
+            root: roots.label(m.candidate.root),
+            tokens: m.measure.tokens,
+            truncated: request.max_file_tokens.is_some(),
+        };
+        let included: Vec<IncludedFile> = measured.iter().take(rows).map(row_of).collect();
+        let omitted: Vec<OmittedFile> = measured
+            .iter()
+            .rev()
+            .take(rows)
+            .map(|m| OmittedFile {
+                path: m.candidate.relative.clone(),
+                root: roots.label(m.candidate.root),
+                tokens: m.measure.tokens,
+                reason: "over_budget",
+            })
+            .collect();
+        let (skipped, skipped_counts) = cap_skipped_to(skipped.to_vec(), rows);
+        let mut excluded = excluded.clone();
+        excluded.ignored_examples.truncate(rows);
+        let wide = budget.max(request.answer_limit.tokens).saturating_mul(10);
+        let stand_in = LoadedFiles {
+            model: FilesModel::of(model),
+            roots: roots.shown_paths(),
+            budget,
+            budget_source,
+            answer_tokens: wide,
+            tokens: wide,
+            format: request.format,
+            order: request.order,
+            window: WindowShare::of(model, wide),
+            included_files: measured.len(),
+            omitted_files: measured.len(),
+            omitted_tokens: wide.saturating_mul(1000),
+            rows: request.rows.unwrap_or(DEFAULT_LOAD_ROWS),
+            truncated: true,
+            included,
+            omitted,
+            skipped,
+            skipped_counts,
+            excluded,
+            text: String::new(),
+        };
+        let report = answer_text(&stand_in);
+        let tokenizer = model.tokenizer();
+        let tokens = tokenizer.count(&report) as u64;
+        // Where pieces meet, the whole text's count may differ from the pieces' by a
+        // token or so: a little is kept back for it.
+        let slack = 4 + budget / 200;
+        if tokens + slack > budget {
+            return Err(FilesError::BudgetBelowReport {
+                budget,
+                envelope: tokens,
+                rows: request.rows.unwrap_or(DEFAULT_LOAD_ROWS),
+            });
+        }
+        let limit = request.answer_limit;
+        let high = HIGHEST_ESTIMATE.count(&report) as u64;
+        Ok(Reserve {
+            text_tokens: budget - tokens - slack,
+            text_high: limit.tokens.saturating_sub(high + 4 + limit.tokens / 200),
+            text_chars: limit.chars.saturating_sub(js_length(&report) + 16),
+        })
+    }
 }
 
 /// Whether every file must be counted up front: counts decide the order and the
@@ -64,19 +180,20 @@ pub(super) fn reading(request: &LoadRequest) -> Reading {
     }
 }
 
-/// The bytes of every piece together, and whether they fit `budget` whatever
-/// they count.
+/// The bytes of every piece together, and whether they fit the text's share of the
+/// answer whatever they count.
 ///
 /// A token of cl100k/o200k covers at least one byte, so a text counts at most its
-/// length in tokens (the Claude estimate at most 1.9 per byte, rounded up). When
-/// every piece together is within the budget by that bound, all of them fit and
-/// counting each file first would be wasted work: the one count of the packed text
-/// ([`Packing::prove`]) gives every file's share.
+/// length in tokens (the Claude estimate at most 1.9 per byte, rounded up); escaped
+/// in the answer's JSON a byte takes at most six (`\u001f`). When every piece
+/// together is within the reserve by those bounds, all of them fit and counting each
+/// file first would be wasted work: the one count of the answer
+/// ([`Packing::finish`]) proves it.
 pub(super) fn all_fit_by_bytes(
     measured: &[Measured],
     request: &LoadRequest,
     tokenizer: Tokenizer,
-    budget: u64,
+    reserve: &Reserve,
 ) -> (u64, bool) {
     let packed_bytes: u64 = measured
         .iter()
@@ -84,8 +201,11 @@ pub(super) fn all_fit_by_bytes(
             m.measure.bytes + 1 + piece(request.format, &m.candidate.relative, "").len() as u64
         })
         .sum();
-    let bound = super::measure::max_tokens_of_bytes(tokenizer, packed_bytes);
-    (packed_bytes, bound <= budget)
+    let escaped = packed_bytes.saturating_mul(6);
+    let fits = super::measure::max_tokens_of_bytes(tokenizer, escaped) <= reserve.text_tokens
+        && super::measure::max_tokens_of_bytes(HIGHEST_ESTIMATE, escaped) <= reserve.text_high
+        && escaped <= reserve.text_chars as u64;
+    (packed_bytes, fits)
 }
 
 /// Put `measured` in the order the request packs them.
@@ -109,28 +229,32 @@ pub(super) fn order(measured: &mut [Measured], order: PackOrder) {
 
 /// The packed text as it grows, and what was left out of it.
 ///
-/// Files are chosen in order by their known counts (content from the measurement,
-/// wrapper counted alone), then the packed text is counted once, attributing every
-/// token to the piece it starts in: exact per-file counts that add up to the exact
-/// total, in one pass over the text.
+/// Files are chosen in order by the count of their piece as the answer holds it
+/// (JSON-escaped, counted alone for the request's model and by the highest
+/// estimate), within what the [`Reserve`] leaves the text. [`Packing::finish`] then
+/// counts the whole answer, the string the model receives, and drops pieces from
+/// the end while it is over the budget or the answer limit; the packed text is
+/// counted once for every file's exact share of it.
 pub(super) struct Packing<'a> {
     request: &'a LoadRequest,
     roots: &'a Roots,
     tokenizer: Tokenizer,
     budget: u64,
+    reserve: Reserve,
     /// Every file fits by its bytes: no file is estimated or left out up front.
     all_fit: bool,
     text: String,
     chosen: Vec<Chosen>,
     omitted: Vec<OmittedFile>,
-    estimate_used: u64,
+    /// Of the escaped text: tokens for the model, by the highest estimate, characters.
+    used: (u64, u64, usize),
 }
 
 impl<'a> Packing<'a> {
     pub(super) fn new(
         request: &'a LoadRequest,
         measurer: &Measurer<'a>,
-        budget: u64,
+        (budget, reserve): (u64, Reserve),
         (packed_bytes, all_fit): (u64, bool),
     ) -> Packing<'a> {
         Packing {
@@ -138,13 +262,14 @@ impl<'a> Packing<'a> {
             roots: measurer.roots,
             tokenizer: measurer.tokenizer,
             budget,
+            reserve,
             all_fit,
             // When everything fits, the text's size is known: one allocation
             // instead of doubling copies of a growing buffer.
             text: String::with_capacity(if all_fit { packed_bytes as usize } else { 0 }),
             chosen: Vec::new(),
             omitted: Vec::new(),
-            estimate_used: 0,
+            used: (0, 0, 0),
         }
     }
 
@@ -179,10 +304,11 @@ impl<'a> Packing<'a> {
     }
 
     /// Which files of `batch` to read again. A file whose known count alone is over
-    /// what is left cannot fit (what is left only shrinks): it is not read again. A
-    /// file to be cut is, as its cut's count is known only once cut.
+    /// what is left cannot fit (what is left only shrinks, and escaping only adds):
+    /// it is not read again. A file to be cut is, as its cut's count is known only
+    /// once cut.
     fn wanted(&self, batch: &[Measured]) -> Vec<bool> {
-        let left = self.budget.saturating_sub(self.estimate_used);
+        let left = self.reserve.text_tokens.saturating_sub(self.used.0);
         batch
             .iter()
             .map(|m| {
@@ -198,8 +324,9 @@ impl<'a> Packing<'a> {
     }
 
     /// Pack one file read again (`None`: not read, it cannot fit), cut to
-    /// `max_file_tokens`, or omit it when over what is left of the budget. Breaks
-    /// with the file's skip when it is no longer readable text.
+    /// `max_file_tokens`, or omit it when its escaped piece is over what is left of
+    /// the text's share. Breaks with the file's skip when it is no longer readable
+    /// text.
     fn add(
         &mut self,
         m: &mut Measured,
@@ -230,96 +357,160 @@ impl<'a> Packing<'a> {
             }
             Some(Err(reason)) => return ControlFlow::Break(Skipped::new(path, reason)),
         };
-        let (content, content_tokens, truncated) = match self
+        let (content, truncated) = match self
             .request
             .max_file_tokens
             .and_then(|max| cut(tokenizer, &content, m.measure.tokens, max))
         {
-            Some(cut) => {
-                let tokens = tokenizer.count(&cut) as u64;
-                (cut, tokens, true)
-            }
-            None => (content, m.measure.tokens, false),
+            Some(cut) => (cut, true),
+            None => (content, false),
         };
-        let estimate = if self.all_fit {
-            0
+        let start = self.text.len();
+        push_piece(&mut self.text, format, path, &content);
+        let cost = if self.all_fit {
+            (0, 0, 0)
         } else {
-            content_tokens + tokenizer.count(&piece(format, path, "")) as u64
+            let escaped = json_escaped(&self.text[start..]);
+            let tokens = tokenizer.count(&escaped) as u64;
+            let high = match tokenizer == HIGHEST_ESTIMATE {
+                true => tokens,
+                false => HIGHEST_ESTIMATE.count(&escaped) as u64,
+            };
+            (tokens, high, js_length(&escaped))
         };
-        if self.estimate_used + estimate > self.budget {
+        let reserve = self.reserve;
+        if self.used.0 + cost.0 > reserve.text_tokens
+            || self.used.1 + cost.1 > reserve.text_high
+            || self.used.2 + cost.2 > reserve.text_chars
+        {
+            let tokens = tokenizer.count(&self.text[start..]) as u64;
+            self.text.truncate(start);
             self.omitted.push(OmittedFile {
                 path: path.clone(),
                 root,
-                tokens: estimate,
+                tokens,
                 reason: "over_budget",
             });
             return ControlFlow::Continue(());
         }
-        self.estimate_used += estimate;
-        let start = self.text.len();
-        push_piece(&mut self.text, format, path, &content);
+        self.used = (
+            self.used.0 + cost.0,
+            self.used.1 + cost.1,
+            self.used.2 + cost.2,
+        );
         self.chosen.push(Chosen {
             start,
             file: IncludedFile {
                 path: path.clone(),
                 root,
-                tokens: estimate,
+                tokens: cost.0,
                 truncated,
             },
         });
         ControlFlow::Continue(())
     }
 
-    /// The proof: the count of the final text, each included file's share set.
-    /// Estimates can be off by a token or two where pieces meet; while the text is
-    /// over, the last piece is dropped.
-    pub(super) fn prove(&mut self) -> u64 {
-        loop {
-            let (tokens, per_piece) = count_pieces(self.tokenizer, &self.text, &self.chosen);
-            if tokens <= self.budget {
-                for (chosen, tokens) in self.chosen.iter_mut().zip(per_piece) {
-                    chosen.file.tokens = tokens;
-                }
-                return tokens;
-            }
-            let Some(dropped) = self.chosen.pop() else {
-                self.text.clear();
-                return 0;
-            };
-            self.text.truncate(dropped.start);
-            self.omitted.push(OmittedFile {
-                path: dropped.file.path,
-                root: dropped.file.root,
-                tokens: dropped.file.tokens,
-                reason: "over_budget",
-            });
-        }
-    }
-
-    /// The answer, with the exact count from [`Packing::prove`].
-    pub(super) fn answer(
-        self,
+    /// The answer, proven: the packed text counted once for each file's share, the
+    /// whole answer serialized as the model receives it and counted for the model
+    /// (`answer_tokens`, which the answer itself holds: counted again until the
+    /// number it states is its own count), and measured against the answer limit.
+    /// While it is over the budget or the limit, pieces are dropped from the end, as
+    /// many as the excess needs, and it is measured again.
+    pub(super) fn finish(
+        mut self,
         model: &ResolvedModel<'_>,
-        (budget_source, tokens): (&'static str, u64),
+        budget_source: &'static str,
         skipped: Vec<Skipped>,
-        excluded: Excluded,
-    ) -> LoadedFiles {
-        let (skipped, skipped_counts) = cap_skipped(skipped);
-        LoadedFiles {
-            model: FilesModel::of(model),
-            roots: self.roots.shown_paths(),
-            budget: self.budget,
-            budget_source,
-            tokens,
-            format: self.request.format,
-            order: self.request.order,
-            window: WindowShare::of(model, tokens),
-            included: self.chosen.into_iter().map(|c| c.file).collect(),
-            omitted: self.omitted,
-            skipped,
-            skipped_counts,
-            excluded,
-            text: self.text,
+        mut excluded: Excluded,
+    ) -> Result<LoadedFiles, FilesError> {
+        let rows = list_rows(self.request);
+        let (skipped, skipped_counts) = cap_skipped_to(skipped, rows);
+        excluded.ignored_examples.truncate(rows);
+        let limit = self.request.answer_limit;
+        loop {
+            let (tokens, shares) = count_pieces(self.tokenizer, &self.text, &self.chosen);
+            for (chosen, tokens) in self.chosen.iter_mut().zip(shares) {
+                chosen.file.tokens = tokens;
+            }
+            let included: Vec<IncludedFile> = self
+                .chosen
+                .iter()
+                .take(rows)
+                .map(|c| c.file.clone())
+                .collect();
+            let omitted: Vec<OmittedFile> = self.omitted.iter().take(rows).cloned().collect();
+            let mut answer = LoadedFiles {
+                model: FilesModel::of(model),
+                roots: self.roots.shown_paths(),
+                budget: self.budget,
+                budget_source,
+                answer_tokens: 0,
+                tokens,
+                format: self.request.format,
+                order: self.request.order,
+                window: WindowShare::of(model, tokens),
+                included_files: self.chosen.len(),
+                omitted_files: self.omitted.len(),
+                omitted_tokens: self.omitted.iter().map(|o| o.tokens).sum(),
+                rows: self.request.rows.unwrap_or(DEFAULT_LOAD_ROWS),
+                truncated: self.chosen.len() > rows
+                    || self.omitted.len() > rows
+                    || skipped_counts.values().sum::<usize>() > skipped.len()
+                    || excluded.ignored > excluded.ignored_examples.len() as u64,
+                included,
+                omitted,
+                skipped: skipped.clone(),
+                skipped_counts: skipped_counts.clone(),
+                excluded: excluded.clone(),
+                text: std::mem::take(&mut self.text),
+            };
+            let serialized = count_itself(&mut answer, self.tokenizer, |a| &mut a.answer_tokens);
+            let chars = js_length(&serialized);
+            let high = match self.tokenizer == HIGHEST_ESTIMATE {
+                true => answer.answer_tokens,
+                false if chars > limit.chars => u64::MAX,
+                false => HIGHEST_ESTIMATE.count(&serialized) as u64,
+            };
+            let over = [
+                (answer.answer_tokens, self.budget),
+                (high, limit.tokens),
+                (chars as u64, limit.chars as u64),
+            ]
+            .iter()
+            .filter(|(size, bound)| size > bound)
+            .map(|&(size, bound)| 1.0 - bound as f64 / size.max(1) as f64)
+            .fold(0.0f64, f64::max);
+            if over == 0.0 {
+                return Ok(answer);
+            }
+            self.text = std::mem::take(&mut answer.text);
+            if self.chosen.is_empty() {
+                return Err(FilesError::BudgetBelowReport {
+                    budget: self.budget,
+                    envelope: answer.answer_tokens,
+                    rows: answer.rows,
+                });
+            }
+            // The excess as a share of the answer, taken off the end of the text
+            // (at least one piece).
+            let drop_bytes = (over * serialized.len() as f64).ceil() as usize;
+            let keep_to = self.text.len().saturating_sub(drop_bytes);
+            let mut dropped = Vec::new();
+            while let Some(last) = self.chosen.pop() {
+                let done = last.start <= keep_to;
+                self.text.truncate(last.start);
+                dropped.push(OmittedFile {
+                    path: last.file.path,
+                    root: last.file.root,
+                    tokens: last.file.tokens,
+                    reason: "over_budget",
+                });
+                if done {
+                    break;
+                }
+            }
+            // Back in packing order among the omitted.
+            self.omitted.extend(dropped.into_iter().rev());
         }
     }
 }

@@ -32,5 +32,5 @@ pub use output::{
     Excluded, FileRow, FileTokens, FilesModel, FolderRow, IncludedFile, LoadedFiles, MAX_EXAMPLES,
     OmittedFile, Skipped, WindowShare,
 };
-pub use query::{FileQuery, FileSort, LoadRequest};
+pub use query::{DEFAULT_LOAD_ROWS, FileQuery, FileSort, LoadRequest};
 pub use store::{FileLimits, FileStore};

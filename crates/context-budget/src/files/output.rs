@@ -12,6 +12,7 @@ use super::pack::{PackFormat, PackOrder};
 use super::query::FileSort;
 use super::roots::Roots;
 use crate::ResolvedModel;
+use crate::answer::Page;
 use crate::counter::{Usd, cost};
 use crate::read::SkipReason;
 
@@ -137,10 +138,13 @@ pub struct FileTokens {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub window: Option<WindowShare>,
     pub sort: FileSort,
-    /// True when `limit` cut rows off `files` (and `folders`).
-    pub truncated: bool,
+    /// This page of `files`: cut by `limit` and by the server's answer limit; `next`
+    /// is the `offset` for the rows after it.
+    #[serde(flatten)]
+    pub page: Page,
     pub files: Vec<FileRow>,
-    /// Per folder, largest first: the folders one level below what all files share.
+    /// Per folder, largest first: the folders one level below what all files share
+    /// (on the first page; at most `limit`).
     pub folders: Vec<FolderRow>,
     /// Files found but not measured, with the reason (at most 100 listed).
     pub skipped: Vec<Skipped>,
@@ -176,23 +180,49 @@ pub struct OmittedFile {
 }
 
 /// The answer of `load-files`.
+///
+/// The whole answer, as the model receives it (its compact JSON: what a client
+/// passes on, whether it reads structuredContent or the text), is what the budget
+/// bounds: `answer_tokens` is its count for `model`, never over `budget`. The packed
+/// `text` takes most of it; the lists are cut to `rows` rows each, with counts of all.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct LoadedFiles {
     #[serde(flatten)]
     pub model: FilesModel,
     pub roots: Vec<String>,
     pub budget: u64,
-    /// Where the budget came from: `given`, or `default` (90 % of the window minus
-    /// a reserve for the answer).
+    /// Where the budget came from: `given`; `default` (90 % of the window minus a
+    /// reserve for the reply); or `answer_limit` (that default, capped by the
+    /// server's answer limit, --max-answer-tokens).
     pub budget_source: &'static str,
-    /// Exact count of `text` for the model, wrappers included; never over `budget`.
+    /// Tokens of this whole answer as the model receives it (its compact JSON, the
+    /// escaped `text` and this report included), counted for `model`; never over
+    /// `budget`.
+    pub answer_tokens: u64,
+    /// Exact count of `text` on its own (unescaped, as the CLI prints it), wrappers
+    /// included.
     pub tokens: u64,
     pub format: PackFormat,
     pub order: PackOrder,
+    /// What `tokens` (the packed text) means for the model's window and price.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub window: Option<WindowShare>,
+    /// Files in `text`.
+    pub included_files: usize,
+    /// Files left out: over what was left of the budget.
+    pub omitted_files: usize,
+    /// Tokens the omitted files' pieces would take (unescaped).
+    pub omitted_tokens: u64,
+    /// Rows listed in `included`, `omitted`, `skipped` and `excluded`'s examples
+    /// each; 0 means every row.
+    pub rows: usize,
+    /// True when a list was cut to `rows` rows (ask with a larger `rows`, or 0).
+    pub truncated: bool,
+    /// The first `rows` files in `text`, in order.
     pub included: Vec<IncludedFile>,
+    /// The first `rows` files left out.
     pub omitted: Vec<OmittedFile>,
+    /// The first `rows` files skipped, with the reason.
     pub skipped: Vec<Skipped>,
     pub skipped_counts: BTreeMap<&'static str, usize>,
     pub excluded: Excluded,
@@ -201,14 +231,20 @@ pub struct LoadedFiles {
 }
 
 /// The first [`MAX_EXAMPLES`] skipped files, and counts per reason of all.
-pub(super) fn cap_skipped(
+pub(super) fn cap_skipped(skipped: Vec<Skipped>) -> (Vec<Skipped>, BTreeMap<&'static str, usize>) {
+    cap_skipped_to(skipped, MAX_EXAMPLES)
+}
+
+/// The first `rows` skipped files, and counts per reason of all.
+pub(super) fn cap_skipped_to(
     mut skipped: Vec<Skipped>,
+    rows: usize,
 ) -> (Vec<Skipped>, BTreeMap<&'static str, usize>) {
     let mut counts = BTreeMap::new();
     for s in &skipped {
         *counts.entry(s.reason).or_insert(0) += 1;
     }
-    skipped.truncate(MAX_EXAMPLES);
+    skipped.truncate(rows);
     (skipped, counts)
 }
 

@@ -4,6 +4,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::pack::{PackFormat, PackOrder};
+use crate::AnswerLimit;
 
 /// Which files a call is about.
 #[derive(Debug, Clone, Default)]
@@ -39,4 +40,14 @@ pub struct LoadRequest {
     pub format: PackFormat,
     /// Cut any file above this many tokens, keeping its front.
     pub max_file_tokens: Option<u64>,
+    /// Rows listed in `included`, `omitted` and `skipped` each (`None`:
+    /// [`DEFAULT_LOAD_ROWS`]; 0: every row). Counts always cover every file.
+    pub rows: Option<usize>,
+    /// The server's bound on any answer: the budget may not be over its tokens, and
+    /// the answer stays within its characters and tokens too.
+    pub answer_limit: AnswerLimit,
 }
+
+/// Rows `load-files` lists per list unless asked: enough to see what was left out,
+/// few enough that the packed text, not the report, takes the budget.
+pub const DEFAULT_LOAD_ROWS: usize = 10;

@@ -6,13 +6,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::error::FilesError;
-use super::load::{self, Packing};
+use super::load::{self, Packing, Reserve};
 use super::measure::{FileMeasure, Measurer, Reading, walk_while_loading};
 use super::output::{FileTokens, FilesModel, LoadedFiles, WindowShare};
 use super::output::{cap_skipped, file_rows, folder_rollup, sort_rows};
 use super::query::{FileQuery, FileSort, LoadRequest};
 use super::roots::{Roots, Target, resolve};
 use super::walk::{self, Filters, WalkOptions, collect};
+use crate::answer::Page;
 use crate::cache::MeasureCache;
 use crate::scan_control::ScanControl;
 use crate::{ResolvedModel, Tokenizer};
@@ -89,7 +90,11 @@ impl FileStore {
         let total: u64 = rows.iter().map(|r| r.tokens).sum();
         let mut folders = folder_rollup(&rows);
         sort_rows(&mut rows, sort);
-        let truncated = limit.is_some_and(|n| rows.len() > n || folders.len() > n);
+        let page = Page::of(
+            0,
+            limit.map_or(rows.len(), |n| n.min(rows.len())),
+            rows.len(),
+        );
         if let Some(n) = limit {
             rows.truncate(n);
             folders.truncate(n);
@@ -104,7 +109,7 @@ impl FileStore {
             lines: measured.iter().map(|m| m.measure.lines).sum(),
             window: WindowShare::of(model, total),
             sort,
-            truncated,
+            page,
             files: rows,
             folders,
             skipped,
@@ -123,22 +128,30 @@ impl FileStore {
         model: &ResolvedModel<'_>,
         control: &dyn ScanControl,
     ) -> Result<LoadedFiles, FilesError> {
-        let (budget, budget_source) = load::budget(request, model)?;
+        let budget = load::budget(request, model)?;
         let tokenizer = model.tokenizer();
         let walked = walk_while_loading(tokenizer, || self.walk(roots, query, control))?;
         let measurer = self.measurer(roots, tokenizer, control);
         let (mut measured, mut skipped) =
             measurer.measure(walked.candidates, load::reading(request), walked.entries)?;
         skipped.splice(0..0, walked.skipped);
-        let fit_by_bytes = load::all_fit_by_bytes(&measured, request, tokenizer, budget);
+        let reserve = Reserve::of(
+            request,
+            model,
+            roots,
+            budget,
+            &measured,
+            &skipped,
+            &walked.excluded,
+        )?;
+        let fit_by_bytes = load::all_fit_by_bytes(&measured, request, tokenizer, &reserve);
         if !fit_by_bytes.1 {
             measurer.count_missing(&mut measured)?;
         }
         load::order(&mut measured, request.order);
-        let mut packing = Packing::new(request, &measurer, budget, fit_by_bytes);
+        let mut packing = Packing::new(request, &measurer, (budget.0, reserve), fit_by_bytes);
         packing.pack(&measurer, &mut measured, walked.entries, &mut skipped)?;
-        let tokens = packing.prove();
-        Ok(packing.answer(model, (budget_source, tokens), skipped, walked.excluded))
+        packing.finish(model, budget.1, skipped, walked.excluded)
     }
 
     /// This call's view of the store, for measuring.

@@ -76,6 +76,7 @@ pub(super) fn answer(
         all_fit: total_full <= budget,
         all_fit_readme_only: total_readme_only <= budget,
         suggestion: suggestion(costs.len(), total_readme_only, total_full, budget, &plan),
+        page: crate::answer::Page::of(0, costs.len(), costs.len()),
         specs: costs,
         total_readme_only,
         total_full,

@@ -1,6 +1,7 @@
 //! What the spec engine answers: one spec's report, a listing, a budget plan. These
 //! are the tools' structured results, so field names and order are the wire format.
 
+use crate::answer::Page;
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -102,8 +103,10 @@ pub struct SpecListing {
     /// Specs found under the root before filtering.
     pub scanned: usize,
     pub shown: usize,
-    /// True when `limit` cut rows off.
-    pub truncated: bool,
+    /// This page of `specs`: cut by `limit` and by the server's answer limit; `next`
+    /// is the `offset` for the rows after it.
+    #[serde(flatten)]
+    pub page: Page,
     pub specs: Vec<SpecRow>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
@@ -123,6 +126,10 @@ pub struct SpecBudget {
     pub budget: u64,
     #[serde(flatten)]
     pub model: ModelUsed,
+    /// This page of `specs` (each spec's costs; `plan` always covers all of them):
+    /// cut by the server's answer limit; `next` is the `offset` for the rest.
+    #[serde(flatten)]
+    pub page: Page,
     pub specs: Vec<SpecCost>,
     pub total_readme_only: u64,
     pub total_full: u64,

@@ -15,6 +15,7 @@ use super::report::{FileTokens, Performance, budget_fit, recommendation};
 use super::resolve::{find_file, resolve};
 use super::scan::{MeasureCache, Measured, measure_all};
 use crate::ResolvedModel;
+use crate::answer::Page;
 use crate::counter::cost;
 use crate::limits;
 use crate::scan_control::ScanControl;
@@ -251,7 +252,11 @@ impl SpecStore {
             SortOrder::Name => rows.sort_by(|a, b| a.spec.cmp(&b.spec)),
         }
         let summary = listing::summarize(&rows, query.detailed);
-        let truncated = query.limit.is_some_and(|limit| rows.len() > limit);
+        let page = Page::of(
+            0,
+            query.limit.map_or(rows.len(), |n| n.min(rows.len())),
+            rows.len(),
+        );
         if let Some(limit) = query.limit {
             rows.truncate(limit);
         }
@@ -263,7 +268,7 @@ impl SpecStore {
             summary,
             scanned,
             shown: rows.len(),
-            truncated,
+            page,
             specs: rows,
             notes,
         })

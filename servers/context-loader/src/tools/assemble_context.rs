@@ -165,6 +165,7 @@ mod tests {
         let assembled = AssembledContext {
             text: "Be brief.\n\nword".into(),
             total_tokens: 54,
+            answer_tokens: 150,
             budget: 200,
             budget_utilization: 0.27,
             preset: None,

@@ -11,7 +11,7 @@ use serde::Deserialize;
 
 use crate::service::Service;
 use crate::table::table;
-use crate::tool::{Call, Rendered, Tool, row_limit, wire_value};
+use crate::tool::{Call, Rendered, Tool, paginate, row_limit, wire_value};
 
 pub struct FileTokensTool;
 
@@ -39,9 +39,16 @@ pub struct FileTokensParams {
     #[serde(default)]
     #[arg(long, help = "Also walk hidden files and folders")]
     pub hidden: bool,
-    /// Most file rows (default 100; 0 = all).
-    #[arg(long, help = "Most file rows (default 100; 0 = all)")]
+    /// Most file rows (default 100; 0 = all; fewer within the answer limit, and
+    /// then `next` is the `offset` of the rest).
+    #[arg(
+        long,
+        help = "Most file rows (default 100; 0 = all, within the answer limit)"
+    )]
     pub limit: Option<usize>,
+    /// Rows to skip: the previous page's `next`.
+    #[arg(long, help = "File rows to skip (the previous page's `next`)")]
+    pub offset: Option<usize>,
     /// Default `tokens` (largest first).
     #[arg(long, value_parser = wire_value::<FileSort>(), help = "Row order")]
     pub sort: Option<FileSort>,
@@ -77,11 +84,24 @@ context-loader --root crates files --sort path --limit 5";
         };
         let sort = params.sort.unwrap_or_default();
         let rows = row_limit(params.limit);
-        service
+        let offset = params.offset.unwrap_or(0);
+        let mut answer = service
             .on_files(params.model, &call, move |store, roots, model, scan| {
-                store.file_tokens(roots, &query, model, sort, rows, scan)
+                store.file_tokens(roots, &query, model, sort, None, scan)
             })
-            .await
+            .await?;
+        match offset {
+            0 => answer.folders.truncate(rows.unwrap_or(usize::MAX)),
+            _ => answer.folders.clear(),
+        }
+        paginate(
+            &mut answer,
+            |a| &mut a.files,
+            |a| &mut a.page,
+            (offset, rows),
+            service.answer_limit(),
+        );
+        Ok(answer)
     }
 
     fn warnings(output: &FileTokens) -> Vec<String> {
@@ -155,8 +175,10 @@ fn file_tokens(r: &FileTokens) -> String {
         out.push_str(&table(&["file", "tokens", "lines"], &[1, 2], rows));
         out.push('\n');
     }
-    if r.truncated {
-        out.push_str("  ... (more rows: --limit 0 lists all)\n");
+    if let Some(next) = r.page.next {
+        out.push_str(&format!(
+            "  ... (more rows: --offset {next}; --limit 0 lists all within --max-answer-chars/-tokens)\n"
+        ));
     }
     if r.folders.len() > 1 {
         let rows = r.folders.iter().map(|folder| {

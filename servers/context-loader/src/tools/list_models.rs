@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use crate::service::Service;
 use crate::table::table;
-use crate::tool::{Call, Rendered, Tool};
+use crate::tool::{Call, Rendered, Tool, paginate, row_limit};
 
 pub struct ListModelsTool;
 
@@ -16,6 +16,16 @@ pub struct ListModelsParams {
     /// Name or family prefix, e.g. `claude` or `gpt-4o`.
     #[arg(help = "Name or family prefix, e.g. `claude` or `gpt-4.1`")]
     pub filter: Option<String>,
+    /// Most models returned (default 100; 0 = all), fewer if the answer would be over
+    /// the server's answer limit; `next` is then the `offset` of the rest.
+    #[arg(
+        long,
+        help = "Most models listed (default 100; 0 = all, within the answer limit)"
+    )]
+    pub limit: Option<usize>,
+    /// Models to skip: the `next` of the previous page.
+    #[arg(long, help = "Models to skip (the previous page's `next`)")]
+    pub offset: Option<usize>,
 }
 
 impl Tool for ListModelsTool {
@@ -38,10 +48,18 @@ context-loader models gpt-4o --json";
         params: Self::Params,
         _: Call,
     ) -> Result<ModelListing, ToolError> {
-        Ok(service
+        let mut listing = service
             .counter()
             .catalog()
-            .listing(params.filter.as_deref()))
+            .listing(params.filter.as_deref());
+        paginate(
+            &mut listing,
+            |l| &mut l.models,
+            |l| &mut l.page,
+            (params.offset.unwrap_or(0), row_limit(params.limit)),
+            service.answer_limit(),
+        );
+        Ok(listing)
     }
 
     fn render(output: &ModelListing) -> Rendered {
@@ -78,6 +96,13 @@ fn models(listing: &ModelListing) -> String {
         "{} models; prices as of {}",
         listing.count, listing.as_of
     ));
+    if let Some(next) = listing.page.next {
+        out.push_str(&format!(
+            "\nshown {}-{}; more with --offset {next}",
+            listing.page.offset + 1,
+            next
+        ));
+    }
     out
 }
 #[cfg(test)]

@@ -53,6 +53,14 @@ pub struct LoadFilesParams {
     #[serde(default)]
     #[arg(long, help = "Also walk hidden files and folders")]
     pub hidden: bool,
+    /// Rows listed in `included`, `omitted` and `skipped` each (default 10; 0 = all);
+    /// counts cover every file. The lists are part of the answer the budget bounds,
+    /// so more rows leave less room for `text`.
+    #[arg(
+        long,
+        help = "Rows listed in included/omitted/skipped each (default 10; 0 = all); they take from the budget"
+    )]
+    pub rows: Option<usize>,
 }
 
 impl Tool for LoadFilesTool {
@@ -87,6 +95,8 @@ context-loader load crates/mcp-common/src --format markdown --order smallest --b
             order: params.order.unwrap_or_default(),
             format: params.format.unwrap_or_default(),
             max_file_tokens: params.max_file_tokens,
+            rows: params.rows,
+            answer_limit: service.answer_limit(),
         };
         service
             .on_files(params.model, &call, move |store, roots, model, scan| {
@@ -96,15 +106,27 @@ context-loader load crates/mcp-common/src --format markdown --order smallest --b
     }
 
     fn warnings(output: &LoadedFiles) -> Vec<String> {
-        let omitted = (!output.omitted.is_empty()).then(|| {
+        let omitted = (output.omitted_files > 0).then(|| {
             format!(
                 "{} left out: over the budget of {} tokens (see `omitted`)",
-                files_count(output.omitted.len()),
+                files_count(output.omitted_files),
                 output.budget
             )
         });
+        // Files were left out, yet the answer is well under the budget: the server's
+        // answer limit bound first, or no file left out fits what was left.
+        let short = (output.omitted_files > 0 && output.answer_tokens * 100 < output.budget * 85)
+            .then(|| {
+                format!(
+                    "the answer is {} of the budget's {} tokens: the server's answer limit \
+                     (--max-answer-tokens, --max-answer-chars) was reached first, or none of the \
+                     files left out fits what was left",
+                    output.answer_tokens, output.budget
+                )
+            });
         omitted
             .into_iter()
+            .chain(short)
             .chain(skipped_warning(&output.skipped_counts))
             .collect()
     }
@@ -122,9 +144,10 @@ context-loader load crates/mcp-common/src --format markdown --order smallest --b
 /// `load`'s report on stderr (the text itself goes to stdout).
 fn loaded_files(r: &LoadedFiles) -> String {
     let mut out = format!(
-        "loaded {} files: {} of {} tokens ({} budget; {}, {})",
-        r.included.len(),
+        "loaded {} files: {} tokens of text, {} of {} tokens as a JSON answer ({} budget; {}, {})",
+        r.included_files,
         r.tokens,
+        r.answer_tokens,
         r.budget,
         r.budget_source,
         r.model.model,
@@ -134,12 +157,17 @@ fn loaded_files(r: &LoadedFiles) -> String {
     if truncated > 0 {
         out.push_str(&format!("; {truncated} cut by --max-file-tokens"));
     }
-    if !r.omitted.is_empty() {
+    if r.omitted_files > 0 {
         let shown: Vec<&str> = r.omitted.iter().take(5).map(|o| o.path.as_str()).collect();
         out.push_str(&format!(
-            "\nomitted (over the budget): {}{}",
+            "\n{} omitted (over the budget): {}{}",
+            r.omitted_files,
             shown.join(", "),
-            if r.omitted.len() > 5 { ", ..." } else { "" }
+            if r.omitted_files > shown.len() {
+                ", ..."
+            } else {
+                ""
+            }
         ));
     }
     if let Some(skipped) = skipped_summary(&r.skipped_counts) {

@@ -8,7 +8,7 @@ use serde::Deserialize;
 
 use crate::service::Service;
 use crate::table::table;
-use crate::tool::{Call, Rendered, Tool, wire_name};
+use crate::tool::{Call, Rendered, Tool, paginate, wire_name};
 
 pub struct SpecBudgetTool;
 
@@ -27,6 +27,15 @@ pub struct SpecBudgetParams {
     /// Model or encoding. Default `gpt-4`.
     #[arg(long, short, help = "Model or encoding name (default gpt-4)")]
     pub model: Option<String>,
+    /// Rows of `specs` (each spec's costs) to skip: the `next` of the previous page.
+    /// The plan and totals always cover every spec; rows are cut only to keep the
+    /// answer within the server's answer limit.
+    #[serde(default)]
+    #[arg(
+        long,
+        help = "Rows of per-spec costs to skip (the previous page's `next`)"
+    )]
+    pub offset: Option<usize>,
 }
 
 impl Tool for SpecBudgetTool {
@@ -47,11 +56,20 @@ context-loader spec-budget 1 2 3 --budget 20000 --model gpt-4o";
         params: Self::Params,
         call: Call,
     ) -> Result<SpecBudget, ToolError> {
-        service
+        let (names, budget) = (params.specs, params.budget);
+        let mut answer = service
             .on_specs(params.model, &call, move |specs, model, scan| {
-                specs.spec_budget(&params.specs, params.budget, model, scan)
+                specs.spec_budget(&names, budget, model, scan)
             })
-            .await
+            .await?;
+        paginate(
+            &mut answer,
+            |a| &mut a.specs,
+            |a| &mut a.page,
+            (params.offset.unwrap_or(0), None),
+            service.answer_limit(),
+        );
+        Ok(answer)
     }
 
     fn warnings(output: &SpecBudget) -> Vec<String> {

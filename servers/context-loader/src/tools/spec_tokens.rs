@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use crate::service::Service;
 use crate::table::table;
-use crate::tool::{Call, Rendered, Tool, row_limit, wire_name, wire_value};
+use crate::tool::{Call, Rendered, Tool, paginate, row_limit, wire_name, wire_value};
 
 pub struct SpecTokensTool;
 
@@ -48,9 +48,15 @@ pub struct SpecTokensParams {
     /// List only specs from this many tokens.
     #[arg(long, help = "Listing filter: at least this many tokens")]
     pub min_tokens: Option<u64>,
-    /// Most listing rows (default 100; 0 = all).
-    #[arg(long, help = "Most rows to list (default 100; 0 = all)")]
+    /// Most listing rows (default 100; 0 = all; fewer within the answer limit).
+    #[arg(
+        long,
+        help = "Most rows to list (default 100; 0 = all, within the answer limit)"
+    )]
     pub limit: Option<usize>,
+    /// Listing rows to skip: the `next` of the previous page.
+    #[arg(long, help = "Listing rows to skip (the previous page's `next`)")]
+    pub offset: Option<usize>,
 }
 
 impl Tool for SpecTokensTool {
@@ -81,13 +87,25 @@ context-loader spec-tokens --sort name --max-tokens 20000";
             sort: params.sort.unwrap_or_default(),
             min_tokens: params.min_tokens,
             max_tokens: params.max_tokens,
-            limit: row_limit(params.limit),
+            // Rows are paged here, within the answer limit too.
+            limit: None,
         };
-        service
+        let mut answer = service
             .on_specs(params.model, &call, move |specs, model, scan| {
                 specs.spec_tokens(&query, model, scan)
             })
-            .await
+            .await?;
+        if let SpecTokens::Listing(listing) = &mut answer {
+            paginate(
+                &mut **listing,
+                |l| &mut l.specs,
+                |l| &mut l.page,
+                (params.offset.unwrap_or(0), row_limit(params.limit)),
+                service.answer_limit(),
+            );
+            listing.shown = listing.specs.len();
+        }
+        Ok(answer)
     }
 
     /// A spec's notes; a listing's broken specs and notes, each named.
@@ -202,7 +220,7 @@ fn spec_listing(l: &SpecListing) -> String {
     if s.with_errors > 0 {
         out.push_str(&format!(", {} with errors", s.with_errors));
     }
-    if l.truncated {
+    if l.page.truncated {
         out.push_str(&format!("; showing {} (--limit 0 for all)", l.shown));
     }
     out.push_str(&format!(" [{}, {}]", l.model.model, l.model.encoding));

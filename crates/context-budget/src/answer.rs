@@ -1,0 +1,256 @@
+//! What a tool's answer costs the client that receives it, and the bound every answer
+//! stays under.
+//!
+//! The answer a model receives is one string: a client that reads structuredContent
+//! passes the model `JSON.stringify(structuredContent)` (Claude Code does, and drops
+//! `content`); every other client passes the text content, which the server makes the
+//! very same compact JSON. [`answer_text`] is that string, so what is bounded and
+//! reported here is exactly what the model reads, whichever way its client reads.
+//!
+//! Clients keep an answer inline only up to a size: Claude Code saves a result over
+//! about 50,000 characters to a file (the model gets a preview) and refuses one over
+//! 25,000 tokens (`MAX_MCP_OUTPUT_TOKENS`). [`AnswerLimit`]'s defaults stay under
+//! both, measured the way those clients measure: characters as JavaScript counts them
+//! (UTF-16 code units) and tokens by our highest estimate ([`HIGHEST_ESTIMATE`]),
+//! never a low one.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use crate::Tokenizer;
+
+/// The estimate an answer's tokens are bounded with: the Claude Opus 4.7 estimate,
+/// the highest of the local families on the JSON, code and prose answers hold (it is
+/// the Claude 4.6 estimate scaled up by the newer tokenizer's largest measured
+/// ratios, and that estimate is calibrated to land at or above Anthropic's counts).
+pub const HIGHEST_ESTIMATE: Tokenizer = Tokenizer::Claude47Estimate;
+
+/// Default most tokens of one answer ([`HIGHEST_ESTIMATE`]): under Claude Code's
+/// 25,000-token refusal with a fifth to spare for its own way of counting.
+pub const DEFAULT_MAX_ANSWER_TOKENS: u64 = 20_000;
+
+/// Default most characters (UTF-16 code units) of one answer: under the ~50,000 past
+/// which Claude Code stops passing an answer inline and saves it to a file.
+pub const DEFAULT_MAX_ANSWER_CHARS: usize = 45_000;
+
+/// The bound every answer stays under (`--max-answer-tokens`, `--max-answer-chars`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AnswerLimit {
+    /// Most tokens by [`HIGHEST_ESTIMATE`].
+    pub tokens: u64,
+    /// Most characters, as JavaScript counts a string's length (UTF-16 code units).
+    pub chars: usize,
+}
+
+impl Default for AnswerLimit {
+    fn default() -> Self {
+        AnswerLimit {
+            tokens: DEFAULT_MAX_ANSWER_TOKENS,
+            chars: DEFAULT_MAX_ANSWER_CHARS,
+        }
+    }
+}
+
+/// An answer's size as the limit measures it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AnswerSize {
+    pub chars: usize,
+    /// By [`HIGHEST_ESTIMATE`].
+    pub tokens: u64,
+}
+
+impl AnswerLimit {
+    /// The size of `answer` (an [`answer_text`]); the characters first, so an answer
+    /// far over the limit is not tokenized at all (`tokens` is then 0), and one whose
+    /// bytes alone bound its tokens under the limit is not tokenized either (`tokens`
+    /// is then that bound: a raised limit costs a huge listing no count).
+    pub fn measure(&self, answer: &str) -> AnswerSize {
+        let chars = js_length(answer);
+        // The 4.7 estimate weighs each o200k token (at most one per byte) by at most
+        // its heaviest weight.
+        let bound = (answer.len() as u64 * crate::claude::CLAUDE47_RUN_TENTHS).div_ceil(10);
+        let tokens = if chars > self.chars {
+            0
+        } else if bound <= self.tokens {
+            bound
+        } else {
+            HIGHEST_ESTIMATE.count(answer) as u64
+        };
+        AnswerSize { chars, tokens }
+    }
+
+    /// Whether an answer of `size` is within the limit.
+    pub fn admits(&self, size: AnswerSize) -> bool {
+        size.chars <= self.chars && size.tokens <= self.tokens
+    }
+}
+
+/// `text`'s length as JavaScript counts it: UTF-16 code units (a character outside the
+/// Basic Multilingual Plane, such as most emoji, is two).
+pub fn js_length(text: &str) -> usize {
+    text.chars().map(char::len_utf16).sum()
+}
+
+/// The string a client hands the model for an answer `value`: compact JSON with the
+/// fields in their declared order, as `JSON.stringify` writes the structuredContent
+/// (both escape `"`, `\` and control characters the same way and nothing else; a
+/// whole float is `2.0` here and `2` there, so ours is never the shorter).
+pub fn answer_text<T: Serialize>(value: &T) -> String {
+    serde_json::to_value(value)
+        .and_then(|v| serde_json::to_string(&v))
+        .unwrap_or_default()
+}
+
+/// Serialize `answer` as the model receives it ([`answer_text`]) and set the count it
+/// states of itself (`own`, e.g. `answer_tokens`) to that string's count by
+/// `tokenizer`, until the count of the string is the number it states. Returns the
+/// string.
+///
+/// Only the number's own digits move the count, by a token or so, so a few rounds
+/// settle it; should two counts alternate, the higher is stated, so the number is
+/// never under the answer's count.
+pub fn count_itself<T: Serialize>(
+    answer: &mut T,
+    tokenizer: Tokenizer,
+    own: fn(&mut T) -> &mut u64,
+) -> String {
+    let mut serialized = answer_text(answer);
+    let mut highest = 0;
+    for round in 0..8 {
+        let count = tokenizer.count(&serialized) as u64;
+        let stated = *own(answer);
+        if count == stated || (round > 4 && count < stated) {
+            break;
+        }
+        highest = highest.max(count);
+        *own(answer) = if round < 4 { count } else { highest };
+        serialized = answer_text(answer);
+    }
+    serialized
+}
+
+/// `text` as it appears inside a JSON string: what a model reads of a text field.
+pub fn json_escaped(text: &str) -> String {
+    // Serializing a `str` cannot fail; the quotes are the first and last byte.
+    let quoted = serde_json::to_string(text).unwrap_or_else(|_| "\"\"".into());
+    quoted[1..quoted.len() - 1].to_string()
+}
+
+/// Where a page of a listing stands: rows are cut by the caller's `limit` and, past
+/// that, by the answer limit; `next` is the `offset` that gets the rows after them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Page {
+    /// Rows skipped before this page (the `offset` asked for).
+    pub offset: usize,
+    /// True when rows follow this page: ask again with `offset` = `next`.
+    pub truncated: bool,
+    /// The `offset` of the next page; null on the last page.
+    pub next: Option<usize>,
+}
+
+impl Page {
+    /// The page of `shown` rows from `offset` out of `total`.
+    pub fn of(offset: usize, shown: usize, total: usize) -> Page {
+        let end = offset.saturating_add(shown);
+        Page {
+            offset,
+            truncated: end < total,
+            next: (end < total).then_some(end),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answer_text_is_compact_json_in_field_order() {
+        #[derive(Serialize)]
+        struct Answer {
+            z: u32,
+            a: &'static str,
+        }
+        assert_eq!(
+            answer_text(&Answer {
+                z: 1,
+                a: "x\n\"y\""
+            }),
+            r#"{"z":1,"a":"x\n\"y\""}"#
+        );
+    }
+
+    #[test]
+    fn an_answer_states_its_own_count() {
+        #[derive(Serialize)]
+        struct Answer {
+            answer_tokens: u64,
+            text: String,
+        }
+        for text in ["", "hello", "a longer text\nwith \"quotes\"\n"] {
+            let mut answer = Answer {
+                answer_tokens: 0,
+                text: text.repeat(50),
+            };
+            let sent = count_itself(&mut answer, Tokenizer::O200kBase, |a| &mut a.answer_tokens);
+            assert_eq!(sent, answer_text(&answer));
+            assert_eq!(
+                answer.answer_tokens,
+                Tokenizer::O200kBase.count(&sent) as u64
+            );
+        }
+    }
+
+    #[test]
+    fn escaping_is_per_character_so_pieces_add_up() {
+        let (a, b) = ("line\n\t\"q\" \\ \u{1}", "é🦊\r\n");
+        assert_eq!(
+            json_escaped(&format!("{a}{b}")),
+            json_escaped(a) + &json_escaped(b)
+        );
+        assert_eq!(json_escaped(""), "");
+        assert_eq!(json_escaped("a\nb"), "a\\nb");
+    }
+
+    #[test]
+    fn a_page_says_where_the_next_starts() {
+        assert_eq!(
+            Page::of(0, 10, 25),
+            Page {
+                offset: 0,
+                truncated: true,
+                next: Some(10)
+            }
+        );
+        assert_eq!(Page::of(20, 5, 25).next, None);
+        assert!(!Page::of(20, 5, 25).truncated);
+    }
+
+    #[test]
+    fn characters_are_counted_as_javascript_does() {
+        assert_eq!(js_length("abc"), 3);
+        assert_eq!(js_length("é"), 1);
+        assert_eq!(js_length("🦊"), 2);
+    }
+
+    #[test]
+    fn the_limit_measures_characters_before_tokens() {
+        let limit = AnswerLimit {
+            tokens: 5,
+            chars: 10,
+        };
+        let long = limit.measure(&"a".repeat(11));
+        assert_eq!((long.chars, long.tokens), (11, 0));
+        assert!(!limit.admits(long));
+        let short = limit.measure("hi");
+        assert!(short.tokens >= 1 && limit.admits(short));
+        assert!(short.tokens >= HIGHEST_ESTIMATE.count("hi") as u64);
+        // Over the bound of its bytes: counted.
+        let limit = AnswerLimit {
+            tokens: 5,
+            chars: 100,
+        };
+        let counted = limit.measure("hello world");
+        assert_eq!(counted.tokens, HIGHEST_ESTIMATE.count("hello world") as u64);
+    }
+}

@@ -1,0 +1,395 @@
+//! End-to-end: the answer a model receives (issue 19). A client passes the model
+//! either `JSON.stringify(structuredContent)` (Claude Code) or `content[0].text`
+//! (most others); both are the same compact JSON string, and that string is what
+//! load-files' budget bounds and what the server-wide answer limit bounds for every
+//! tool. Run over stdio, HTTP and stateless HTTP on a tree of 1,200 files and a
+//! folder of 2,000 specs.
+
+use std::path::PathBuf;
+
+use context_budget::answer::{DEFAULT_MAX_ANSWER_CHARS, DEFAULT_MAX_ANSWER_TOKENS, js_length};
+use context_budget::{HIGHEST_ESTIMATE, Tokenizer};
+use rmcp::model::CallToolResult;
+use serde_json::{Value, json};
+use test_support::{ALL, Binary, call, structured};
+
+const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
+
+/// A temporary folder, removed on drop.
+struct Dir(PathBuf);
+
+impl Dir {
+    fn new(tag: &str) -> Dir {
+        let dir = std::env::temp_dir().join(format!("cl-answers-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        Dir(dir)
+    }
+
+    fn write(&self, path: &str, text: &str) {
+        let path = self.0.join(path);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    }
+
+    fn arg(&self) -> String {
+        self.0.display().to_string()
+    }
+}
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A deterministic stream of small numbers (an LCG): the same tree on every run.
+struct Lcg(u64);
+
+impl Lcg {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % n
+    }
+}
+
+const WORDS: [&str; 16] = [
+    "fn",
+    "let",
+    "mut",
+    "self",
+    "match",
+    "return",
+    "struct",
+    "impl",
+    "pub",
+    "use",
+    "mod",
+    "where",
+    "Some",
+    "None",
+    "Ok(value)",
+    "Err(\"failed\")",
+];
+
+/// 1,200 source files of 5 to 60 lines in 40 folders: quotes, tabs and
+/// indentation, which the answer's JSON escapes.
+fn source_tree(test: &str) -> Dir {
+    let dir = Dir::new(&format!("tree-{test}"));
+    let mut random = Lcg(19);
+    for i in 0..1200 {
+        let mut text = String::new();
+        for line in 0..5 + random.below(56) {
+            text.push_str(&"    ".repeat(random.below(4) as usize));
+            for _ in 0..2 + random.below(8) {
+                text.push_str(WORDS[random.below(16) as usize]);
+                text.push(' ');
+            }
+            text.push_str(&format!("// \"line\" {line}\t;\n"));
+        }
+        dir.write(&format!("src/mod_{:02}/file_{i:04}.rs", i % 40), &text);
+    }
+    dir
+}
+
+/// 2,000 specs (`NNN-name/README.md`, every fifth with a DESIGN.md).
+fn spec_folder(test: &str) -> Dir {
+    let dir = Dir::new(&format!("specs-{test}"));
+    let mut random = Lcg(2000);
+    for i in 1..=2000 {
+        let mut readme = format!(
+            "---\nstatus: planned\ncreated: '2026-01-01'\n---\n\n# Spec {i}\n\n## Plan\n\n"
+        );
+        for _ in 0..3 + random.below(20) {
+            readme.push_str("The loader measures every file before it packs them. ");
+        }
+        readme.push('\n');
+        let folder = format!("{i:03}-spec-number-{i}");
+        dir.write(&format!("{folder}/README.md"), &readme);
+        if i % 5 == 0 {
+            dir.write(&format!("{folder}/DESIGN.md"), "# Design\n\nTwo steps.\n");
+        }
+    }
+    dir
+}
+
+/// What the model receives from `result`, checked to be one string whichever way
+/// the client reads: the compact JSON of structuredContent, and the text content.
+fn received(result: &CallToolResult) -> String {
+    let compact = serde_json::to_string(structured(result)).expect("serialize");
+    let text = result
+        .content
+        .first()
+        .and_then(|c| c.as_text())
+        .map(|t| t.text.clone())
+        .expect("text content");
+    assert_eq!(
+        text, compact,
+        "content[0].text is the same string as JSON.stringify(structuredContent)"
+    );
+    compact
+}
+
+/// The answer is within the default answer limit, in characters as JavaScript
+/// counts them and in tokens by the highest estimate.
+fn assert_within_default_limit(what: &str, answer: &str) {
+    let chars = js_length(answer);
+    let tokens = HIGHEST_ESTIMATE.count(answer) as u64;
+    assert!(
+        chars <= DEFAULT_MAX_ANSWER_CHARS && tokens <= DEFAULT_MAX_ANSWER_TOKENS,
+        "{what}: {chars} characters, {tokens} tokens"
+    );
+}
+
+#[tokio::test]
+async fn load_files_budget_bounds_the_answer_the_model_receives() {
+    let tree = source_tree("budget");
+    for transport in ALL {
+        let conn = BIN.connect(transport, &["--root", &tree.arg()]).await;
+        for (model, tokenizer) in [
+            ("gpt-4o", Tokenizer::O200kBase),
+            ("claude-opus-4-7", Tokenizer::Claude47Estimate),
+        ] {
+            for budget in [3_000u64, 10_000] {
+                let result = call(
+                    &conn.client,
+                    "load-files",
+                    json!({"paths": ["."], "model": model, "budget": budget}),
+                )
+                .await;
+                assert_eq!(result.is_error, Some(false), "{result:?}");
+                let answer = received(&result);
+                let tokens = tokenizer.count(&answer) as u64;
+                let what = format!("{transport:?} {model} budget {budget}");
+                let a = structured(&result);
+                assert_eq!(a["answer_tokens"], tokens, "{what}: the count it reports");
+                assert!(tokens <= budget, "{what}: {tokens} tokens");
+                assert!(
+                    tokens * 100 >= budget * 85,
+                    "{what}: {tokens} tokens, under 85 % of the budget"
+                );
+                // The text takes most of the answer; the lists are cut, counts cover all.
+                let text = a["text"].as_str().expect("text");
+                assert!(js_length(text) * 10 >= js_length(&answer) * 6, "{what}");
+                assert_eq!(
+                    a["included_files"].as_u64().unwrap_or(0)
+                        + a["omitted_files"].as_u64().unwrap_or(0),
+                    1200,
+                    "{what}"
+                );
+                assert!(a["omitted"].as_array().expect("omitted").len() <= 10);
+                assert_eq!(a["truncated"], true);
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn default_answers_of_every_tool_stay_under_the_answer_limit() {
+    let (tree, specs) = (source_tree("defaults"), spec_folder("defaults"));
+    let spec_names: Vec<String> = (1..=200).map(|i| i.to_string()).collect();
+    let long_text = "Every file is measured before it is packed. ".repeat(2_000);
+    let calls = [
+        ("count-tokens", json!({"text": long_text})),
+        ("list-models", json!({})),
+        ("list-models", json!({"limit": 0})),
+        ("file-tokens", json!({})),
+        ("file-tokens", json!({"limit": 0})),
+        ("load-files", json!({})),
+        ("load-files", json!({"model": "gpt-4o"})),
+        ("load-files", json!({"model": "claude-opus-4-7"})),
+        ("spec-tokens", json!({})),
+        ("spec-tokens", json!({"limit": 0, "includeSubSpecs": true})),
+        ("spec-tokens", json!({"specPath": "5", "detailed": true})),
+        (
+            "spec-budget",
+            json!({"specs": spec_names, "budget": 100_000}),
+        ),
+        (
+            "fit-messages",
+            json!({"messages": [{"role": "user", "content": "Plan the load."}], "model": "gpt-4o"}),
+        ),
+        // fit-messages answers with the messages it keeps: kept messages over the
+        // limit are refused by the registry's last-line check, never sent whole.
+        (
+            "fit-messages",
+            json!({"messages": [{"role": "user", "content": long_text}], "model": "gpt-4o"}),
+        ),
+        (
+            "assemble-context",
+            json!({"sections": [{"name": "docs", "content": "Short."}]}),
+        ),
+        // An error answer stays small too.
+        ("load-files", json!({"paths": ["missing"]})),
+    ];
+    for transport in ALL {
+        let conn = BIN
+            .connect(
+                transport,
+                &["--root", &tree.arg(), "--specs-dir", &specs.arg()],
+            )
+            .await;
+        for (tool, args) in &calls {
+            let result = call(&conn.client, tool, args.clone()).await;
+            let what = format!("{transport:?} {tool} {}", preview(args));
+            let expect_error = args.get("paths").is_some()
+                || *tool == "fit-messages" && args.to_string().len() > 10_000;
+            assert_eq!(result.is_error, Some(expect_error), "{what}: {result:?}");
+            let answer = received(&result);
+            if *tool == "fit-messages" && expect_error {
+                assert_eq!(structured(&result)["error_code"], "ANSWER_TOO_LARGE");
+                assert!(answer.contains("smaller `budget`"), "{answer}");
+            }
+            assert_within_default_limit(&what, &answer);
+        }
+    }
+}
+
+fn preview(args: &Value) -> String {
+    args.to_string().chars().take(80).collect()
+}
+
+/// Follows `next` from `offset` 0 and returns every row's `key`.
+async fn every_page(
+    conn: &test_support::Connection,
+    tool: &str,
+    args: Value,
+    rows: &str,
+    key: &str,
+) -> Vec<String> {
+    let mut seen = Vec::new();
+    let mut offset = 0u64;
+    for _ in 0..100 {
+        let mut args = args.clone();
+        args["offset"] = json!(offset);
+        let result = call(&conn.client, tool, args).await;
+        assert_eq!(result.is_error, Some(false), "{result:?}");
+        assert_within_default_limit(tool, &received(&result));
+        let page = structured(&result);
+        assert_eq!(page["offset"], offset);
+        for row in page[rows].as_array().expect("rows") {
+            seen.push(row[key].as_str().expect("key").to_string());
+        }
+        match page["next"].as_u64() {
+            Some(next) => {
+                assert!(next > offset && page["truncated"] == true, "{page:?}");
+                offset = next;
+            }
+            None => {
+                assert_eq!(page["truncated"], false);
+                return seen;
+            }
+        }
+    }
+    panic!("{tool}: more than 100 pages");
+}
+
+#[tokio::test]
+async fn listings_page_under_the_limit_and_next_returns_the_rest() {
+    let (tree, specs) = (source_tree("pages"), spec_folder("pages"));
+    let conn = BIN
+        .connect(
+            test_support::Transport::Stdio,
+            &["--root", &tree.arg(), "--specs-dir", &specs.arg()],
+        )
+        .await;
+    let first = call(&conn.client, "list-models", json!({})).await;
+    let count = structured(&first)["count"].as_u64().expect("count") as usize;
+    for args in [json!({}), json!({"limit": 0}), json!({"limit": 7})] {
+        let models = every_page(&conn, "list-models", args, "models", "name").await;
+        assert_eq!(models.len(), count);
+        let unique: std::collections::BTreeSet<&String> = models.iter().collect();
+        assert_eq!(unique.len(), count, "no row twice");
+    }
+    // limit 0 asks for every row: the answer limit cuts it into pages instead.
+    let files = every_page(
+        &conn,
+        "file-tokens",
+        json!({"limit": 0, "sort": "path"}),
+        "files",
+        "path",
+    )
+    .await;
+    assert_eq!(files.len(), 1200);
+    assert!(
+        files.windows(2).all(|w| w[0] < w[1]),
+        "in order, no repeats"
+    );
+    let listed = every_page(
+        &conn,
+        "spec-tokens",
+        json!({"limit": 0, "sort": "name"}),
+        "specs",
+        "spec",
+    )
+    .await;
+    assert_eq!(listed.len(), 2000);
+    let names: Vec<String> = (1..=200).map(|i| i.to_string()).collect();
+    let costs = every_page(
+        &conn,
+        "spec-budget",
+        json!({"specs": names, "budget": 1000}),
+        "specs",
+        "spec",
+    )
+    .await;
+    assert_eq!(costs.len(), 200);
+}
+
+#[tokio::test]
+async fn budgets_and_answers_over_the_limit_get_clear_errors() {
+    let tree = source_tree("errors");
+    let conn = BIN
+        .connect(
+            test_support::Transport::Stdio,
+            &["--root", &tree.arg(), "--max-answer-chars", "6000"],
+        )
+        .await;
+    let error = |result: &CallToolResult| {
+        assert_eq!(result.is_error, Some(true), "{result:?}");
+        let answer = received(result);
+        assert!(js_length(&answer) < 2_000, "an error answer stays small");
+        structured(result).clone()
+    };
+    // An explicit budget over the limit: refused, naming the limit.
+    let over = error(&call(&conn.client, "load-files", json!({"budget": 20_001})).await);
+    assert_eq!(over["error_code"], "ANSWER_TOO_LARGE");
+    assert_eq!(over["max_answer_tokens"], DEFAULT_MAX_ANSWER_TOKENS);
+    assert!(over["suggestion"].as_str().unwrap_or("").contains("budget"));
+    // A budget the report alone does not fit.
+    let small = error(&call(&conn.client, "load-files", json!({"budget": 50})).await);
+    assert_eq!(small["error_code"], "CONTEXT_OVERFLOW");
+    // The default budget is packed within the character limit.
+    let packed = call(&conn.client, "load-files", json!({"model": "gpt-4o"})).await;
+    assert!(js_length(&received(&packed)) <= 6000);
+    assert_eq!(structured(&packed)["budget_source"], "answer_limit");
+    // Listings page within it.
+    let models = call(&conn.client, "list-models", json!({"limit": 0})).await;
+    assert!(js_length(&received(&models)) <= 6000);
+    assert_eq!(structured(&models)["truncated"], true);
+    // Any other answer over the limit: the last-line check in the registry.
+    let content = "A section longer than the answer limit. ".repeat(400);
+    let assembled = error(
+        &call(
+            &conn.client,
+            "assemble-context",
+            json!({"sections": [{"name": "docs", "content": content}]}),
+        )
+        .await,
+    );
+    assert_eq!(assembled["error_code"], "ANSWER_TOO_LARGE");
+    assert_eq!(assembled["max_answer_chars"], 6000);
+}
+
+#[test]
+fn the_answer_limit_flags_refuse_values_too_small_for_an_error() {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_context-loader"))
+        .args(["--max-answer-tokens", "10", "count", "hi"])
+        .output()
+        .expect("run");
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--max-answer-tokens"));
+}
