@@ -38,7 +38,6 @@ pub struct LoadFilesParams {
     #[arg(long, value_parser = wire_value::<PackFormat>(), help = "How files are wrapped")]
     pub format: Option<PackFormat>,
     /// Cut larger files, keeping their front.
-    #[serde(alias = "maxFileTokens")]
     #[arg(long, help = "Cut any file above this many tokens, keeping its front")]
     pub max_file_tokens: Option<u64>,
     /// Globs a file must match.

@@ -58,8 +58,7 @@ mod tests {
         schema_and_parser_agree::<super::count_tokens::CountTokensParams>();
         schema_and_parser_agree::<super::list_models::ListModelsParams>();
         schema_and_parser_agree::<super::file_tokens::FileTokensParams>();
-        // load-files (issue 19's file) still takes `maxFileTokens` beside
-        // `max_file_tokens`; left to its owner, so not checked here yet.
+        schema_and_parser_agree::<super::load_files::LoadFilesParams>();
         schema_and_parser_agree::<super::spec_tokens::SpecTokensParams>();
         schema_and_parser_agree::<super::spec_budget::SpecBudgetParams>();
         schema_and_parser_agree::<super::fit_messages::FitMessagesParams>();
