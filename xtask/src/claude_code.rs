@@ -1,14 +1,16 @@
 //! `cargo xtask clients`, Claude Code part: the real agent, pinned, against the built
 //! server over stdio, with a scripted loopback stand-in for Anthropic's Messages API
-//! (`test_support::messages_api`) in place of a model. It checks what a model would
-//! see of us:
+//! (`test_support::messages_api`) in place of a model. The server runs over a
+//! generated tree of 1,200 files ([`write_tree`], target/xtask/claude-code/tree) and a
+//! 2,000-spec folder (`spec_corpus`, target/xtask/claude-code/specs). It checks what a
+//! model would see of us (issue 19):
 //! - `claude mcp list` shows the server connected;
 //! - the tool definitions Claude Code sends (the Messages request's `tools`) stay
 //!   within the tool-list budget, counted with o200k_base;
-//! - a tool's answer reaches the model whole, as JSON, not as a "saved to a file"
-//!   preview or a refusal ([`KEPT`]; add a call there to hold it to that);
-//! - and it prints, without asserting yet, what the model reads of a `load-files`
-//!   call with a 3,000-token budget ([`SHOWN`]).
+//! - every tool's default answer over that tree and folder reaches the model whole,
+//!   as JSON, not as a "saved to a file" preview or a refusal ([`KEPT`]);
+//! - a `load-files` answer with a budget, as the model reads it and counted with the
+//!   request's model, uses 85 % to 100 % of that budget ([`BUDGETS`] × [`MODELS`]).
 //!
 //! Claude Code comes from npm (`@anthropic-ai/claude-code` and its native binary
 //! `@anthropic-ai/claude-code-linux-x64`, pinned) into target/xtask/claude-code, and
@@ -22,7 +24,8 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail, ensure};
-use context_budget::Tokenizer;
+use context_budget::answer::{DEFAULT_MAX_ANSWER_CHARS, DEFAULT_MAX_ANSWER_TOKENS, js_length};
+use context_budget::{HIGHEST_ESTIMATE, TokenCounter, Tokenizer};
 use serde_json::{Value, json};
 use test_support::messages_api::FakeMessagesApi;
 
@@ -43,21 +46,51 @@ const TOOL_LIST_BUDGET: usize = 2_000;
 /// Longest a `claude` command may take.
 const PATIENCE: Duration = Duration::from_secs(120);
 
-/// Calls whose default answer must reach the model whole (JSON, not a preview or a
-/// refusal). Extend this list as tools' answers are bounded.
+/// Calls with default arguments (what a model sends first) whose answer must reach
+/// the model whole: JSON, not a preview or a refusal. The file tools run over the
+/// generated tree, the spec tools over the 2,000-spec folder.
 const KEPT: &[(&str, &str)] = &[
     (
         "count-tokens",
-        r#"{"text": "hello world", "model": "gpt-4o"}"#,
+        r#"{"text": "Before loading a file, ask what it costs."}"#,
     ),
-    ("list-models", r#"{"filter": "claude"}"#),
+    ("list-models", r#"{}"#),
+    ("file-tokens", r#"{}"#),
+    ("load-files", r#"{"model": "gpt-4o"}"#),
+    ("spec-tokens", r#"{}"#),
+    (
+        "spec-budget",
+        r#"{"specs": ["1", "2", "3"], "budget": 20000}"#,
+    ),
+    (
+        "fit-messages",
+        r#"{"messages": [
+            {"role": "system", "content": "You plan what to load into a context window."},
+            {"role": "user", "content": "Which specs fit in 20,000 tokens?"},
+            {"role": "assistant", "content": "Specs 1 to 3 fit; 4 does not."},
+            {"role": "user", "content": "Load them."}
+        ], "model": "gpt-4o"}"#,
+    ),
+    (
+        "assemble-context",
+        r#"{"sections": [
+            {"name": "system", "content": "You are a careful coding agent."},
+            {"name": "working_memory", "content": "The budget is 3,000 tokens; the tree has 1,200 files."},
+            {"name": "notes", "content": "Load the smallest files first when the budget is tight."}
+        ], "model": "gpt-4o"}"#,
+    ),
 ];
 
-/// Calls whose answer is printed for a person to check, not asserted (yet).
-const SHOWN: &[(&str, &str)] = &[(
-    "load-files",
-    r#"{"paths": ["crates/context-budget/src"], "budget": 3000, "model": "gpt-4o"}"#,
-)];
+/// `load-files` budgets whose answer, as the model reads it, must use 85 % to 100 %.
+const BUDGETS: [u64; 2] = [3_000, 10_000];
+/// Models the budgets are counted with: an exact tokenizer and the highest estimate.
+const MODELS: [&str; 2] = ["gpt-4o", "claude-opus-4-7"];
+/// Least share of the budget a `load-files` answer over the tree uses, in percent.
+const LEAST_USE: u64 = 85;
+
+/// Files in the generated tree, and the specs in the generated folder.
+const TREE_FILES: usize = 1_200;
+const SPECS: usize = 2_000;
 
 pub fn run(root: &Path, node: &NodeEnv) -> anyhow::Result<()> {
     let target = root.join("target");
@@ -79,13 +112,34 @@ pub fn run(root: &Path, node: &NodeEnv) -> anyhow::Result<()> {
         stderr(&version)
     );
 
-    // The server as a user adds it; its file tools read the repository.
+    // What the file and spec tools read: large enough that an unbounded answer
+    // would be persisted to a file or refused.
+    let tree = target.join("xtask/claude-code/tree");
+    let tree_bytes = write_tree(root, &tree)?;
+    let specs = target.join("xtask/claude-code/specs");
+    let (spec_files, spec_bytes) = crate::spec_corpus::generate(&specs, SPECS)?;
+    println!(
+        "Claude Code: the server reads a tree of {TREE_FILES} files ({tree_bytes} bytes) and \
+         {SPECS} specs ({spec_files} files, {spec_bytes} bytes)"
+    );
+
+    // The server as a user adds it.
     let server = server.to_str().context("server path is not UTF-8")?;
-    let root_arg = root.to_str().context("workspace path is not UTF-8")?;
+    let tree_arg = tree.to_str().context("tree path is not UTF-8")?;
+    let specs_arg = specs.to_str().context("specs path is not UTF-8")?;
     let added = home.run(
         &claude,
         &[
-            "mcp", "add", SERVER, "--", server, "--root", root_arg, "stdio",
+            "mcp",
+            "add",
+            SERVER,
+            "--",
+            server,
+            "--root",
+            tree_arg,
+            "--specs-dir",
+            specs_arg,
+            "stdio",
         ],
     )?;
     ensure!(
@@ -110,54 +164,231 @@ pub fn run(root: &Path, node: &NodeEnv) -> anyhow::Result<()> {
     );
     println!("Claude Code {VERSION}: claude mcp list: {line}");
 
+    // Every check runs and prints its figures; the step then fails on any that failed.
+    let mut failures = Vec::new();
+
+    // 1. Every tool's default answer stays in the conversation.
     let mut definitions_checked = false;
+    let mut rows = Vec::new();
     for (tool, input) in KEPT {
         let turn = home.call(&claude, tool, input)?;
         if !definitions_checked {
-            check_tool_definitions(&turn.definitions)?;
+            if let Err(failure) = check_tool_definitions(&turn.definitions) {
+                failures.push(failure.to_string());
+            }
             definitions_checked = true;
         }
-        let answer = answer_json(&turn.result).with_context(|| {
-            format!(
-                "Claude Code did not keep {tool}'s answer in the conversation: the model read {}",
-                preview(&turn.result)
-            )
-        })?;
-        ensure!(
-            turn.result.get("is_error") != Some(&Value::Bool(true))
-                && answer.get("error_code").is_none(),
-            "{tool} {input} failed: {answer}"
-        );
+        let received = received_text(&turn.result);
+        let kept = match answer_json(&turn.result) {
+            Ok(answer)
+                if turn.result.get("is_error") != Some(&Value::Bool(true))
+                    && answer.get("error_code").is_none() =>
+            {
+                true
+            }
+            Ok(answer) => {
+                failures.push(format!("{tool} {input} failed: {answer}"));
+                false
+            }
+            Err(_) => {
+                failures.push(format!(
+                    "Claude Code did not keep {tool}'s answer in the conversation: the model read {}",
+                    preview(&turn.result)
+                ));
+                false
+            }
+        };
+        rows.push(Kept {
+            tool,
+            chars: js_length(&received),
+            tokens: HIGHEST_ESTIMATE.count(&received),
+            kept,
+        });
+    }
+    println!(
+        "Claude Code: each tool's default answer as the model reads it (tokens: the Claude \
+         Opus 4.7 estimate the answer limit uses; limits {DEFAULT_MAX_ANSWER_CHARS} \
+         characters, {DEFAULT_MAX_ANSWER_TOKENS} tokens):"
+    );
+    println!("  {:<18} {:>8} {:>8}  kept", "tool", "chars", "tokens");
+    for row in &rows {
         println!(
-            "Claude Code: {tool} {input}: the model reads the answer whole ({} characters of JSON)",
-            answer.to_string().len()
+            "  {:<18} {:>8} {:>8}  {}",
+            row.tool,
+            row.chars,
+            row.tokens,
+            if row.kept { "yes" } else { "NO" }
         );
     }
-    for (tool, input) in SHOWN {
-        let turn = home.call(&claude, tool, input)?;
-        let content = content_text(&turn.result);
-        println!(
-            "Claude Code: {tool} {input}: the model reads {} characters (not asserted yet):",
-            content.len()
-        );
-        match answer_json(&turn.result) {
-            Ok(answer) => println!(
-                "  JSON; tokens {}, budget {}, {} files included, {} omitted; text starts: {:?}",
-                answer["tokens"],
-                answer["budget"],
-                answer["included"].as_array().map_or(0, Vec::len),
-                answer["omitted"].as_array().map_or(0, Vec::len),
-                answer["text"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .chars()
-                    .take(120)
-                    .collect::<String>()
-            ),
-            Err(_) => println!("  not JSON: {}", preview(&turn.result)),
+
+    // 2. load-files' budget bounds what the model reads, and is mostly used.
+    let counter = TokenCounter::default();
+    let mut rows = Vec::new();
+    for budget in BUDGETS {
+        for model in MODELS {
+            let input = json!({"model": model, "budget": budget}).to_string();
+            let turn = home.call(&claude, "load-files", &input)?;
+            let answer = answer_json(&turn.result).with_context(|| {
+                format!(
+                    "Claude Code did not keep load-files {input} whole: the model read {}",
+                    preview(&turn.result)
+                )
+            })?;
+            ensure!(
+                answer.get("error_code").is_none(),
+                "load-files {input} failed: {answer}"
+            );
+            let received = received_text(&turn.result);
+            let tokens = count_for(&counter, model, &received)?;
+            rows.push(Used {
+                budget,
+                model,
+                tokens,
+                reported: answer["answer_tokens"].as_u64(),
+                files: answer["included_files"].as_u64().unwrap_or(0),
+            });
         }
     }
+    println!(
+        "Claude Code: load-files over the tree, the answer as the model reads it counted with \
+         the request's model (must be {LEAST_USE}-100 % of the budget):"
+    );
+    println!(
+        "  {:>7} {:<16} {:>8} {:>7} {:>14} {:>6}",
+        "budget", "model", "received", "%", "answer_tokens", "files"
+    );
+    for row in &rows {
+        println!(
+            "  {:>7} {:<16} {:>8} {:>6.1}% {:>14} {:>6}",
+            row.budget,
+            row.model,
+            row.tokens,
+            row.tokens as f64 * 100.0 / row.budget as f64,
+            row.reported.map_or("-".to_string(), |n| n.to_string()),
+            row.files
+        );
+    }
+    failures.extend(
+        rows.iter()
+            .filter(|r| r.tokens > r.budget || r.tokens * 100 < r.budget * LEAST_USE)
+            .map(|r| {
+                format!(
+                    "load-files with budget {} for {}: the model read {} tokens, {:.1} % of the \
+                     budget (must be {LEAST_USE}-100 %)",
+                    r.budget,
+                    r.model,
+                    r.tokens,
+                    r.tokens as f64 * 100.0 / r.budget as f64
+                )
+            }),
+    );
+    ensure!(
+        failures.is_empty(),
+        "Claude Code {VERSION}: {} check(s) failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
     Ok(())
+}
+
+/// One row of the "kept" table.
+struct Kept {
+    tool: &'static str,
+    chars: usize,
+    tokens: usize,
+    kept: bool,
+}
+
+/// One row of the budget table.
+struct Used {
+    budget: u64,
+    model: &'static str,
+    /// The received string counted with the model.
+    tokens: u64,
+    /// What the answer says it costs.
+    reported: Option<u64>,
+    files: u64,
+}
+
+/// `text` counted as the server counts it for `model`: o200k_base for gpt-4o, the
+/// engine's resolution (the Claude Opus 4.7 estimate) for claude-opus-4-7.
+fn count_for(counter: &TokenCounter, model: &str, text: &str) -> anyhow::Result<u64> {
+    let tokens = if model == "gpt-4o" {
+        Tokenizer::O200kBase.count(text)
+    } else {
+        counter
+            .count(text, Some(model))
+            .with_context(|| format!("count {} characters for {model}", text.len()))?
+            .token_count
+    };
+    Ok(tokens as u64)
+}
+
+/// A deterministic tree of [`TREE_FILES`] files of mixed sizes under `dir`
+/// (replacing it), from the repository's own `.rs` and `.md` files: file `i` is the
+/// front of one of them, cut at a line, most small, some whole. Returns its bytes.
+fn write_tree(root: &Path, dir: &Path) -> anyhow::Result<usize> {
+    let listed = Command::new("git")
+        .args(["ls-files", "-z", "--", "*.rs", "*.md"])
+        .current_dir(root)
+        .output()
+        .context("cannot run git ls-files (the tree is made from the repository's files)")?;
+    ensure!(
+        listed.status.success(),
+        "git ls-files failed: {}",
+        stderr(&listed)
+    );
+    let mut sources: Vec<(String, String)> = Vec::new();
+    for path in String::from_utf8_lossy(&listed.stdout).split('\0') {
+        if path.is_empty() {
+            continue;
+        }
+        // A file deleted in the work tree is still listed; skip what cannot be read.
+        if let Ok(text) = std::fs::read_to_string(root.join(path)) {
+            sources.push((path.to_string(), text));
+        }
+    }
+    sources.sort();
+    ensure!(
+        sources.len() >= 20,
+        "git ls-files found only {} .rs and .md files in {}",
+        sources.len(),
+        root.display()
+    );
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).with_context(|| format!("cannot clear {}", dir.display()))?;
+    }
+    let mut bytes = 0;
+    for i in 0..TREE_FILES {
+        let (path, text) = &sources[(i * 7) % sources.len()];
+        // Percent of the source kept: 60 % of files small, 30 % middling, 10 % whole.
+        let step = (i * 37) % 100;
+        let percent = match step {
+            0..=59 => 1 + step / 4,
+            60..=89 => 20 + (step - 60) * 2,
+            _ => 100,
+        };
+        let mut end = text.len() * percent / 100;
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        end = text[end..].find('\n').map_or(text.len(), |at| end + at + 1);
+        let name = Path::new(path)
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("file.rs");
+        let file = dir.join(format!("mod_{:02}/{i:04}-{name}", i % 40));
+        std::fs::create_dir_all(file.parent().context("a file has a folder")?)?;
+        let header = if name.ends_with(".rs") {
+            format!("// variant {i} of {path}\n")
+        } else {
+            format!("<!-- variant {i} of {path} -->\n")
+        };
+        let body = header + &text[..end];
+        bytes += body.len();
+        std::fs::write(&file, body).with_context(|| format!("cannot write {}", file.display()))?;
+    }
+    Ok(bytes)
 }
 
 /// The pinned packages in target/xtask/claude-code (once), and the native binary.
@@ -439,10 +670,10 @@ fn content_text(result: &Value) -> String {
     }
 }
 
-/// The tool's answer as the model reads it, if it is whole JSON: the content (or its
-/// first text block), with anything Claude Code appends after the JSON (a
-/// `<system-reminder>`) left aside.
-fn answer_json(result: &Value) -> anyhow::Result<Value> {
+/// The tool's answer as the model reads it: the content (or its first text block),
+/// with a `<system-reminder>` Claude Code appends at its end left aside. Only a
+/// trailing one: a packed file may itself contain the tag.
+fn received_text(result: &Value) -> String {
     let text = match &result["content"] {
         Value::Array(blocks) => blocks
             .iter()
@@ -451,11 +682,18 @@ fn answer_json(result: &Value) -> anyhow::Result<Value> {
             .to_string(),
         _ => content_text(result),
     };
-    let json_part = match text.find("<system-reminder>") {
-        Some(at) => text[..at].trim_end(),
-        None => text.trim_end(),
+    let text = text.trim_end();
+    let answer = match text.rfind("<system-reminder>") {
+        Some(at) if text.ends_with("</system-reminder>") => text[..at].trim_end(),
+        _ => text,
     };
-    let value: Value = serde_json::from_str(json_part).context("the tool result is not JSON")?;
+    answer.to_string()
+}
+
+/// The tool's answer as the model reads it ([`received_text`]), if it is whole JSON.
+fn answer_json(result: &Value) -> anyhow::Result<Value> {
+    let value: Value =
+        serde_json::from_str(&received_text(result)).context("the tool result is not JSON")?;
     ensure!(value.is_object(), "the tool result is not a JSON object");
     Ok(value)
 }
@@ -488,6 +726,17 @@ mod tests {
             {"type": "text", "text": "{\"n\":1}\n<system-reminder>\nbe brief\n</system-reminder>"}
         ]});
         assert_eq!(answer_json(&reminded).expect("reminder aside")["n"], 1);
+        // A tag inside the answer (a packed file that mentions it) is the answer's.
+        let quoted = json!({"type": "tool_result", "content":
+            "{\"text\":\"<system-reminder>x</system-reminder>\"}\n<system-reminder>\nbe brief\n</system-reminder>\n"});
+        assert_eq!(
+            received_text(&quoted),
+            "{\"text\":\"<system-reminder>x</system-reminder>\"}"
+        );
+        assert_eq!(
+            answer_json(&quoted).expect("reminder aside")["text"],
+            "<system-reminder>x</system-reminder>"
+        );
         // What Claude Code 2.1.328 sends instead of an answer over ~50,000 characters.
         let persisted = json!({"type": "tool_result", "content":
             "<persisted-output>\nOutput too large (382.6KB). Full output saved to: /tmp/x.txt\n\nPreview (first 2KB):\n{\"model\":\"gpt-4o\",\"text\":\"<file\n...\n</persisted-output>"});
