@@ -40,7 +40,7 @@ pub fn input_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
 /// - a choice of string constants (`oneOf` of `const`s) is an `enum` of them; the
 ///   field's description says what they mean;
 /// - no `format` on numbers (`uint64`, `double`: Rust's types, not the model's), and
-///   no `default` that is merely empty (`[]`, `false`, `""`);
+///   no `default` that is merely empty (`[]`, `false`, `""`, `null`);
 /// - a one-branch `anyOf`/`oneOf` is that branch, and a `const` needs no `type`.
 ///
 /// A schema whose `$ref` cannot be resolved, or that refers to itself, is left whole
@@ -206,8 +206,10 @@ fn simplify(
     if matches!(object.get("type"), Some(Value::String(t)) if t == "integer" || t == "number") {
         object.remove("format");
     }
-    if matches!(object.get("default"), Some(Value::Bool(false)))
-        || matches!(object.get("default"), Some(Value::Array(a)) if a.is_empty())
+    if matches!(
+        object.get("default"),
+        Some(Value::Bool(false) | Value::Null)
+    ) || matches!(object.get("default"), Some(Value::Array(a)) if a.is_empty())
         || matches!(object.get("default"), Some(Value::String(s)) if s.is_empty())
     {
         object.remove("default");

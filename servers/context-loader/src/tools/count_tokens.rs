@@ -37,7 +37,7 @@ impl Tool for CountTokensTool {
     const TITLE: &'static str = "Count tokens";
     const DESCRIPTION: &'static str = "Count a text's tokens for a model: exact for OpenAI, Gemini and \
 open-weight models, an estimate that errs high for Claude (`exact: false`) unless the server asks Anthropic. \
-Also gives the window share and input cost.";
+Also: window share, input cost.";
     const COMMAND: &'static str = "count";
     const ABOUT: &'static str = "Count the tokens of a text (the `count-tokens` tool)";
     const EXAMPLES: &'static str = "\

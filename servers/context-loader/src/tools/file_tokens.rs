@@ -18,7 +18,7 @@ pub struct FileTokensTool;
 #[derive(Debug, Default, Deserialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct FileTokensParams {
-    /// Files, folders or globs (`src/**/*.rs`). Default: every root.
+    /// Files, folders or globs (`src/**/*.rs`); default every root.
     #[serde(default)]
     #[arg(
         help = "Files, folders or globs (`src`, `README.md`, `'src/**/*.rs'`); default: every root"
@@ -35,18 +35,17 @@ pub struct FileTokensParams {
     #[serde(default)]
     #[arg(long, help = "Leave out files matching these globs (repeatable)")]
     pub exclude: Vec<String>,
-    /// Walk hidden files too.
+    /// Include hidden files.
     #[serde(default)]
     #[arg(long, help = "Also walk hidden files and folders")]
     pub hidden: bool,
-    /// Most file rows (default 100; 0 = all; fewer within the answer limit, and
-    /// then `next` is the `offset` of the rest).
+    /// Most rows (default 100; 0 = all); `next` pages on.
     #[arg(
         long,
         help = "Most file rows (default 100; 0 = all, within the answer limit)"
     )]
     pub limit: Option<usize>,
-    /// Rows to skip: the previous page's `next`.
+    /// A previous answer's `next`.
     #[arg(long, help = "File rows to skip (the previous page's `next`)")]
     pub offset: Option<usize>,
     /// Default `tokens` (largest first).
@@ -57,9 +56,8 @@ pub struct FileTokensParams {
 impl Tool for FileTokensTool {
     const NAME: &'static str = "file-tokens";
     const TITLE: &'static str = "Measure files";
-    const DESCRIPTION: &'static str = "Measure files, folders or globs under the server's roots without loading \
-them: total tokens, window share, the largest files, per-folder totals, skipped files and why. Use before \
-load-files.";
+    const DESCRIPTION: &'static str = "Measure files, folders or globs under the roots without loading them: \
+total tokens, largest files, per-folder totals, skipped files. Use before load-files.";
     const COMMAND: &'static str = "files";
     const ABOUT: &'static str =
         "Measure files, folders and globs under the roots (the `file-tokens` tool)";

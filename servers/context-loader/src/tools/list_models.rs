@@ -16,14 +16,13 @@ pub struct ListModelsParams {
     /// Name or family prefix, e.g. `claude` or `gpt-4o`.
     #[arg(help = "Name or family prefix, e.g. `claude` or `gpt-4.1`")]
     pub filter: Option<String>,
-    /// Most models returned (default 100; 0 = all), fewer if the answer would be over
-    /// the server's answer limit; `next` is then the `offset` of the rest.
+    /// Most rows (default 100; 0 = all); `next` pages on.
     #[arg(
         long,
         help = "Most models listed (default 100; 0 = all, within the answer limit)"
     )]
     pub limit: Option<usize>,
-    /// Models to skip: the `next` of the previous page.
+    /// A previous answer's `next`.
     #[arg(long, help = "Models to skip (the previous page's `next`)")]
     pub offset: Option<usize>,
 }

@@ -16,7 +16,7 @@ pub struct LoadFilesTool;
 #[derive(Debug, Default, Deserialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct LoadFilesParams {
-    /// Files, folders or globs (`src/**/*.rs`), in order. Default: every root.
+    /// Files, folders or globs (`src/**/*.rs`), in order; default every root.
     #[serde(default)]
     #[arg(
         help = "Files, folders or globs (`src`, `README.md`, `'src/**/*.rs'`), in the order wanted; default: every root"
@@ -25,13 +25,13 @@ pub struct LoadFilesParams {
     /// Model or encoding. Default `gpt-4`.
     #[arg(long, short, help = "Model or encoding name (default gpt-4)")]
     pub model: Option<String>,
-    /// Most tokens. Default: 90 % of the window minus room for the answer.
+    /// Most tokens of the answer. Default: 90 % of the window, capped.
     #[arg(
         long,
         help = "Token budget (default: 90 % of the model's window minus a reserve for the answer)"
     )]
     pub budget: Option<u64>,
-    /// Default `given` (as listed); `smallest` fits the most files.
+    /// `given` (default: as listed); `smallest` fits the most files.
     #[arg(long, value_parser = wire_value::<PackOrder>(), help = "Order of the files")]
     pub order: Option<PackOrder>,
     /// File wrapping. Default `xml`.
@@ -52,9 +52,7 @@ pub struct LoadFilesParams {
     #[serde(default)]
     #[arg(long, help = "Also walk hidden files and folders")]
     pub hidden: bool,
-    /// Rows listed in `included`, `omitted` and `skipped` each (default 10; 0 = all);
-    /// counts cover every file. The lists are part of the answer the budget bounds,
-    /// so more rows leave less room for `text`.
+    /// Rows per file list (default 10; 0 = all); lists count toward the budget.
     #[arg(
         long,
         help = "Rows listed in included/omitted/skipped each (default 10; 0 = all); they take from the budget"
@@ -65,8 +63,8 @@ pub struct LoadFilesParams {
 impl Tool for LoadFilesTool {
     const NAME: &'static str = "load-files";
     const TITLE: &'static str = "Load files within a budget";
-    const DESCRIPTION: &'static str = "Load files, folders or globs under the server's roots as one text within a \
-token budget it never exceeds; says which files were included, omitted (over the budget) or skipped.";
+    const DESCRIPTION: &'static str = "Load files, folders or globs under the roots as one text, within a token \
+budget that the whole answer never exceeds.";
     const COMMAND: &'static str = "load";
     const ABOUT: &'static str = "Pack files into a token budget: the text on stdout, the report on stderr (the `load-files` tool)";
     const EXAMPLES: &'static str = "\

@@ -27,9 +27,7 @@ pub struct SpecBudgetParams {
     /// Model or encoding. Default `gpt-4`.
     #[arg(long, short, help = "Model or encoding name (default gpt-4)")]
     pub model: Option<String>,
-    /// Rows of `specs` (each spec's costs) to skip: the `next` of the previous page.
-    /// The plan and totals always cover every spec; rows are cut only to keep the
-    /// answer within the server's answer limit.
+    /// A previous answer's `next` (rows of `specs`; the plan covers all).
     #[serde(default)]
     #[arg(
         long,

@@ -48,13 +48,13 @@ pub struct SpecTokensParams {
     /// List only specs from this many tokens.
     #[arg(long, help = "Listing filter: at least this many tokens")]
     pub min_tokens: Option<u64>,
-    /// Most listing rows (default 100; 0 = all; fewer within the answer limit).
+    /// Most rows (default 100; 0 = all); `next` pages on.
     #[arg(
         long,
         help = "Most rows to list (default 100; 0 = all, within the answer limit)"
     )]
     pub limit: Option<usize>,
-    /// Listing rows to skip: the `next` of the previous page.
+    /// A previous answer's `next`.
     #[arg(long, help = "Listing rows to skip (the previous page's `next`)")]
     pub offset: Option<usize>,
 }
