@@ -324,6 +324,24 @@ fn limits_stop_calls_with_errors_naming_them() {
     });
     let error = tokens(&few_entries, &roots, &["."]).expect_err("entries");
     assert!(error.to_string().contains("--max-walk-entries"), "{error}");
+    // The call's own paths and globs are bounded before anything is compiled.
+    let few_patterns = FileStore::new(FileLimits {
+        max_patterns: 2,
+        max_pattern_bytes: 8,
+        ..FileLimits::default()
+    });
+    assert!(matches!(
+        tokens(&few_patterns, &roots, &["src", "README.md", "docs"]),
+        Err(FilesError::TooManyPatterns { count: 3, limit: 2 })
+    ));
+    assert!(matches!(
+        tokens(&few_patterns, &roots, &["src/lib.rs/x"]),
+        Err(FilesError::PatternTooLong {
+            field: "paths",
+            bytes: 12,
+            limit: 8
+        })
+    ));
 }
 
 #[test]

@@ -218,6 +218,27 @@ pub struct GlobalArgs {
         default_value_t = FileLimits::default().walk_timeout.as_millis() as u64
     )]
     pub walk_timeout_ms: u64,
+    /// File tools: most paths and globs per call (`paths`, `include` and `exclude`
+    /// together); more gets INPUT_TOO_LARGE.
+    #[arg(
+        long,
+        global = true,
+        hide_env_values = true,
+        help_heading = "Limits",
+        env = "CONTEXT_LOADER_MAX_PATTERNS",
+        default_value_t = FileLimits::default().max_patterns
+    )]
+    pub max_patterns: usize,
+    /// File tools: longest path or glob accepted, in bytes; longer gets INPUT_TOO_LARGE.
+    #[arg(
+        long,
+        global = true,
+        hide_env_values = true,
+        help_heading = "Limits",
+        env = "CONTEXT_LOADER_MAX_PATTERN_BYTES",
+        default_value_t = FileLimits::default().max_pattern_bytes
+    )]
+    pub max_pattern_bytes: usize,
     /// Layer budgets of the `adr-layered` preset, replacing the ADR's defaults (the ADR
     /// makes them configurable): `layer=tokens,...`, e.g.
     /// `working_memory=30000,semantic_search=20000`; layers not named keep theirs.
@@ -383,6 +404,8 @@ impl GlobalArgs {
             max_total_bytes: self.max_total_bytes,
             max_walk_entries: self.max_walk_entries,
             walk_timeout: std::time::Duration::from_millis(self.walk_timeout_ms),
+            max_patterns: self.max_patterns,
+            max_pattern_bytes: self.max_pattern_bytes,
         }
     }
 }

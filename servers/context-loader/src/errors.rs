@@ -461,6 +461,28 @@ impl IntoToolError for FilesError {
                 "Call file-tokens with a parent folder (or no paths) to see what exists.",
             )
             .with_detail("requested", path),
+            FilesError::TooManyPatterns { count, limit: max } => ToolError::new(
+                ErrorCode::InputTooLarge,
+                message,
+                "Send fewer paths and globs: one folder or a broader glob (`src/**/*.rs`) covers \
+                 many files; or ask the operator to raise --max-patterns.",
+            )
+            .with_detail("count", count)
+            .with_detail("limit", max)
+            .with_detail("flag", "--max-patterns"),
+            FilesError::PatternTooLong {
+                field,
+                bytes,
+                limit: max,
+            } => ToolError::new(
+                ErrorCode::InputTooLarge,
+                message,
+                "Send a shorter path or glob; or ask the operator to raise --max-pattern-bytes.",
+            )
+            .with_detail("field", field)
+            .with_detail("length_bytes", bytes)
+            .with_detail("limit", max)
+            .with_detail("flag", "--max-pattern-bytes"),
             FilesError::TooManyFiles { found, limit: max } => ToolError::new(
                 ErrorCode::FileLimitExceeded,
                 message,

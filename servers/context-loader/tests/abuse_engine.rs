@@ -294,3 +294,60 @@ async fn pathological_text_is_counted_and_exactly() {
         assert_eq!(structured(&result)["token_count"], expected, "{model}");
     }
 }
+
+/// 100,000 `exclude` globs (a request of a few MB) used to take 8.9 s and 1.4 GB to
+/// compile. The call's own paths and globs are now bounded (`--max-patterns`,
+/// `--max-pattern-bytes`) before anything is compiled: INPUT_TOO_LARGE naming the
+/// flag, over every transport and on the CLI, and the server stays up.
+#[tokio::test]
+async fn too_many_or_too_long_globs_get_input_too_large_before_any_is_compiled() {
+    let root = std::env::temp_dir().join(format!("cl-abuse-globs-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).expect("mkdir");
+    std::fs::write(root.join("notes.md"), "Plans change.\n").expect("write");
+    let root_arg = root.display().to_string();
+    let many: Vec<String> = (0..100_000)
+        .map(|i| format!("**/never-{i}/*.tmp"))
+        .collect();
+    let long = format!("{}/*.rs", "a".repeat(5_000));
+    for transport in ALL {
+        let conn = BIN.connect(transport, &["--root", &root_arg]).await;
+        for (tool, arguments, flag) in [
+            ("file-tokens", json!({"exclude": many}), "--max-patterns"),
+            ("load-files", json!({"include": many}), "--max-patterns"),
+            (
+                "file-tokens",
+                json!({"paths": [long]}),
+                "--max-pattern-bytes",
+            ),
+        ] {
+            let result = call(&conn.client, tool, arguments).await;
+            assert_eq!(result.is_error, Some(true), "{transport:?} {tool}");
+            let error = structured(&result);
+            assert_eq!(error["error_code"], "INPUT_TOO_LARGE", "{error}");
+            assert_eq!(error["flag"], flag, "{error}");
+        }
+        // Within the bounds, the same server answers.
+        let fine = call(&conn.client, "file-tokens", json!({"exclude": ["*.tmp"]})).await;
+        assert_eq!(structured(&fine)["files_measured"], 1, "{transport:?}");
+    }
+    let (code, _, stderr) = BIN.run_cli(
+        &[
+            "--root",
+            &root_arg,
+            "--max-patterns",
+            "2",
+            "files",
+            "a",
+            "b",
+            "c",
+        ],
+        None,
+    );
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("INPUT_TOO_LARGE") && stderr.contains("--max-patterns"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&root);
+}

@@ -19,6 +19,18 @@ pub enum FilesError {
     OutsideRoot { path: String },
     #[error("`{path}` does not exist under any root: {reason}")]
     NotFound { path: String, reason: String },
+    #[error(
+        "{count} paths and globs (paths, include and exclude together), over the limit of {limit} per call (--max-patterns)"
+    )]
+    TooManyPatterns { count: usize, limit: usize },
+    #[error(
+        "a `{field}` entry is {bytes} bytes, over the limit of {limit} bytes (--max-pattern-bytes)"
+    )]
+    PatternTooLong {
+        field: &'static str,
+        bytes: usize,
+        limit: usize,
+    },
     #[error("{found} files match, over the limit of {limit} files per call (--max-files)")]
     TooManyFiles { found: usize, limit: usize },
     #[error("the files read add up to over {limit} bytes, the limit per call (--max-total-bytes)")]
