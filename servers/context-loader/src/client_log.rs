@@ -59,7 +59,7 @@ impl ClientLog {
         self.level.store(severity(level), Ordering::Relaxed);
     }
 
-    fn enabled(&self, level: LoggingLevel) -> bool {
+    pub(crate) fn enabled(&self, level: LoggingLevel) -> bool {
         severity(level) >= self.level.load(Ordering::Relaxed)
     }
 

@@ -32,7 +32,10 @@ pub async fn run(service: Service, tools: Toolset, args: HttpArgs) -> anyhow::Re
     // The registry's metered router counts into the process's metrics: wait for those.
     let in_flight = metrics::global().in_flight_calls();
     serve_http(
-        move || ContextLoader::new(service.clone(), &tools),
+        {
+            let handler = ContextLoader::new(service, &tools);
+            move || handler.for_new_session()
+        },
         options,
         in_flight,
     )

@@ -46,6 +46,15 @@ impl ContextLoader {
             instructions: instructions(&routes.names),
         }
     }
+
+    /// A handler for one more session: the same routes (built once per process, with
+    /// their schemas: over stateless HTTP every request is a session), its own log level.
+    pub fn for_new_session(&self) -> Self {
+        ContextLoader {
+            log: ClientLog::default(),
+            ..self.clone()
+        }
+    }
 }
 
 /// The server's `instructions`: the workflow, and the tools there are for it. Each
@@ -155,5 +164,30 @@ impl ServerHandler for ContextLoader {
     ) -> Result<(), rmcp::ErrorData> {
         self.log.set_level(request.level);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(deprecated)] // MCP logging: see client_log.
+
+    use context_budget::TokenCounter;
+    use context_budget::spec::SpecStore;
+    use rmcp::model::LoggingLevel;
+
+    use super::*;
+
+    #[test]
+    fn a_new_session_shares_the_routes_but_not_the_log_level() {
+        let service = Service::new(TokenCounter::default(), SpecStore::new("specs"));
+        let first = ContextLoader::new(service, &Toolset::default());
+        let second = first.for_new_session();
+        first.log.set_level(LoggingLevel::Error);
+        assert!(!first.log.enabled(LoggingLevel::Warning));
+        assert!(second.log.enabled(LoggingLevel::Warning), "its own level");
+        assert_eq!(
+            second.tool_router.list_all().len(),
+            first.tool_router.list_all().len()
+        );
     }
 }
