@@ -14,8 +14,21 @@ pub const EXIT_CODES: &str = "Exit codes: 0 success; 1 a tool's error (bad input
 like the tool's, or as JSON with --json) or a server that failed while running; 2 a usage or \
 configuration error (a flag, or a file a flag names).";
 
+/// `--version`: the binary's version and the date of the model catalog built into
+/// it, since the catalog (windows, prices) dates faster than the code.
+pub fn version() -> &'static str {
+    static VERSION: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        format!(
+            "{} (model catalog as of {})",
+            env!("CARGO_PKG_VERSION"),
+            context_budget::Catalog::builtin().as_of
+        )
+    });
+    &VERSION
+}
+
 #[derive(Debug, Parser)]
-#[command(name = "context-loader", version, about, long_about = None, after_help = EXIT_CODES)]
+#[command(name = "context-loader", version = version(), about, long_about = None, after_help = EXIT_CODES)]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
@@ -146,6 +159,21 @@ mod tests {
     fn the_command_line_is_consistent() {
         use clap::CommandFactory;
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn version_names_the_release_and_the_catalog_date() {
+        let error = Cli::try_parse_from(["context-loader", "--version"]).expect_err("version");
+        assert_eq!(error.kind(), ErrorKind::DisplayVersion);
+        let as_of = &context_budget::Catalog::builtin().as_of;
+        assert_eq!(
+            error.to_string().trim(),
+            format!(
+                "context-loader {} (model catalog as of {as_of})",
+                env!("CARGO_PKG_VERSION")
+            )
+        );
+        assert_eq!(as_of.len(), "YYYY-MM-DD".len(), "{as_of}");
     }
 
     #[test]
