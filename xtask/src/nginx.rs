@@ -29,7 +29,7 @@ fn nginx_installed() -> bool {
 }
 
 /// `apt-get`, through `sudo -n` when not root (e.g. GitHub's runners).
-fn apt_get() -> Command {
+pub fn apt_get() -> Command {
     let root = Command::new("id")
         .arg("-u")
         .output()
@@ -48,10 +48,21 @@ fn ensure_nginx() -> anyhow::Result<()> {
     if nginx_installed() {
         return Ok(());
     }
-    eprintln!("nginx missing: apt-get install -y nginx");
+    apt_install(&["nginx"], "the proxy test")?;
+    if !nginx_installed() {
+        bail!("nginx was installed but `nginx -v` still fails");
+    }
+    Ok(())
+}
+
+/// `apt-get install -y PACKAGES` (after `apt-get update` if the first try fails: a
+/// fresh machine may have no package lists); `why` names what needs them.
+pub fn apt_install(packages: &[&str], why: &str) -> anyhow::Result<()> {
+    eprintln!("apt-get install -y {}", packages.join(" "));
     let install = || {
         apt_get()
-            .args(["install", "-y", "--no-install-recommends", "nginx"])
+            .args(["install", "-y", "--no-install-recommends"])
+            .args(packages)
             .env("DEBIAN_FRONTEND", "noninteractive")
             .status()
             .context("cannot run apt-get")
@@ -63,11 +74,11 @@ fn ensure_nginx() -> anyhow::Result<()> {
             .status()
             .context("cannot run apt-get update")?;
         if !updated.success() || !install()?.success() {
-            bail!("could not install nginx with apt-get (needed for the proxy test)");
+            bail!(
+                "could not install {} with apt-get (needed for {why})",
+                packages.join(" ")
+            );
         }
-    }
-    if !nginx_installed() {
-        bail!("nginx was installed but `nginx -v` still fails");
     }
     Ok(())
 }
