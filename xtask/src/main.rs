@@ -2,17 +2,23 @@
 //! interoperability suites; `cargo xtask --help` lists them. Plain Rust instead of
 //! shell scripts, so it runs wherever cargo does.
 
+mod actionlint;
 mod bench;
+mod bundle;
 mod catalog;
 mod claude_code;
 mod clients;
 mod conformance;
 mod fuzz;
+mod image;
+mod install;
+mod kube;
 mod load;
 mod load_generator;
 mod nginx;
 mod node;
 mod peer;
+mod probe;
 mod python;
 mod server;
 mod spawned;
@@ -86,6 +92,21 @@ enum Task {
     Clients,
     /// mcp-fuzzer, tools and protocol modes over stdio and HTTP: 0 crashes, 0 hangs.
     Fuzz,
+    /// `cargo install --locked --path servers/context-loader` into target/xtask/install
+    /// (the release build the bundle and image reuse), then the installed binary's
+    /// `--version` and a stdio initialize + tools/list.
+    Install,
+    /// actionlint (with shellcheck) on .github/workflows/ci.yml and release.yml.
+    Actionlint,
+    /// The Claude Desktop bundle (target/xtask/bundle/*.mcpb): mcpb validate and pack,
+    /// then unpacked and started as Claude Desktop would start it, and checked.
+    Bundle,
+    /// The container image (podman): built, its config inspected, its entrypoint run
+    /// from its own filesystem and checked (health, readiness, auth, SIGTERM).
+    Image,
+    /// deploy/kubernetes rendered and validated (Kubernetes 1.37); the Deployment's
+    /// container run from the image with its args, env and user, probed, drained.
+    Kube,
     /// Check the README's marked examples against the built binary (ci runs the same
     /// test); `--bless` rewrites the ones that differ from a real run.
     Readme {
@@ -113,6 +134,11 @@ fn main() -> anyhow::Result<()> {
         Task::Clients => clients::run(&workspace_root()),
         Task::Fuzz => fuzz::run(&workspace_root()),
         Task::Readme { bless } => readme(bless),
+        Task::Install => install::run(&workspace_root()),
+        Task::Actionlint => actionlint::run(&workspace_root()),
+        Task::Bundle => bundle::check(&workspace_root()),
+        Task::Image => image::check(&workspace_root()),
+        Task::Kube => kube::run(&workspace_root()),
     }
 }
 
@@ -189,6 +215,23 @@ fn ci() -> anyhow::Result<()> {
     })?;
     timing::step("mcp-fuzzer (tools + protocol, stdio + HTTP)", || {
         fuzz::run(&workspace_root())
+    })?;
+    // Packaging: one release build (cargo install, the README's install line) serves
+    // the install check, the bundle and the image; the Kubernetes check runs the image.
+    timing::step("install (cargo install --locked, --version, stdio)", || {
+        install::run(&workspace_root())
+    })?;
+    timing::step("workflows (actionlint)", || {
+        actionlint::run(&workspace_root())
+    })?;
+    timing::step("Claude Desktop bundle (mcpb)", || {
+        bundle::check(&workspace_root())
+    })?;
+    timing::step("container image (podman, run from its filesystem)", || {
+        image::check(&workspace_root())
+    })?;
+    timing::step("Kubernetes manifests (kustomize, validate, run)", || {
+        kube::run(&workspace_root())
     })?;
     // Keep the benchmark harness working (figures are printed, never asserted: a timed
     // check on a shared 2-core machine is noise).
