@@ -196,11 +196,21 @@ pub fn build(root: &Path) -> anyhow::Result<String> {
 pub fn check(root: &Path) -> anyhow::Result<()> {
     let tag = build(root)?;
     let image = inspect(&tag)?;
-    let config = &image["Config"];
-    check_config(config, image["Size"].as_u64().unwrap_or(u64::MAX))?;
+    let config = config_of(&image);
+    check_config(&config, image["Size"].as_u64().unwrap_or(u64::MAX))?;
     let rootfs = root.join("target/xtask/image/extracted");
     extract(&tag, &rootfs)?;
-    run_from_rootfs(&rootfs, config)
+    run_from_rootfs(&rootfs, &config)
+}
+
+/// The image's run config (user, env, entrypoint, ...) with its HEALTHCHECK, which
+/// podman's inspect reports beside `Config` rather than in it.
+pub fn config_of(image: &Value) -> Value {
+    let mut config = image["Config"].clone();
+    if config["Healthcheck"].is_null() {
+        config["Healthcheck"] = image["Healthcheck"].clone();
+    }
+    config
 }
 
 /// `podman image inspect`: the image's record (`Config`, `Size`, ...).
