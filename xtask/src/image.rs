@@ -194,6 +194,7 @@ pub fn build(root: &Path) -> anyhow::Result<String> {
 
 /// Build the image, check its config, run its entrypoint from its own filesystem.
 pub fn check(root: &Path) -> anyhow::Result<()> {
+    require_root("cargo xtask image")?;
     let tag = build(root)?;
     let image = inspect(&tag)?;
     let config = config_of(&image);
@@ -300,6 +301,21 @@ pub fn image_env(config: &Value) -> Vec<(String, String)> {
         .filter_map(|pair| pair.split_once('='))
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect()
+}
+
+/// Running the image's entrypoint from its filesystem takes root (chroot, switching to
+/// the image's user, files owned as a mount would own them): fail with that reason.
+pub fn require_root(what: &str) -> anyhow::Result<()> {
+    let uid = Command::new("id")
+        .arg("-u")
+        .output()
+        .context("cannot run id")?;
+    if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
+        bail!(
+            "{what} needs root (chroot into the image's filesystem as its user): run it as root, as ci does"
+        );
+    }
+    Ok(())
 }
 
 /// `chroot --userspec=USER ROOTFS ARGV...` with exactly `env`.

@@ -246,6 +246,7 @@ impl Pod {
 
     /// Start the container as the kubelet would, probe it, SIGTERM it.
     fn run(&self, root: &Path) -> anyhow::Result<()> {
+        crate::image::require_root("running the Deployment's container")?;
         let tag = crate::image::build(root)?;
         let image = crate::image::inspect(&tag)?;
         let rootfs = root.join("target/xtask/kube/rootfs");
