@@ -87,6 +87,11 @@ fn linked_libraries(binary: &Path) -> anyhow::Result<Vec<PathBuf>> {
         }
         bail!("ldd {} failed: {text}", binary.display());
     }
+    parse_ldd(&text)
+}
+
+/// The absolute paths in `ldd`'s output; a library ldd could not find is an error.
+fn parse_ldd(text: &str) -> anyhow::Result<Vec<PathBuf>> {
     let mut libraries = Vec::new();
     for line in text.lines() {
         // `libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)`, or the loader as
@@ -439,4 +444,29 @@ fn run_from_rootfs(rootfs: &Path, config: &Value) -> anyhow::Result<()> {
         "image filesystem: entrypoint started as {user}; /healthz, /readyz, HEALTHCHECK, 401 without token, authenticated tools/call, clean SIGTERM"
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ldd_output_gives_every_file_and_the_loader_but_not_the_vdso() {
+        let text = "\tlinux-vdso.so.1 (0x00007ffd)\n\
+            \tlibgcc_s.so.1 => /lib/x86_64-linux-gnu/libgcc_s.so.1 (0x00007f68)\n\
+            \tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x00007f68)\n\
+            \t/lib64/ld-linux-x86-64.so.2 (0x00007f68)\n";
+        let paths = parse_ldd(text).expect("parsed");
+        assert_eq!(
+            paths,
+            [
+                "/lib/x86_64-linux-gnu/libgcc_s.so.1",
+                "/lib/x86_64-linux-gnu/libc.so.6",
+                "/lib64/ld-linux-x86-64.so.2"
+            ]
+            .map(PathBuf::from)
+        );
+        let missing = parse_ldd("\tlibfoo.so.1 => not found\n").expect_err("missing");
+        assert!(missing.to_string().contains("libfoo"), "{missing}");
+    }
 }

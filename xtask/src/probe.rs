@@ -274,3 +274,17 @@ pub fn mcp_post(
         .with_context(|| format!("no answer to id {} in: {}", request["id"], reply.body))?;
     result_of(answer)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunked_bodies_are_joined_and_end_at_the_zero_chunk() {
+        assert_eq!(
+            dechunk("5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n"),
+            "hello world"
+        );
+        assert_eq!(dechunk("0\r\n\r\n"), "");
+    }
+}
