@@ -6,7 +6,8 @@
 //! the libraries `ldd` says it links, CA certificates, passwd/group entries for the
 //! non-root user and busybox's wget (the HEALTHCHECK). The ci check (`check`) inspects
 //! the image's config, then copies the image's own filesystem out (`podman image
-//! mount`) and starts its entrypoint there with `chroot`, as the image's user, with
+//! mount`), bind-mounts it read-only and starts its entrypoint there with `chroot`, as
+//! the image's user, with
 //! exactly the image's command and environment: /healthz, /readyz, the HEALTHCHECK
 //! command, an authenticated tools/call, a 401 without the token, SIGTERM.
 
@@ -323,14 +324,25 @@ pub fn require_root(what: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `chroot --userspec=USER ROOTFS ARGV...` with exactly `env`.
+/// `ARGV` run in `rootfs` as `user` with exactly `env`, the root filesystem read-only
+/// (as `podman run --read-only` and the Deployment's readOnlyRootFilesystem make it):
+/// a private mount namespace bind-mounts `rootfs` over itself read-only, then chroots.
+/// unshare, sh and chroot each exec the next, so the server keeps the spawned pid.
 pub fn in_image(rootfs: &Path, user: &str, env: &[(String, String)], argv: &[String]) -> Command {
-    let mut command = Command::new("chroot");
+    let mut command = Command::new("unshare");
     command
-        .arg(format!("--userspec={user}"))
+        .args(["--mount", "--propagation", "private", "--", "/bin/sh", "-c"])
+        .arg(
+            r#"r="$1"; u="$2"; shift 2
+mount --bind "$r" "$r" && mount -o remount,bind,ro "$r" && exec chroot --userspec="$u" "$r" "$@""#,
+        )
+        .arg("sh")
         .arg(rootfs)
+        .arg(user)
         .args(argv)
         .env_clear()
+        // For sh to find mount and chroot; the image's PATH (in `env`) replaces it.
+        .env("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")
         .envs(env.iter().map(|(k, v)| (k, v)));
     command
 }
@@ -385,7 +397,7 @@ fn run_from_rootfs(rootfs: &Path, config: &Value) -> anyhow::Result<()> {
             .filter_map(|v| v.as_str().map(str::to_string)),
     );
     eprintln!(
-        "$ chroot --userspec={user} {} {}",
+        "$ chroot --userspec={user} {} {} (root read-only)",
         rootfs.display(),
         argv.join(" ")
     );
@@ -441,7 +453,7 @@ fn run_from_rootfs(rootfs: &Path, config: &Value) -> anyhow::Result<()> {
         bail!("the server in the image exited with {status} on SIGTERM");
     }
     eprintln!(
-        "image filesystem: entrypoint started as {user}; /healthz, /readyz, HEALTHCHECK, 401 without token, authenticated tools/call, clean SIGTERM"
+        "image filesystem (read-only): entrypoint started as {user}; /healthz, /readyz, HEALTHCHECK, 401 without token, authenticated tools/call, clean SIGTERM"
     );
     Ok(())
 }

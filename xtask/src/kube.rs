@@ -297,7 +297,7 @@ impl Pod {
 
         let user = format!("{uid}:{gid}");
         eprintln!(
-            "$ chroot --userspec={user} {} {}",
+            "$ chroot --userspec={user} {} {} (root read-only)",
             rootfs.display(),
             argv.join(" ")
         );
@@ -349,7 +349,7 @@ impl Pod {
             );
         }
         eprintln!(
-            "pod: started with the Deployment's args/env as {user}, probes 200, authenticated call, drained in {:.2} s after SIGTERM (+{} s preStop, within {} s)",
+            "pod: read-only root, started with the Deployment's args/env as {user}, probes 200, authenticated call, drained in {:.2} s after SIGTERM (+{} s preStop, within {} s)",
             drained.as_secs_f64(),
             self.pre_stop_seconds,
             self.grace_seconds
