@@ -351,3 +351,111 @@ async fn too_many_or_too_long_globs_get_input_too_large_before_any_is_compiled()
     );
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// Issue 20, rows 7 and 10, as a client sees them. A repository can plant links with
+/// innocent names to credentials (`config.txt -> .env`, `notes.md -> id_rsa`) and
+/// carry `.git/config` with a token, `.docker/config.json`, `.kube/config`: none is
+/// loaded, walked (with `hidden`) or named. Two files whose names are not UTF-8
+/// (`n\xff.txt`, `n\xfe.txt`) both appear, each under its own name.
+#[tokio::test]
+async fn credentials_behind_links_and_raw_names_over_every_transport_and_the_cli() {
+    use std::os::unix::ffi::OsStrExt;
+    let root = std::env::temp_dir().join(format!("cl-abuse-secrets-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    for (path, text) in [
+        (".env", "API_KEY=ghp_leak1\n"),
+        ("id_rsa", "-----BEGIN OPENSSH PRIVATE KEY----- ghp_leak2\n"),
+        (
+            ".git/config",
+            "[remote]\n url = https://x:ghp_leak3@example.com/r\n",
+        ),
+        (
+            ".docker/config.json",
+            "{\"auths\":{\"r\":{\"auth\":\"ghp_leak4\"}}}\n",
+        ),
+        (".kube/config", "token: ghp_leak5\n"),
+        (
+            "application_default_credentials.json",
+            "{\"k\":\"ghp_leak6\"}\n",
+        ),
+        ("src/main.rs", "fn main() {}\n"),
+    ] {
+        let file = root.join(path);
+        std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
+        std::fs::write(file, text).expect("write");
+    }
+    std::os::unix::fs::symlink(root.join(".env"), root.join("config.txt")).expect("link");
+    std::os::unix::fs::symlink(root.join("id_rsa"), root.join("notes.md")).expect("link");
+    for raw in [&b"src/n\xff.txt"[..], b"src/n\xfe.txt"] {
+        std::fs::write(root.join(std::ffi::OsStr::from_bytes(raw)), "raw\n").expect("raw");
+    }
+    let root_arg = root.display().to_string();
+    let shown = |answer: &Value, list: &str| -> Vec<String> {
+        let mut paths: Vec<String> = answer[list]
+            .as_array()
+            .expect("list")
+            .iter()
+            .filter_map(|f| f["path"].as_str().map(str::to_string))
+            .collect();
+        paths.sort();
+        paths
+    };
+    for transport in ALL {
+        let conn = BIN.connect(transport, &["--root", &root_arg]).await;
+        for arguments in [
+            json!({"rows": 0}),
+            json!({"rows": 0, "hidden": true}),
+            json!({"rows": 0, "paths": ["config.txt", "notes.md", ".git/config", ".env"]}),
+        ] {
+            let loaded = call(&conn.client, "load-files", arguments.clone()).await;
+            let loaded = structured(&loaded);
+            let text = loaded["text"].as_str().expect("text");
+            assert!(
+                !text.contains("ghp_leak"),
+                "{transport:?} {arguments}: {text}"
+            );
+            let mut arguments = arguments;
+            arguments.as_object_mut().expect("object").remove("rows");
+            let measured = call(&conn.client, "file-tokens", arguments).await;
+            let measured = structured(&measured);
+            for file in measured["files"].as_array().expect("files") {
+                let path = file["path"].as_str().expect("path");
+                assert!(path.starts_with("src/"), "{transport:?}: {path} measured");
+            }
+        }
+        let measured = call(&conn.client, "file-tokens", json!({})).await;
+        let measured = structured(&measured);
+        assert_eq!(
+            shown(measured, "files"),
+            ["src/main.rs", "src/n\\xfe.txt", "src/n\\xff.txt"],
+            "{transport:?}"
+        );
+        let secrets: Vec<String> = shown(measured, "skipped");
+        for link in [
+            "config.txt",
+            "notes.md",
+            "application_default_credentials.json",
+        ] {
+            assert!(
+                secrets.contains(&link.to_string()),
+                "{transport:?}: {secrets:?}"
+            );
+        }
+    }
+    let (code, stdout, stderr) = BIN.run_cli(
+        &[
+            "--root",
+            &root_arg,
+            "load",
+            "config.txt",
+            "notes.md",
+            ".",
+            "--hidden",
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stdout.contains("ghp_leak"), "{stdout}");
+    assert!(stdout.contains("src/n\\xff.txt") && stdout.contains("src/n\\xfe.txt"));
+    let _ = std::fs::remove_dir_all(&root);
+}

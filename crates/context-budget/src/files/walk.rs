@@ -18,7 +18,7 @@ use globset::{GlobBuilder, GlobMatcher};
 use ignore::{WalkBuilder, WalkState};
 
 use super::roots::{Roots, Target, relative_to};
-use super::secrets::looks_secret;
+use super::secrets::looks_secret_path;
 use super::{Excluded, FileLimits, FilesError, SkipReason, Skipped};
 use crate::scan_control::ScanControl;
 
@@ -30,8 +30,8 @@ pub struct Candidate {
     pub relative: String,
     /// Absolute path as found (may be a symlink; opened only after checks).
     pub path: PathBuf,
-    /// Named by the caller as a file (not reached through a folder or glob):
-    /// secret-looking names and ignore rules do not apply.
+    /// Named by the caller as a file (not reached through a folder or glob): ignore
+    /// rules do not apply (secret rules do, see [`super::secrets`]).
     pub explicit: bool,
 }
 
@@ -198,7 +198,7 @@ pub fn collect(
         }
     }
     // A file named twice (or reached by two globs) is measured once, first place kept.
-    dedupe(&mut walked.candidates);
+    dedupe(&mut walked.candidates, &mut walked.skipped);
     walked.entries = budget.entries.load(Ordering::Relaxed);
     if walked.candidates.len() > limits.max_files {
         return Err(FilesError::TooManyFiles {
@@ -209,10 +209,24 @@ pub fn collect(
     Ok(walked)
 }
 
-/// Keep the first occurrence of each (root, path).
-fn dedupe(candidates: &mut Vec<Candidate>) {
+/// Keep the first occurrence of each file, by its raw path (names need not be
+/// UTF-8). Two files whose names show the same (a literal `\xff` and a byte that
+/// is not UTF-8, see [`super::roots::shown_name`]) cannot both be told apart in an
+/// answer: the later one is skipped, saying so, never dropped unseen.
+fn dedupe(candidates: &mut Vec<Candidate>, skipped: &mut Vec<Skipped>) {
     let mut seen = HashSet::new();
-    candidates.retain(|c| seen.insert((c.root, c.relative.clone())));
+    candidates.retain(|c| seen.insert((c.root, c.path.clone())));
+    let mut shown = HashSet::new();
+    candidates.retain(|c| {
+        let first = shown.insert((c.root, c.relative.clone()));
+        if !first {
+            skipped.push(Skipped::new(
+                &c.relative,
+                SkipReason::SameName(c.relative.clone()),
+            ));
+        }
+        first
+    });
 }
 
 /// Shared stop conditions of one call's walks.
@@ -338,13 +352,12 @@ fn walk_dir(
             if glob.is_some_and(|g| !g.matches(&relative)) || !filters.admits(&relative) {
                 return WalkState::Continue;
             }
-            let name = entry.file_name().to_string_lossy();
             if !(file_type.is_file() || file_type.is_symlink()) {
                 // FIFOs, sockets, devices: never opened.
                 batch
                     .local_skipped
                     .push(Skipped::new(&relative, SkipReason::NotRegular));
-            } else if looks_secret(&name) {
+            } else if looks_secret_path(&relative) {
                 batch
                     .local_skipped
                     .push(Skipped::new(&relative, SkipReason::Secret));
