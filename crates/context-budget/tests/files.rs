@@ -846,3 +846,82 @@ fn a_load_cancelled_while_packing_stops_before_the_final_count() {
     let result = store.load_files(&tree.roots(), &query, &request, &model("gpt-4o"), &cancel);
     assert!(matches!(result, Err(FilesError::Cancelled)), "{result:?}");
 }
+
+/// Issue 20, row 3: a `.gitignore` is repository content. One of 100,000 lines took
+/// 13 s and 1.7 GB per call, was compiled again for every `paths` entry, and neither
+/// the walk's clock nor cancellation applied. Ignore files are now bounded in size
+/// and in patterns per call, read once per call, and compiled only within the walk's
+/// clock and while the call is wanted.
+#[test]
+fn ignore_files_are_bounded_read_once_per_call_and_within_the_walk_clock() {
+    let tree = Tree::new("ignore-bounds");
+    let patterns: String = (0..100).map(|i| format!("build-{i}/\n")).collect();
+    tree.write("root/.gitignore", format!("{patterns}*.log\n"));
+    for d in ["d0", "d1", "d2"] {
+        tree.write(&format!("root/{d}/a.txt"), "kept\n")
+            .write(&format!("root/{d}/b.log"), "ignored\n");
+    }
+    let roots = tree.roots();
+    let query = |paths: &[&str]| FileQuery {
+        paths: paths.iter().map(|p| p.to_string()).collect(),
+        ..FileQuery::default()
+    };
+    let run = |limits: FileLimits, paths: &[&str], control: &dyn context_budget::ScanControl| {
+        FileStore::new(limits).file_tokens(
+            &roots,
+            &query(paths),
+            &model("gpt-4o"),
+            FileSort::Path,
+            None,
+            control,
+        )
+    };
+    // Within the bounds the rules apply as before.
+    let report = run(FileLimits::default(), &["d0", "d1", "d2"], &Unobserved).expect("measured");
+    assert_eq!(paths(&report), ["d0/a.txt", "d1/a.txt", "d2/a.txt"]);
+    assert_eq!(report.excluded.ignored, 3);
+    // 101 patterns, read once for three walks: within 150, not 303 over it.
+    let few_patterns = FileLimits {
+        max_ignore_patterns: 150,
+        ..FileLimits::default()
+    };
+    let report = run(few_patterns, &["d0", "d1", "d2"], &Unobserved).expect("read once");
+    assert_eq!(report.files_measured, 3);
+    let fewer = FileLimits {
+        max_ignore_patterns: 100,
+        ..FileLimits::default()
+    };
+    assert!(matches!(
+        run(fewer, &["d0"], &Unobserved),
+        Err(FilesError::TooManyIgnorePatterns { limit: 100, .. })
+    ));
+    let small = FileLimits {
+        max_ignore_file_bytes: 100,
+        ..FileLimits::default()
+    };
+    match run(small, &["."], &Unobserved) {
+        Err(FilesError::IgnoreFileTooLarge { path, limit, .. }) => {
+            assert!(path.ends_with(".gitignore"), "{path}");
+            assert_eq!(limit, 100);
+        }
+        other => panic!("{other:?}"),
+    }
+    // The clock and cancellation hold while ignore files are compiled, even in a
+    // walk too small to reach the walker's own checks.
+    let no_time = FileLimits {
+        walk_timeout: std::time::Duration::ZERO,
+        ..FileLimits::default()
+    };
+    assert!(matches!(
+        run(no_time, &["."], &Unobserved),
+        Err(FilesError::WalkTooSlow { .. })
+    ));
+    let cancelled = CancelAt {
+        at: 0,
+        calls: Default::default(),
+    };
+    assert!(matches!(
+        run(FileLimits::default(), &["."], &cancelled),
+        Err(FilesError::Cancelled)
+    ));
+}

@@ -459,3 +459,76 @@ async fn credentials_behind_links_and_raw_names_over_every_transport_and_the_cli
     assert!(stdout.contains("src/n\\xff.txt") && stdout.contains("src/n\\xfe.txt"));
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// Issue 20, row 3, as a client sees it: a repository whose `.gitignore` has 100,000
+/// lines (2.5 MB) cost 13 s and 1.7 GB per call. Now an ignore file over
+/// `--max-ignore-file-bytes`, or ignore files holding more than
+/// `--max-ignore-patterns` patterns, stop the call at once with FILE_LIMIT_EXCEEDED
+/// naming the file and the flag, over every transport and on the CLI; the server
+/// stays up and answers for a folder without them.
+#[tokio::test]
+async fn a_huge_gitignore_gets_a_fast_clear_error_naming_the_flag() {
+    let base = std::env::temp_dir().join(format!("cl-abuse-ignore-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    let (huge, many, plain) = (base.join("huge"), base.join("many"), base.join("plain"));
+    for dir in [&huge, &many, &plain] {
+        std::fs::create_dir_all(dir.join("src")).expect("mkdir");
+        std::fs::write(dir.join("src/main.rs"), "fn main() {}\n").expect("write");
+    }
+    let lines = |n: usize| -> String { (0..n).map(|i| format!("build-{i}/**/*.tmp\n")).collect() };
+    std::fs::write(huge.join(".gitignore"), lines(100_000)).expect("huge");
+    // Small enough in bytes, too many patterns (for the 1,000 the servers allow here).
+    std::fs::write(many.join("src/.gitignore"), lines(1_500)).expect("many");
+    std::fs::write(plain.join(".gitignore"), "target/\n").expect("plain");
+    let base_arg = base.display().to_string();
+    for transport in ALL {
+        let conn = BIN
+            .connect(
+                transport,
+                &["--root", &base_arg, "--max-ignore-patterns", "1000"],
+            )
+            .await;
+        for (path, flag) in [
+            ("huge", "--max-ignore-file-bytes"),
+            ("many", "--max-ignore-patterns"),
+        ] {
+            for tool in ["file-tokens", "load-files"] {
+                let result = call(&conn.client, tool, json!({"paths": [path]})).await;
+                assert_eq!(result.is_error, Some(true), "{transport:?} {tool} {path}");
+                let error = structured(&result);
+                assert_eq!(error["error_code"], "FILE_LIMIT_EXCEEDED", "{error}");
+                assert_eq!(error["flag"], flag, "{error}");
+                assert!(
+                    error["ignore_file"]
+                        .as_str()
+                        .is_some_and(|f| f.ends_with(".gitignore")),
+                    "{error}"
+                );
+            }
+        }
+        let fine = call(&conn.client, "file-tokens", json!({"paths": ["plain"]})).await;
+        assert_eq!(structured(&fine)["files_measured"], 1, "{transport:?}");
+    }
+    let huge_arg = huge.display().to_string();
+    let (code, _, stderr) = BIN.run_cli(&["--root", &huge_arg, "files"], None);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("FILE_LIMIT_EXCEEDED") && stderr.contains("--max-ignore-file-bytes"),
+        "{stderr}"
+    );
+    // Raised by the operator, a folder is walked with its rules.
+    let many_arg = many.display().to_string();
+    let (code, stdout, stderr) = BIN.run_cli(
+        &[
+            "--root",
+            &many_arg,
+            "--max-ignore-patterns",
+            "2000",
+            "files",
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("src/main.rs"), "{stdout}");
+    let _ = std::fs::remove_dir_all(&base);
+}

@@ -17,6 +17,7 @@ use std::time::Instant;
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::{WalkBuilder, WalkState};
 
+use super::ignore::IgnoreRules;
 use super::roots::{Roots, Target, relative_to};
 use super::secrets::looks_secret_path;
 use super::{Excluded, FileLimits, FilesError, SkipReason, Skipped};
@@ -133,6 +134,7 @@ pub fn collect(
         entries: AtomicUsize::new(0),
         limits,
         control,
+        rules: IgnoreRules::new(limits.max_ignore_file_bytes, limits.max_ignore_patterns),
     };
     for target in targets {
         match target {
@@ -229,12 +231,14 @@ fn dedupe(candidates: &mut Vec<Candidate>, skipped: &mut Vec<Skipped>) {
     });
 }
 
-/// Shared stop conditions of one call's walks.
+/// Shared stop conditions of one call's walks, and its ignore rules (read once
+/// for all of them).
 struct WalkBudget<'a> {
     started: Instant,
     entries: AtomicUsize,
     limits: &'a FileLimits,
     control: &'a dyn ScanControl,
+    rules: IgnoreRules,
 }
 
 impl WalkBudget<'_> {
@@ -254,6 +258,20 @@ impl WalkBudget<'_> {
             Some(Stop::Time)
         } else {
             None
+        }
+    }
+
+    /// The clock and cancellation as an error, for work that is not entries (ignore
+    /// files being compiled).
+    fn check(&self) -> Result<(), FilesError> {
+        if self.control.is_cancelled() {
+            Err(FilesError::Cancelled)
+        } else if self.started.elapsed() > self.limits.walk_timeout {
+            Err(FilesError::WalkTooSlow {
+                limit_ms: self.limits.walk_timeout.as_millis() as u64,
+            })
+        } else {
+            Ok(())
         }
     }
 }
@@ -282,9 +300,13 @@ fn walk_dir(
     let walker = WalkBuilder::new(dir)
         .hidden(!options.hidden)
         .follow_links(false)
-        // Ignore files apply in any folder, git repository or not: an agent's
-        // workspace is often a plain folder (or a repository's subfolder).
-        .require_git(false)
+        // Ignore files are read by `IgnoreRules` instead, bounded and once per call
+        // (they apply in any folder, git repository or not).
+        .ignore(false)
+        .git_ignore(false)
+        .git_exclude(false)
+        .git_global(false)
+        .parents(false)
         .threads(threads)
         .build_parallel();
 
@@ -293,6 +315,7 @@ fn walk_dir(
     // Folder -> names the walker yielded in it, to count what it left out.
     let yielded: Mutex<Yielded> = Mutex::default();
     let stop: Mutex<Option<Stop>> = Mutex::new(None);
+    let failed: Mutex<Option<FilesError>> = Mutex::new(None);
     let stopping = AtomicBool::new(false);
 
     walker.run(|| {
@@ -306,7 +329,7 @@ fn walk_dir(
             local_skipped: Vec::new(),
             local_yielded: Vec::new(),
         };
-        let (stop, stopping) = (&stop, &stopping);
+        let (stop, stopping, failed) = (&stop, &stopping, &failed);
         Box::new(move |entry| {
             if stopping.load(Ordering::Relaxed) {
                 return WalkState::Quit;
@@ -332,6 +355,21 @@ fn walk_dir(
                 }
             };
             let path = entry.path();
+            if entry.depth() > 0 {
+                let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+                match budget.rules.ignored(path, is_dir, &|| budget.check()) {
+                    // Not yielded: counted with what the rules kept out.
+                    Ok(true) => return WalkState::Skip,
+                    Ok(false) => {}
+                    Err(error) => {
+                        stopping.store(true, Ordering::Relaxed);
+                        if let Ok(mut failed) = failed.lock() {
+                            failed.get_or_insert(error);
+                        }
+                        return WalkState::Quit;
+                    }
+                }
+            }
             if let Some(parent) = path.parent()
                 && entry.depth() > 0
                 && let Some(name) = path.file_name()
@@ -374,6 +412,9 @@ fn walk_dir(
         })
     });
 
+    if let Some(error) = failed.into_inner().ok().flatten() {
+        return Err(error);
+    }
     let stopped = stop.lock().ok().and_then(|s| *s);
     match stopped {
         Some(Stop::Cancelled) => return Err(FilesError::Cancelled),
