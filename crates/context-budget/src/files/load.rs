@@ -15,7 +15,7 @@ use super::pack::{PackOrder, cut, piece, push_piece};
 use super::query::{DEFAULT_LOAD_ROWS, LoadRequest};
 use super::roots::Roots;
 use super::store::FileLimits;
-use crate::answer::{HIGHEST_ESTIMATE, answer_text, count_itself, js_length, json_escaped};
+use crate::answer::{HIGHEST_ESTIMATE, answer_text, js_length, json_escaped};
 use crate::cache::FileStamp;
 use crate::read::SkipReason;
 use crate::scan_control::ScanControl;
@@ -476,12 +476,16 @@ impl<'a> Packing<'a> {
                 excluded: excluded.clone(),
                 text: std::mem::take(&mut self.text),
             };
-            let serialized = count_itself(&mut answer, self.tokenizer, |a| &mut a.answer_tokens);
+            let cancelled = || self.control.is_cancelled();
+            let serialized = count_itself_until(&mut answer, self.tokenizer, &cancelled)
+                .ok_or(FilesError::Cancelled)?;
             let chars = js_length(&serialized);
             let high = match self.tokenizer == HIGHEST_ESTIMATE {
                 true => answer.answer_tokens,
                 false if chars > limit.chars => u64::MAX,
-                false => HIGHEST_ESTIMATE.count(&serialized) as u64,
+                false => HIGHEST_ESTIMATE
+                    .count_until(&serialized, &cancelled)
+                    .ok_or(FilesError::Cancelled)? as u64,
             };
             let over = [
                 (answer.answer_tokens, self.budget),
@@ -530,6 +534,29 @@ impl<'a> Packing<'a> {
             self.omitted.extend(dropped.into_iter().rev());
         }
     }
+}
+
+/// [`crate::answer::count_itself`] for `answer_tokens`, counted in parts of about a
+/// megabyte that each look at `cancelled` first (the answer holds the whole packed
+/// text, counted once or twice more here): `None` once the call is cancelled.
+fn count_itself_until(
+    answer: &mut LoadedFiles,
+    tokenizer: Tokenizer,
+    cancelled: &dyn Fn() -> bool,
+) -> Option<String> {
+    let mut serialized = answer_text(answer);
+    let mut highest = 0;
+    for round in 0..8 {
+        let count = tokenizer.count_until(&serialized, cancelled)? as u64;
+        let stated = answer.answer_tokens;
+        if count == stated || (round > 4 && count < stated) {
+            break;
+        }
+        highest = highest.max(count);
+        answer.answer_tokens = if round < 4 { count } else { highest };
+        serialized = answer_text(answer);
+    }
+    Some(serialized)
 }
 
 /// Files read again per batch while packing: enough to keep every core reading,
