@@ -896,16 +896,29 @@ fn ignore_files_are_bounded_read_once_per_call_and_within_the_walk_clock() {
         Err(FilesError::TooManyIgnorePatterns { limit: 100, .. })
     ));
     let small = FileLimits {
-        max_ignore_file_bytes: 100,
+        max_ignore_bytes: 100,
         ..FileLimits::default()
     };
     match run(small, &["."], &Unobserved) {
-        Err(FilesError::IgnoreFileTooLarge { path, limit, .. }) => {
+        Err(FilesError::IgnoreFilesTooLarge { path, limit, .. }) => {
             assert!(path.ends_with(".gitignore"), "{path}");
             assert_eq!(limit, 100);
         }
         other => panic!("{other:?}"),
     }
+    tree.write("root/d2/.gitignore", format!("{}\n", "a*".repeat(100)));
+    let short = FileLimits {
+        max_pattern_bytes: 100,
+        ..FileLimits::default()
+    };
+    assert!(matches!(
+        run(short, &["d2"], &Unobserved),
+        Err(FilesError::IgnorePatternTooLong {
+            bytes: 200,
+            limit: 100,
+            ..
+        })
+    ));
     // The clock and cancellation hold while ignore files are compiled, even in a
     // walk too small to reach the walker's own checks.
     let no_time = FileLimits {

@@ -239,17 +239,17 @@ pub struct GlobalArgs {
         default_value_t = FileLimits::default().max_pattern_bytes
     )]
     pub max_pattern_bytes: usize,
-    /// File tools: largest `.gitignore`, `.ignore` or `.git/info/exclude` applied, in
-    /// bytes; a larger one stops the call with FILE_LIMIT_EXCEEDED naming it.
+    /// File tools: bytes of all `.gitignore`, `.ignore` and `.git/info/exclude` files
+    /// one call applies, together; more stops the call with FILE_LIMIT_EXCEEDED.
     #[arg(
         long,
         global = true,
         hide_env_values = true,
         help_heading = "Limits",
-        env = "CONTEXT_LOADER_MAX_IGNORE_FILE_BYTES",
-        default_value_t = FileLimits::default().max_ignore_file_bytes
+        env = "CONTEXT_LOADER_MAX_IGNORE_BYTES",
+        default_value_t = FileLimits::default().max_ignore_bytes
     )]
-    pub max_ignore_file_bytes: u64,
+    pub max_ignore_bytes: u64,
     /// File tools: most patterns of all ignore files one call reads together; more
     /// stops the call with FILE_LIMIT_EXCEEDED.
     #[arg(
@@ -428,7 +428,7 @@ impl GlobalArgs {
             walk_timeout: std::time::Duration::from_millis(self.walk_timeout_ms),
             max_patterns: self.max_patterns,
             max_pattern_bytes: self.max_pattern_bytes,
-            max_ignore_file_bytes: self.max_ignore_file_bytes,
+            max_ignore_bytes: self.max_ignore_bytes,
             max_ignore_patterns: self.max_ignore_patterns,
         }
     }

@@ -490,21 +490,21 @@ impl IntoToolError for FilesError {
             )
             .with_detail("found", found)
             .with_detail("limit", max),
-            FilesError::IgnoreFileTooLarge {
+            FilesError::IgnoreFilesTooLarge {
                 path,
                 bytes,
                 limit: max,
             } => ToolError::new(
                 ErrorCode::FileLimitExceeded,
                 message,
-                "The folder's ignore rules are too large to apply safely: narrow `paths` to \
-                 folders outside the one holding that file, shorten the file, or ask the operator \
-                 to raise --max-ignore-file-bytes.",
+                "The ignore rules on the way are too large to apply safely: narrow `paths` to \
+                 fewer folders (or ones outside the folder holding that file), shorten the \
+                 ignore files, or ask the operator to raise --max-ignore-bytes.",
             )
             .with_detail("ignore_file", path)
             .with_detail("length_bytes", bytes)
             .with_detail("limit", max)
-            .with_detail("flag", "--max-ignore-file-bytes"),
+            .with_detail("flag", "--max-ignore-bytes"),
             FilesError::TooManyIgnorePatterns { path, limit: max } => ToolError::new(
                 ErrorCode::FileLimitExceeded,
                 message,
@@ -515,6 +515,21 @@ impl IntoToolError for FilesError {
             .with_detail("ignore_file", path)
             .with_detail("limit", max)
             .with_detail("flag", "--max-ignore-patterns"),
+            FilesError::IgnorePatternTooLong {
+                path,
+                bytes,
+                limit: max,
+            } => ToolError::new(
+                ErrorCode::FileLimitExceeded,
+                message,
+                "The folder's ignore rules are too large to apply safely: narrow `paths` to \
+                 folders outside the one holding that file, shorten the pattern, or ask the \
+                 operator to raise --max-pattern-bytes.",
+            )
+            .with_detail("ignore_file", path)
+            .with_detail("length_bytes", bytes)
+            .with_detail("limit", max)
+            .with_detail("flag", "--max-pattern-bytes"),
             FilesError::TooManyBytes { limit: max } => ToolError::new(
                 ErrorCode::FileLimitExceeded,
                 message,

@@ -462,8 +462,8 @@ async fn credentials_behind_links_and_raw_names_over_every_transport_and_the_cli
 
 /// Issue 20, row 3, as a client sees it: a repository whose `.gitignore` has 100,000
 /// lines (2.5 MB) cost 13 s and 1.7 GB per call. Now an ignore file over
-/// `--max-ignore-file-bytes`, or ignore files holding more than
-/// `--max-ignore-patterns` patterns, stop the call at once with FILE_LIMIT_EXCEEDED
+/// `--max-ignore-bytes`, or ignore files holding more than
+/// `--max-ignore-patterns` patterns, or one over `--max-pattern-bytes`, stop the call at once with FILE_LIMIT_EXCEEDED
 /// naming the file and the flag, over every transport and on the CLI; the server
 /// stays up and answers for a folder without them.
 #[tokio::test]
@@ -471,7 +471,8 @@ async fn a_huge_gitignore_gets_a_fast_clear_error_naming_the_flag() {
     let base = std::env::temp_dir().join(format!("cl-abuse-ignore-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&base);
     let (huge, many, plain) = (base.join("huge"), base.join("many"), base.join("plain"));
-    for dir in [&huge, &many, &plain] {
+    let long = base.join("long");
+    for dir in [&huge, &many, &plain, &long] {
         std::fs::create_dir_all(dir.join("src")).expect("mkdir");
         std::fs::write(dir.join("src/main.rs"), "fn main() {}\n").expect("write");
     }
@@ -480,6 +481,12 @@ async fn a_huge_gitignore_gets_a_fast_clear_error_naming_the_flag() {
     // Small enough in bytes, too many patterns (for the 1,000 the servers allow here).
     std::fs::write(many.join("src/.gitignore"), lines(1_500)).expect("many");
     std::fs::write(plain.join(".gitignore"), "target/\n").expect("plain");
+    // One pattern of 5,000 bytes.
+    std::fs::write(
+        long.join(".gitignore"),
+        format!("**/{}\n", "a*".repeat(2_500)),
+    )
+    .expect("long");
     let base_arg = base.display().to_string();
     for transport in ALL {
         let conn = BIN
@@ -489,8 +496,9 @@ async fn a_huge_gitignore_gets_a_fast_clear_error_naming_the_flag() {
             )
             .await;
         for (path, flag) in [
-            ("huge", "--max-ignore-file-bytes"),
+            ("huge", "--max-ignore-bytes"),
             ("many", "--max-ignore-patterns"),
+            ("long", "--max-pattern-bytes"),
         ] {
             for tool in ["file-tokens", "load-files"] {
                 let result = call(&conn.client, tool, json!({"paths": [path]})).await;
@@ -513,7 +521,7 @@ async fn a_huge_gitignore_gets_a_fast_clear_error_naming_the_flag() {
     let (code, _, stderr) = BIN.run_cli(&["--root", &huge_arg, "files"], None);
     assert_eq!(code, 1, "{stderr}");
     assert!(
-        stderr.contains("FILE_LIMIT_EXCEEDED") && stderr.contains("--max-ignore-file-bytes"),
+        stderr.contains("FILE_LIMIT_EXCEEDED") && stderr.contains("--max-ignore-bytes"),
         "{stderr}"
     );
     // Raised by the operator, a folder is walked with its rules.

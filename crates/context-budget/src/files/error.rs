@@ -32,9 +32,9 @@ pub enum FilesError {
         limit: usize,
     },
     #[error(
-        "the ignore file `{path}` is {bytes} bytes, over the limit of {limit} (--max-ignore-file-bytes)"
+        "the ignore files read up to `{path}` ({bytes} bytes) take the call over its limit of {limit} bytes of ignore files (--max-ignore-bytes)"
     )]
-    IgnoreFileTooLarge {
+    IgnoreFilesTooLarge {
         path: String,
         bytes: u64,
         limit: u64,
@@ -43,6 +43,14 @@ pub enum FilesError {
         "the ignore files read up to `{path}` hold over {limit} patterns, the limit per call (--max-ignore-patterns)"
     )]
     TooManyIgnorePatterns { path: String, limit: usize },
+    #[error(
+        "the ignore file `{path}` has a pattern of {bytes} bytes, over the limit of {limit} (--max-pattern-bytes)"
+    )]
+    IgnorePatternTooLong {
+        path: String,
+        bytes: usize,
+        limit: usize,
+    },
     #[error("{found} files match, over the limit of {limit} files per call (--max-files)")]
     TooManyFiles { found: usize, limit: usize },
     #[error("the files read add up to over {limit} bytes, the limit per call (--max-total-bytes)")]

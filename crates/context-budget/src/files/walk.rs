@@ -134,7 +134,11 @@ pub fn collect(
         entries: AtomicUsize::new(0),
         limits,
         control,
-        rules: IgnoreRules::new(limits.max_ignore_file_bytes, limits.max_ignore_patterns),
+        rules: IgnoreRules::new(
+            limits.max_ignore_bytes,
+            limits.max_ignore_patterns,
+            limits.max_pattern_bytes,
+        ),
     };
     for target in targets {
         match target {
