@@ -36,6 +36,10 @@ struct FolderRules {
     has_git: bool,
 }
 
+/// The folder a walker thread looked up last, with its rules.
+#[derive(Default)]
+pub(super) struct LastFolder(Option<(PathBuf, Arc<FolderRules>)>);
+
 /// One folder's rules once read. Threads that need a folder being read wait for it,
 /// so no file is read (nor its patterns counted) twice.
 type Slot = Arc<Mutex<Option<Arc<FolderRules>>>>;
@@ -76,16 +80,26 @@ impl IgnoreRules {
 
     /// Whether `path` (absolute, found by the walk) is ignored. `check` is the walk's
     /// clock and cancellation, looked at before any ignore file is compiled.
+    /// `last` is the caller's (one walker thread's) folder of the entry before, as
+    /// entries come folder by folder: most lookups then take no lock.
     pub(super) fn ignored(
         &self,
         path: &Path,
         is_dir: bool,
+        last: &mut LastFolder,
         check: &dyn Fn() -> Result<(), FilesError>,
     ) -> Result<bool, FilesError> {
         let Some(parent) = path.parent() else {
             return Ok(false);
         };
-        let rules = self.folder(parent, check)?;
+        let rules = match &last.0 {
+            Some((dir, rules)) if dir == parent => rules.clone(),
+            _ => {
+                let rules = self.folder(parent, check)?;
+                last.0 = Some((parent.to_path_buf(), rules.clone()));
+                rules
+            }
+        };
         let (mut by_ignore, mut by_gitignore, mut by_exclude) =
             (Match::None, Match::None, Match::None);
         let mut saw_git = false;

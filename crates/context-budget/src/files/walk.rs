@@ -17,7 +17,7 @@ use std::time::Instant;
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::{WalkBuilder, WalkState};
 
-use super::ignore::IgnoreRules;
+use super::ignore::{IgnoreRules, LastFolder};
 use super::roots::{Roots, Target, relative_to};
 use super::secrets::looks_secret_path;
 use super::{Excluded, FileLimits, FilesError, SkipReason, Skipped};
@@ -334,6 +334,7 @@ fn walk_dir(
             local_yielded: Vec::new(),
         };
         let (stop, stopping, failed) = (&stop, &stopping, &failed);
+        let mut last_folder = LastFolder::default();
         Box::new(move |entry| {
             if stopping.load(Ordering::Relaxed) {
                 return WalkState::Quit;
@@ -361,7 +362,10 @@ fn walk_dir(
             let path = entry.path();
             if entry.depth() > 0 {
                 let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-                match budget.rules.ignored(path, is_dir, &|| budget.check()) {
+                match budget
+                    .rules
+                    .ignored(path, is_dir, &mut last_folder, &|| budget.check())
+                {
                     // Not yielded: counted with what the rules kept out.
                     Ok(true) => return WalkState::Skip,
                     Ok(false) => {}
