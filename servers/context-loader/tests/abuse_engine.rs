@@ -540,3 +540,85 @@ async fn a_huge_gitignore_gets_a_fast_clear_error_naming_the_flag() {
     assert!(stdout.contains("src/main.rs"), "{stdout}");
     let _ = std::fs::remove_dir_all(&base);
 }
+
+/// Issue 20, row 1, as a client sees it: `notifications/cancelled` used to be ignored
+/// once `load-files` had packed its text (60 s more CPU at 5,000 files): the final
+/// count of the whole answer ran to its end. The server reports the packing done
+/// (progress = total), the test cancels right then, and the server's CPU must be
+/// idle within a second (the count stops within about a megabyte).
+#[tokio::test]
+async fn a_load_cancelled_during_its_final_count_stops_the_cpu() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let root = std::env::temp_dir().join(format!("cl-abuse-final-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).expect("mkdir");
+    // 400 files, 40 MB of code-like lines: seconds of counting on a dev build.
+    let files = 400;
+    let body = "let value = compute(alpha, beta) + other;\n".repeat(2_400);
+    for i in 0..files {
+        std::fs::write(root.join(format!("f{i:03}.rs")), &body).expect("write");
+    }
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_context-loader"))
+        .args(["--root", &root.display().to_string()])
+        .args(["--max-answer-tokens", "100000000"])
+        .args(["--max-answer-chars", "1000000000", "stdio"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn");
+    let pid = child.id().expect("pid");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let mut send = async |message: Value| {
+        let line = format!("{message}\n");
+        stdin.write_all(line.as_bytes()).await.expect("write");
+        stdin.flush().await.expect("flush");
+    };
+    send(test_support::client::initialize_request("cancel-final")).await;
+    let _ = lines.next_line().await.expect("init");
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+    send(
+        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+        "name": "load-files", "_meta": {"progressToken": "p"},
+        "arguments": {"model": "gpt-4o", "budget": 50_000_000, "rows": 1}}}),
+    )
+    .await;
+    // Packed: progress reaches its total, which counts every file twice (measured,
+    // then packed), unlike the walk's and the measuring's own totals.
+    loop {
+        let line = tokio::time::timeout(Duration::from_secs(120), lines.next_line())
+            .await
+            .expect("progress in time")
+            .expect("read")
+            .expect("server closed stdout");
+        let message: Value = serde_json::from_str(&line).expect("json");
+        assert_ne!(
+            message["id"], 7,
+            "answered before reporting the packing done"
+        );
+        let params = &message["params"];
+        if message["method"] == "notifications/progress"
+            && params["progress"] == params["total"]
+            && params["total"]
+                .as_f64()
+                .is_some_and(|t| t >= 3.0 * files as f64)
+        {
+            break;
+        }
+    }
+    send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": 7, "reason": "test"}}),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let ticks = idle_cpu_ticks(pid).await;
+    assert!(
+        ticks <= 30,
+        "{ticks} CPU ticks in the second after the cancel settled"
+    );
+    drop(child);
+    let _ = std::fs::remove_dir_all(&root);
+}

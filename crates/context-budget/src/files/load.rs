@@ -309,6 +309,9 @@ impl<'a> Packing<'a> {
                 }
             }
         }
+        // Packed: what is left is the final count ([`Packing::finish`]).
+        let total = walked_entries + 2 * measured_len;
+        control.progress(total, total);
         Ok(())
     }
 
