@@ -19,7 +19,9 @@ pub enum SkipReason {
     NotUtf8 { offset: usize },
     #[error("{bytes} bytes, over the {limit}-byte limit per file (--max-file-bytes)")]
     TooLarge { bytes: u64, limit: u64 },
-    #[error("looks like it holds credentials; name the file itself to read it")]
+    #[error(
+        "looks like it holds credentials (its path, or the path of the file it links to); never read"
+    )]
     Secret,
     #[error("a symlink that leads outside the root; not followed")]
     OutsideRoot,
@@ -31,6 +33,10 @@ pub enum SkipReason {
     Unreadable(String),
     #[error("the same file as `{0}` (a link to it); counted once")]
     Duplicate(String),
+    #[error(
+        "another file's name shows as the same `{0}` (one of them is not UTF-8); not read, rename it to read it"
+    )]
+    SameName(String),
 }
 
 impl SkipReason {
@@ -45,7 +51,7 @@ impl SkipReason {
             SkipReason::BrokenSymlink => "broken_symlink",
             SkipReason::NotRegular => "not_regular",
             SkipReason::Unreadable(_) => "unreadable",
-            SkipReason::Duplicate(_) => "duplicate",
+            SkipReason::Duplicate(_) | SkipReason::SameName(_) => "duplicate",
         }
     }
 

@@ -181,7 +181,7 @@ fn a_folder_walk_honours_gitignore_hidden_and_skips_what_is_not_text() {
 }
 
 #[test]
-fn hidden_files_are_walked_on_request_but_secrets_still_need_naming() {
+fn hidden_files_are_walked_on_request_but_secrets_never_are() {
     let tree = project("hidden");
     let store = FileStore::new(FileLimits::default());
     let query = FileQuery {
@@ -202,9 +202,10 @@ fn hidden_files_are_walked_on_request_but_secrets_still_need_naming() {
     assert!(paths(&report).contains(&".hidden/notes.txt"));
     assert!(paths(&report).contains(&".gitignore"));
     assert_eq!(skipped(&report, "secret"), [".env", "config/server.pem"]);
-    // Named explicitly, a secret-looking file is read.
+    // Named explicitly, a secret-looking file is still refused.
     let named = tokens(&store, &tree.roots(), &[".env"]).expect("measured");
-    assert_eq!(paths(&named), [".env"]);
+    assert!(paths(&named).is_empty());
+    assert_eq!(skipped(&named, "secret"), [".env"]);
     // So is an ignored file.
     let ignored = tokens(&store, &tree.roots(), &["build.log"]).expect("measured");
     assert_eq!(paths(&ignored), ["build.log"]);
@@ -606,4 +607,334 @@ proptest! {
             Err(other) => prop_assert!(false, "unexpected error {other}"),
         }
     }
+}
+
+/// Issue 20, row 7: the secret rules looked at the link's own name only, so
+/// `config.txt -> .env` and `notes.md -> id_rsa` were loaded; with `hidden`,
+/// `.git/config` (a token in a remote URL), `.docker/config.json` and `.kube/config`
+/// were too; gcloud's `application_default_credentials.json` even without it; and a
+/// secret named explicitly was read. Now none of them is, whichever way reached.
+#[test]
+fn credentials_are_refused_through_links_by_their_path_and_when_named() {
+    let tree = Tree::new("credentials");
+    let credentials = [
+        ".env",
+        "id_rsa",
+        ".git/config",
+        ".docker/config.json",
+        ".kube/config",
+        "gcloud/application_default_credentials.json",
+        ".aws/credentials",
+        ".netrc",
+        ".npmrc",
+        ".pypirc",
+        "tls/server.key",
+        ".ssh/deploy_github",
+    ];
+    for (i, path) in credentials.iter().enumerate() {
+        tree.write(&format!("root/{path}"), format!("TOKEN-{i}-ghp_leak\n"));
+    }
+    tree.write("root/src/main.rs", "fn main() {}\n");
+    let root = tree.root();
+    std::os::unix::fs::symlink(root.join(".env"), root.join("config.txt")).expect("link");
+    std::os::unix::fs::symlink(root.join("id_rsa"), root.join("notes.md")).expect("link");
+    std::os::unix::fs::symlink(root.join(".git/config"), root.join("src/remote.txt"))
+        .expect("link");
+    let store = FileStore::new(FileLimits::default());
+    let roots = tree.roots();
+    for hidden in [false, true] {
+        let query = FileQuery {
+            paths: vec![".".into()],
+            hidden,
+            ..FileQuery::default()
+        };
+        let report = store
+            .file_tokens(
+                &roots,
+                &query,
+                &model("gpt-4o"),
+                FileSort::Path,
+                None,
+                &Unobserved,
+            )
+            .expect("measured");
+        assert_eq!(paths(&report), ["src/main.rs"], "hidden: {hidden}");
+        let refused = skipped(&report, "secret");
+        for link in ["config.txt", "notes.md", "src/remote.txt"] {
+            assert!(refused.contains(&link.to_string()), "{link}: {refused:?}");
+        }
+        let loaded = store
+            .load_files(
+                &roots,
+                &query,
+                &LoadRequest::default(),
+                &model("gpt-4o"),
+                &Unobserved,
+            )
+            .expect("loaded");
+        assert!(!loaded.text.contains("ghp_leak"), "{}", loaded.text);
+    }
+    // Named one by one (the links too), each is refused as a secret.
+    let named: Vec<&str> = credentials
+        .iter()
+        .copied()
+        .chain(["config.txt", "notes.md", "src/remote.txt"])
+        .collect();
+    let report = tokens(&store, &roots, &named).expect("measured");
+    assert!(paths(&report).is_empty(), "{:?}", paths(&report));
+    assert_eq!(skipped(&report, "secret").len(), named.len());
+    let loaded = store
+        .load_files(
+            &roots,
+            &FileQuery {
+                paths: named.iter().map(|p| p.to_string()).collect(),
+                ..FileQuery::default()
+            },
+            &LoadRequest::default(),
+            &model("gpt-4o"),
+            &Unobserved,
+        )
+        .expect("loaded");
+    assert!(!loaded.text.contains("ghp_leak"));
+}
+
+/// Issue 20, row 10: names that are not UTF-8 were shown lossily, so `n\xff.txt`
+/// and `n\xfe.txt` both became `n\u{fffd}.txt` and one vanished as a duplicate.
+/// Each now shows its own bytes (`n\\xff.txt`); a name that still shows the same as
+/// another (a literal backslash) is reported under `skipped`, never dropped unseen.
+#[test]
+fn names_that_are_not_utf8_stay_apart_and_a_clash_is_reported() {
+    use std::os::unix::ffi::OsStrExt;
+    let tree = Tree::new("raw-names");
+    tree.write("root/a.txt", "plain\n");
+    let root = tree.root();
+    for raw in [&b"n\xff.txt"[..], b"n\xfe.txt"] {
+        std::fs::write(root.join(std::ffi::OsStr::from_bytes(raw)), "raw bytes\n")
+            .expect("raw name");
+    }
+    let store = FileStore::new(FileLimits::default());
+    let report = tokens(&store, &tree.roots(), &["."]).expect("measured");
+    assert_eq!(paths(&report), ["a.txt", "n\\xfe.txt", "n\\xff.txt"]);
+    assert_eq!(report.files_measured, 3);
+    // A literal backslash name shows as one of them: both files are accounted for.
+    tree.write("root/n\\xff.txt", "literal backslash\n");
+    let report = tokens(&store, &tree.roots(), &["."]).expect("measured");
+    assert_eq!(report.files_measured, 3, "{:?}", paths(&report));
+    assert_eq!(skipped(&report, "duplicate"), ["n\\xff.txt"]);
+    let loaded = load(
+        &store,
+        &tree.roots(),
+        &["."],
+        &LoadRequest::default(),
+        "gpt-4o",
+    );
+    assert_eq!(loaded.included_files, 3);
+    assert_eq!(loaded.skipped_counts.get("duplicate"), Some(&1));
+}
+
+/// Calls `grow` once, when `load-files` starts packing: its progress total then
+/// jumps from walked + measured to walked + twice the measured files.
+struct GrowWhenPacking<F: Fn() + Sync> {
+    grow: F,
+    measuring_total: std::sync::Mutex<Option<usize>>,
+    grown: std::sync::atomic::AtomicBool,
+}
+
+impl<F: Fn() + Sync> context_budget::ScanControl for GrowWhenPacking<F> {
+    fn progress(&self, done: usize, total: usize) {
+        if done >= total {
+            return; // the walk's own progress
+        }
+        let mut first = self.measuring_total.lock().expect("lock");
+        match *first {
+            None => *first = Some(total),
+            Some(measuring) if total > measuring => {
+                if !self.grown.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                    (self.grow)();
+                }
+            }
+            Some(_) => {}
+        }
+    }
+}
+
+/// Issue 20, row 8: files that grew between measuring and packing were packed
+/// whole: 300 MB of text came back with --max-total-bytes 1,000,000. The second read
+/// is held to the same limit.
+#[test]
+fn files_that_grow_before_packing_stay_within_the_byte_limit() {
+    let tree = Tree::new("grow");
+    for i in 0..8 {
+        tree.write(&format!("root/f{i}.txt"), "small\n");
+    }
+    let root = tree.root();
+    let store = FileStore::new(FileLimits {
+        max_total_bytes: 10_000,
+        ..FileLimits::default()
+    });
+    let control = GrowWhenPacking {
+        grow: || {
+            for i in 0..8 {
+                std::fs::write(root.join(format!("f{i}.txt")), "grown words\n".repeat(300))
+                    .expect("grow");
+            }
+        },
+        measuring_total: std::sync::Mutex::new(None),
+        grown: std::sync::atomic::AtomicBool::new(false),
+    };
+    let request = LoadRequest {
+        answer_limit: context_budget::AnswerLimit {
+            tokens: 1_000_000,
+            chars: 10_000_000,
+        },
+        ..LoadRequest::default()
+    };
+    let result = store.load_files(
+        &tree.roots(),
+        &FileQuery::default(),
+        &request,
+        &model("gpt-4o"),
+        &control,
+    );
+    assert!(control.grown.load(std::sync::atomic::Ordering::SeqCst));
+    match result {
+        Err(FilesError::TooManyBytes { limit: 10_000 }) => {}
+        Err(other) => panic!("{other}"),
+        Ok(loaded) => panic!("{} bytes of text loaded", loaded.text.len()),
+    }
+}
+
+/// Cancels at the `at`-th progress report (counting from 1); counts them.
+struct CancelAt {
+    at: usize,
+    calls: std::sync::atomic::AtomicUsize,
+}
+
+impl context_budget::ScanControl for CancelAt {
+    fn progress(&self, _done: usize, _total: usize) {
+        self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+    fn is_cancelled(&self) -> bool {
+        self.calls.load(std::sync::atomic::Ordering::SeqCst) >= self.at
+    }
+}
+
+/// Issue 20, row 1: the final check of `load-files` (count the whole answer, drop
+/// pieces while over) ignored cancellation. A call cancelled at its last progress
+/// report (the last batch being packed) now stops there.
+#[test]
+fn a_load_cancelled_while_packing_stops_before_the_final_count() {
+    let tree = Tree::new("cancel-pack");
+    for i in 0..40 {
+        tree.write(&format!("root/f{i:02}.txt"), format!("file {i}\n"));
+    }
+    let store = FileStore::new(FileLimits::default());
+    let query = FileQuery::default();
+    let request = LoadRequest::default();
+    let count = CancelAt {
+        at: usize::MAX,
+        calls: Default::default(),
+    };
+    store
+        .load_files(&tree.roots(), &query, &request, &model("gpt-4o"), &count)
+        .expect("loaded");
+    let reports = count.calls.load(std::sync::atomic::Ordering::SeqCst);
+    let cancel = CancelAt {
+        at: reports,
+        calls: Default::default(),
+    };
+    let result = store.load_files(&tree.roots(), &query, &request, &model("gpt-4o"), &cancel);
+    assert!(matches!(result, Err(FilesError::Cancelled)), "{result:?}");
+}
+
+/// Issue 20, row 3: a `.gitignore` is repository content. One of 100,000 lines took
+/// 13 s and 1.7 GB per call, was compiled again for every `paths` entry, and neither
+/// the walk's clock nor cancellation applied. Ignore files are now bounded in size
+/// and in patterns per call, read once per call, and compiled only within the walk's
+/// clock and while the call is wanted.
+#[test]
+fn ignore_files_are_bounded_read_once_per_call_and_within_the_walk_clock() {
+    let tree = Tree::new("ignore-bounds");
+    let patterns: String = (0..100).map(|i| format!("build-{i}/\n")).collect();
+    tree.write("root/.gitignore", format!("{patterns}*.log\n"));
+    for d in ["d0", "d1", "d2"] {
+        tree.write(&format!("root/{d}/a.txt"), "kept\n")
+            .write(&format!("root/{d}/b.log"), "ignored\n");
+    }
+    let roots = tree.roots();
+    let query = |paths: &[&str]| FileQuery {
+        paths: paths.iter().map(|p| p.to_string()).collect(),
+        ..FileQuery::default()
+    };
+    let run = |limits: FileLimits, paths: &[&str], control: &dyn context_budget::ScanControl| {
+        FileStore::new(limits).file_tokens(
+            &roots,
+            &query(paths),
+            &model("gpt-4o"),
+            FileSort::Path,
+            None,
+            control,
+        )
+    };
+    // Within the bounds the rules apply as before.
+    let report = run(FileLimits::default(), &["d0", "d1", "d2"], &Unobserved).expect("measured");
+    assert_eq!(paths(&report), ["d0/a.txt", "d1/a.txt", "d2/a.txt"]);
+    assert_eq!(report.excluded.ignored, 3);
+    // 101 patterns, read once for three walks: within 150, not 303 over it.
+    let few_patterns = FileLimits {
+        max_ignore_patterns: 150,
+        ..FileLimits::default()
+    };
+    let report = run(few_patterns, &["d0", "d1", "d2"], &Unobserved).expect("read once");
+    assert_eq!(report.files_measured, 3);
+    let fewer = FileLimits {
+        max_ignore_patterns: 100,
+        ..FileLimits::default()
+    };
+    assert!(matches!(
+        run(fewer, &["d0"], &Unobserved),
+        Err(FilesError::TooManyIgnorePatterns { limit: 100, .. })
+    ));
+    let small = FileLimits {
+        max_ignore_bytes: 100,
+        ..FileLimits::default()
+    };
+    match run(small, &["."], &Unobserved) {
+        Err(FilesError::IgnoreFilesTooLarge { path, limit, .. }) => {
+            assert!(path.ends_with(".gitignore"), "{path}");
+            assert_eq!(limit, 100);
+        }
+        other => panic!("{other:?}"),
+    }
+    tree.write("root/d2/.gitignore", format!("{}\n", "a*".repeat(100)));
+    let short = FileLimits {
+        max_pattern_bytes: 100,
+        ..FileLimits::default()
+    };
+    assert!(matches!(
+        run(short, &["d2"], &Unobserved),
+        Err(FilesError::IgnorePatternTooLong {
+            bytes: 200,
+            limit: 100,
+            ..
+        })
+    ));
+    // The clock and cancellation hold while ignore files are compiled, even in a
+    // walk too small to reach the walker's own checks.
+    let no_time = FileLimits {
+        walk_timeout: std::time::Duration::ZERO,
+        ..FileLimits::default()
+    };
+    assert!(matches!(
+        run(no_time, &["."], &Unobserved),
+        Err(FilesError::WalkTooSlow { .. })
+    ));
+    let cancelled = CancelAt {
+        at: 0,
+        calls: Default::default(),
+    };
+    assert!(matches!(
+        run(FileLimits::default(), &["."], &cancelled),
+        Err(FilesError::Cancelled)
+    ));
 }

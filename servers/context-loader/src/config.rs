@@ -239,6 +239,28 @@ pub struct GlobalArgs {
         default_value_t = FileLimits::default().max_pattern_bytes
     )]
     pub max_pattern_bytes: usize,
+    /// File tools: bytes of all `.gitignore`, `.ignore` and `.git/info/exclude` files
+    /// one call applies, together; more stops the call with FILE_LIMIT_EXCEEDED.
+    #[arg(
+        long,
+        global = true,
+        hide_env_values = true,
+        help_heading = "Limits",
+        env = "CONTEXT_LOADER_MAX_IGNORE_BYTES",
+        default_value_t = FileLimits::default().max_ignore_bytes
+    )]
+    pub max_ignore_bytes: u64,
+    /// File tools: most patterns of all ignore files one call reads together; more
+    /// stops the call with FILE_LIMIT_EXCEEDED.
+    #[arg(
+        long,
+        global = true,
+        hide_env_values = true,
+        help_heading = "Limits",
+        env = "CONTEXT_LOADER_MAX_IGNORE_PATTERNS",
+        default_value_t = FileLimits::default().max_ignore_patterns
+    )]
+    pub max_ignore_patterns: usize,
     /// Layer budgets of the `adr-layered` preset, replacing the ADR's defaults (the ADR
     /// makes them configurable): `layer=tokens,...`, e.g.
     /// `working_memory=30000,semantic_search=20000`; layers not named keep theirs.
@@ -406,6 +428,8 @@ impl GlobalArgs {
             walk_timeout: std::time::Duration::from_millis(self.walk_timeout_ms),
             max_patterns: self.max_patterns,
             max_pattern_bytes: self.max_pattern_bytes,
+            max_ignore_bytes: self.max_ignore_bytes,
+            max_ignore_patterns: self.max_ignore_patterns,
         }
     }
 }

@@ -490,6 +490,46 @@ impl IntoToolError for FilesError {
             )
             .with_detail("found", found)
             .with_detail("limit", max),
+            FilesError::IgnoreFilesTooLarge {
+                path,
+                bytes,
+                limit: max,
+            } => ToolError::new(
+                ErrorCode::FileLimitExceeded,
+                message,
+                "The ignore rules on the way are too large to apply safely: narrow `paths` to \
+                 fewer folders (or ones outside the folder holding that file), shorten the \
+                 ignore files, or ask the operator to raise --max-ignore-bytes.",
+            )
+            .with_detail("ignore_file", path)
+            .with_detail("length_bytes", bytes)
+            .with_detail("limit", max)
+            .with_detail("flag", "--max-ignore-bytes"),
+            FilesError::TooManyIgnorePatterns { path, limit: max } => ToolError::new(
+                ErrorCode::FileLimitExceeded,
+                message,
+                "The ignore rules on the way are too many to apply safely: narrow `paths` to \
+                 fewer folders, shorten the ignore files, or ask the operator to raise \
+                 --max-ignore-patterns.",
+            )
+            .with_detail("ignore_file", path)
+            .with_detail("limit", max)
+            .with_detail("flag", "--max-ignore-patterns"),
+            FilesError::IgnorePatternTooLong {
+                path,
+                bytes,
+                limit: max,
+            } => ToolError::new(
+                ErrorCode::FileLimitExceeded,
+                message,
+                "The folder's ignore rules are too large to apply safely: narrow `paths` to \
+                 folders outside the one holding that file, shorten the pattern, or ask the \
+                 operator to raise --max-pattern-bytes.",
+            )
+            .with_detail("ignore_file", path)
+            .with_detail("length_bytes", bytes)
+            .with_detail("limit", max)
+            .with_detail("flag", "--max-pattern-bytes"),
             FilesError::TooManyBytes { limit: max } => ToolError::new(
                 ErrorCode::FileLimitExceeded,
                 message,

@@ -351,3 +351,274 @@ async fn too_many_or_too_long_globs_get_input_too_large_before_any_is_compiled()
     );
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// Issue 20, rows 7 and 10, as a client sees them. A repository can plant links with
+/// innocent names to credentials (`config.txt -> .env`, `notes.md -> id_rsa`) and
+/// carry `.git/config` with a token, `.docker/config.json`, `.kube/config`: none is
+/// loaded, walked (with `hidden`) or named. Two files whose names are not UTF-8
+/// (`n\xff.txt`, `n\xfe.txt`) both appear, each under its own name.
+#[tokio::test]
+async fn credentials_behind_links_and_raw_names_over_every_transport_and_the_cli() {
+    use std::os::unix::ffi::OsStrExt;
+    let root = std::env::temp_dir().join(format!("cl-abuse-secrets-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    for (path, text) in [
+        (".env", "API_KEY=ghp_leak1\n"),
+        ("id_rsa", "-----BEGIN OPENSSH PRIVATE KEY----- ghp_leak2\n"),
+        (
+            ".git/config",
+            "[remote]\n url = https://x:ghp_leak3@example.com/r\n",
+        ),
+        (
+            ".docker/config.json",
+            "{\"auths\":{\"r\":{\"auth\":\"ghp_leak4\"}}}\n",
+        ),
+        (".kube/config", "token: ghp_leak5\n"),
+        (
+            "application_default_credentials.json",
+            "{\"k\":\"ghp_leak6\"}\n",
+        ),
+        ("src/main.rs", "fn main() {}\n"),
+    ] {
+        let file = root.join(path);
+        std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
+        std::fs::write(file, text).expect("write");
+    }
+    std::os::unix::fs::symlink(root.join(".env"), root.join("config.txt")).expect("link");
+    std::os::unix::fs::symlink(root.join("id_rsa"), root.join("notes.md")).expect("link");
+    for raw in [&b"src/n\xff.txt"[..], b"src/n\xfe.txt"] {
+        std::fs::write(root.join(std::ffi::OsStr::from_bytes(raw)), "raw\n").expect("raw");
+    }
+    let root_arg = root.display().to_string();
+    let shown = |answer: &Value, list: &str| -> Vec<String> {
+        let mut paths: Vec<String> = answer[list]
+            .as_array()
+            .expect("list")
+            .iter()
+            .filter_map(|f| f["path"].as_str().map(str::to_string))
+            .collect();
+        paths.sort();
+        paths
+    };
+    for transport in ALL {
+        let conn = BIN.connect(transport, &["--root", &root_arg]).await;
+        for arguments in [
+            json!({"rows": 0}),
+            json!({"rows": 0, "hidden": true}),
+            json!({"rows": 0, "paths": ["config.txt", "notes.md", ".git/config", ".env"]}),
+        ] {
+            let loaded = call(&conn.client, "load-files", arguments.clone()).await;
+            let loaded = structured(&loaded);
+            let text = loaded["text"].as_str().expect("text");
+            assert!(
+                !text.contains("ghp_leak"),
+                "{transport:?} {arguments}: {text}"
+            );
+            let mut arguments = arguments;
+            arguments.as_object_mut().expect("object").remove("rows");
+            let measured = call(&conn.client, "file-tokens", arguments).await;
+            let measured = structured(&measured);
+            for file in measured["files"].as_array().expect("files") {
+                let path = file["path"].as_str().expect("path");
+                assert!(path.starts_with("src/"), "{transport:?}: {path} measured");
+            }
+        }
+        let measured = call(&conn.client, "file-tokens", json!({})).await;
+        let measured = structured(&measured);
+        assert_eq!(
+            shown(measured, "files"),
+            ["src/main.rs", "src/n\\xfe.txt", "src/n\\xff.txt"],
+            "{transport:?}"
+        );
+        let secrets: Vec<String> = shown(measured, "skipped");
+        for link in [
+            "config.txt",
+            "notes.md",
+            "application_default_credentials.json",
+        ] {
+            assert!(
+                secrets.contains(&link.to_string()),
+                "{transport:?}: {secrets:?}"
+            );
+        }
+    }
+    let (code, stdout, stderr) = BIN.run_cli(
+        &[
+            "--root",
+            &root_arg,
+            "load",
+            "config.txt",
+            "notes.md",
+            ".",
+            "--hidden",
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stdout.contains("ghp_leak"), "{stdout}");
+    assert!(stdout.contains("src/n\\xff.txt") && stdout.contains("src/n\\xfe.txt"));
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// Issue 20, row 3, as a client sees it: a repository whose `.gitignore` has 100,000
+/// lines (2.5 MB) cost 13 s and 1.7 GB per call. Now an ignore file over
+/// `--max-ignore-bytes`, or ignore files holding more than
+/// `--max-ignore-patterns` patterns, or one over `--max-pattern-bytes`, stop the call at once with FILE_LIMIT_EXCEEDED
+/// naming the file and the flag, over every transport and on the CLI; the server
+/// stays up and answers for a folder without them.
+#[tokio::test]
+async fn a_huge_gitignore_gets_a_fast_clear_error_naming_the_flag() {
+    let base = std::env::temp_dir().join(format!("cl-abuse-ignore-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    let (huge, many, plain) = (base.join("huge"), base.join("many"), base.join("plain"));
+    let long = base.join("long");
+    for dir in [&huge, &many, &plain, &long] {
+        std::fs::create_dir_all(dir.join("src")).expect("mkdir");
+        std::fs::write(dir.join("src/main.rs"), "fn main() {}\n").expect("write");
+    }
+    let lines = |n: usize| -> String { (0..n).map(|i| format!("build-{i}/**/*.tmp\n")).collect() };
+    std::fs::write(huge.join(".gitignore"), lines(100_000)).expect("huge");
+    // Small enough in bytes, too many patterns (for the 1,000 the servers allow here).
+    std::fs::write(many.join("src/.gitignore"), lines(1_500)).expect("many");
+    std::fs::write(plain.join(".gitignore"), "target/\n").expect("plain");
+    // One pattern of 5,000 bytes.
+    std::fs::write(
+        long.join(".gitignore"),
+        format!("**/{}\n", "a*".repeat(2_500)),
+    )
+    .expect("long");
+    let base_arg = base.display().to_string();
+    for transport in ALL {
+        let conn = BIN
+            .connect(
+                transport,
+                &["--root", &base_arg, "--max-ignore-patterns", "1000"],
+            )
+            .await;
+        for (path, flag) in [
+            ("huge", "--max-ignore-bytes"),
+            ("many", "--max-ignore-patterns"),
+            ("long", "--max-pattern-bytes"),
+        ] {
+            for tool in ["file-tokens", "load-files"] {
+                let result = call(&conn.client, tool, json!({"paths": [path]})).await;
+                assert_eq!(result.is_error, Some(true), "{transport:?} {tool} {path}");
+                let error = structured(&result);
+                assert_eq!(error["error_code"], "FILE_LIMIT_EXCEEDED", "{error}");
+                assert_eq!(error["flag"], flag, "{error}");
+                assert!(
+                    error["ignore_file"]
+                        .as_str()
+                        .is_some_and(|f| f.ends_with(".gitignore")),
+                    "{error}"
+                );
+            }
+        }
+        let fine = call(&conn.client, "file-tokens", json!({"paths": ["plain"]})).await;
+        assert_eq!(structured(&fine)["files_measured"], 1, "{transport:?}");
+    }
+    let huge_arg = huge.display().to_string();
+    let (code, _, stderr) = BIN.run_cli(&["--root", &huge_arg, "files"], None);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("FILE_LIMIT_EXCEEDED") && stderr.contains("--max-ignore-bytes"),
+        "{stderr}"
+    );
+    // Raised by the operator, a folder is walked with its rules.
+    let many_arg = many.display().to_string();
+    let (code, stdout, stderr) = BIN.run_cli(
+        &[
+            "--root",
+            &many_arg,
+            "--max-ignore-patterns",
+            "2000",
+            "files",
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("src/main.rs"), "{stdout}");
+    let _ = std::fs::remove_dir_all(&base);
+}
+
+/// Issue 20, row 1, as a client sees it: `notifications/cancelled` used to be ignored
+/// once `load-files` had packed its text (60 s more CPU at 5,000 files): the final
+/// count of the whole answer ran to its end. The server reports the packing done
+/// (progress = total), the test cancels right then, and the server's CPU must be
+/// idle within a second (the count stops within about a megabyte).
+#[tokio::test]
+async fn a_load_cancelled_during_its_final_count_stops_the_cpu() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let root = std::env::temp_dir().join(format!("cl-abuse-final-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).expect("mkdir");
+    // 400 files, 40 MB of code-like lines: seconds of counting on a dev build.
+    let files = 400;
+    let body = "let value = compute(alpha, beta) + other;\n".repeat(2_400);
+    for i in 0..files {
+        std::fs::write(root.join(format!("f{i:03}.rs")), &body).expect("write");
+    }
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_context-loader"))
+        .args(["--root", &root.display().to_string()])
+        .args(["--max-answer-tokens", "100000000"])
+        .args(["--max-answer-chars", "1000000000", "stdio"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn");
+    let pid = child.id().expect("pid");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let mut send = async |message: Value| {
+        let line = format!("{message}\n");
+        stdin.write_all(line.as_bytes()).await.expect("write");
+        stdin.flush().await.expect("flush");
+    };
+    send(test_support::client::initialize_request("cancel-final")).await;
+    let _ = lines.next_line().await.expect("init");
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+    send(
+        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+        "name": "load-files", "_meta": {"progressToken": "p"},
+        "arguments": {"model": "gpt-4o", "budget": 50_000_000, "rows": 1}}}),
+    )
+    .await;
+    // Packed: progress reaches its total, which counts every file twice (measured,
+    // then packed), unlike the walk's and the measuring's own totals.
+    loop {
+        let line = tokio::time::timeout(Duration::from_secs(120), lines.next_line())
+            .await
+            .expect("progress in time")
+            .expect("read")
+            .expect("server closed stdout");
+        let message: Value = serde_json::from_str(&line).expect("json");
+        assert_ne!(
+            message["id"], 7,
+            "answered before reporting the packing done"
+        );
+        let params = &message["params"];
+        if message["method"] == "notifications/progress"
+            && params["progress"] == params["total"]
+            && params["total"]
+                .as_f64()
+                .is_some_and(|t| t >= 3.0 * files as f64)
+        {
+            break;
+        }
+    }
+    send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": 7, "reason": "test"}}),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let ticks = idle_cpu_ticks(pid).await;
+    assert!(
+        ticks <= 30,
+        "{ticks} CPU ticks in the second after the cancel settled"
+    );
+    drop(child);
+    let _ = std::fs::remove_dir_all(&root);
+}

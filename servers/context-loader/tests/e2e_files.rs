@@ -152,7 +152,7 @@ async fn file_tokens_and_load_files_over_every_transport() {
             assert_eq!(error_code(&refused), "PATH_OUTSIDE_ROOT", "{path}");
         }
 
-        // A glob; a secret-looking file named explicitly is read.
+        // A glob; a secret-looking file named explicitly is still refused.
         let glob = call(
             &conn.client,
             "file-tokens",
@@ -170,11 +170,12 @@ async fn file_tokens_and_load_files_over_every_transport() {
         )
         .await;
         assert!(
-            structured(&named)["text"]
+            !structured(&named)["text"]
                 .as_str()
                 .expect("text")
                 .contains("sk-live-secret")
         );
+        assert_eq!(skipped_as(structured(&named), "secret"), [".env"]);
 
         // A budget: never exceeded by the answer, `answer_tokens` is the count of the
         // answer as the model receives it, and `tokens` the count of `text` itself.

@@ -31,6 +31,26 @@ pub enum FilesError {
         bytes: usize,
         limit: usize,
     },
+    #[error(
+        "the ignore files read up to `{path}` ({bytes} bytes) take the call over its limit of {limit} bytes of ignore files (--max-ignore-bytes)"
+    )]
+    IgnoreFilesTooLarge {
+        path: String,
+        bytes: u64,
+        limit: u64,
+    },
+    #[error(
+        "the ignore files read up to `{path}` hold over {limit} patterns, the limit per call (--max-ignore-patterns)"
+    )]
+    TooManyIgnorePatterns { path: String, limit: usize },
+    #[error(
+        "the ignore file `{path}` has a pattern of {bytes} bytes, over the limit of {limit} (--max-pattern-bytes)"
+    )]
+    IgnorePatternTooLong {
+        path: String,
+        bytes: usize,
+        limit: usize,
+    },
     #[error("{found} files match, over the limit of {limit} files per call (--max-files)")]
     TooManyFiles { found: usize, limit: usize },
     #[error("the files read add up to over {limit} bytes, the limit per call (--max-total-bytes)")]

@@ -4,6 +4,7 @@
 //! runs them in order.
 
 use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::error::FilesError;
 use super::measure::{Measured, Measurer, Reading};
@@ -13,9 +14,11 @@ use super::output::{IncludedFile, LoadedFiles, OmittedFile, Skipped, cap_skipped
 use super::pack::{PackOrder, cut, piece, push_piece};
 use super::query::{DEFAULT_LOAD_ROWS, LoadRequest};
 use super::roots::Roots;
-use crate::answer::{HIGHEST_ESTIMATE, answer_text, count_itself, js_length, json_escaped};
+use super::store::FileLimits;
+use crate::answer::{HIGHEST_ESTIMATE, answer_text, js_length, json_escaped};
 use crate::cache::FileStamp;
 use crate::read::SkipReason;
+use crate::scan_control::ScanControl;
 use crate::{ResolvedModel, Tokenizer};
 
 /// The default `load-files` budget: 90 % of the window minus a reserve for the
@@ -237,6 +240,7 @@ pub(super) fn order(measured: &mut [Measured], order: PackOrder) {
 /// counted once for every file's exact share of it.
 pub(super) struct Packing<'a> {
     request: &'a LoadRequest,
+    control: &'a dyn ScanControl,
     roots: &'a Roots,
     tokenizer: Tokenizer,
     budget: u64,
@@ -248,6 +252,9 @@ pub(super) struct Packing<'a> {
     omitted: Vec<OmittedFile>,
     /// Of the escaped text: tokens for the model, by the highest estimate, characters.
     used: (u64, u64, usize),
+    /// Bytes read again so far, held to `--max-total-bytes` like the first read: a
+    /// file that grew since it was measured must not take the text past it.
+    read: AtomicU64,
 }
 
 impl<'a> Packing<'a> {
@@ -259,6 +266,7 @@ impl<'a> Packing<'a> {
     ) -> Packing<'a> {
         Packing {
             request,
+            control: measurer.control,
             roots: measurer.roots,
             tokenizer: measurer.tokenizer,
             budget,
@@ -270,6 +278,7 @@ impl<'a> Packing<'a> {
             chosen: Vec::new(),
             omitted: Vec::new(),
             used: (0, 0, 0),
+            read: AtomicU64::new(0),
         }
     }
 
@@ -293,13 +302,16 @@ impl<'a> Packing<'a> {
                 walked_entries + 2 * measured_len,
             );
             let wanted = self.wanted(batch);
-            let texts = read_again(self.roots, batch, &wanted, measurer.limits.max_file_bytes);
+            let texts = read_again(self.roots, batch, &wanted, measurer.limits, &self.read)?;
             for (m, content) in batch.iter_mut().zip(texts) {
                 if let ControlFlow::Break(skip) = self.add(m, content) {
                     skipped.push(skip);
                 }
             }
         }
+        // Packed: what is left is the final count ([`Packing::finish`]).
+        let total = walked_entries + 2 * measured_len;
+        control.progress(total, total);
         Ok(())
     }
 
@@ -327,11 +339,7 @@ impl<'a> Packing<'a> {
     /// `max_file_tokens`, or omit it when its escaped piece is over what is left of
     /// the text's share. Breaks with the file's skip when it is no longer readable
     /// text.
-    fn add(
-        &mut self,
-        m: &mut Measured,
-        content: Option<Result<(String, FileStamp), SkipReason>>,
-    ) -> ControlFlow<Skipped> {
+    fn add(&mut self, m: &mut Measured, content: Option<ReadAgain>) -> ControlFlow<Skipped> {
         let (tokenizer, format) = (self.tokenizer, self.request.format);
         let path = &m.candidate.relative;
         let root = self.roots.label(m.candidate.root);
@@ -428,7 +436,14 @@ impl<'a> Packing<'a> {
         excluded.ignored_examples.truncate(rows);
         let limit = self.request.answer_limit;
         loop {
-            let (tokens, shares) = count_pieces(self.tokenizer, &self.text, &self.chosen);
+            // Each round counts the whole text: a cancelled call stops here, and the
+            // count itself stops within a chunk (about a megabyte).
+            if self.control.is_cancelled() {
+                return Err(FilesError::Cancelled);
+            }
+            let (tokens, shares) =
+                count_pieces(self.tokenizer, &self.text, &self.chosen, self.control)
+                    .ok_or(FilesError::Cancelled)?;
             for (chosen, tokens) in self.chosen.iter_mut().zip(shares) {
                 chosen.file.tokens = tokens;
             }
@@ -464,12 +479,16 @@ impl<'a> Packing<'a> {
                 excluded: excluded.clone(),
                 text: std::mem::take(&mut self.text),
             };
-            let serialized = count_itself(&mut answer, self.tokenizer, |a| &mut a.answer_tokens);
+            let cancelled = || self.control.is_cancelled();
+            let serialized = count_itself_until(&mut answer, self.tokenizer, &cancelled)
+                .ok_or(FilesError::Cancelled)?;
             let chars = js_length(&serialized);
             let high = match self.tokenizer == HIGHEST_ESTIMATE {
                 true => answer.answer_tokens,
                 false if chars > limit.chars => u64::MAX,
-                false => HIGHEST_ESTIMATE.count(&serialized) as u64,
+                false => HIGHEST_ESTIMATE
+                    .count_until(&serialized, &cancelled)
+                    .ok_or(FilesError::Cancelled)? as u64,
             };
             let over = [
                 (answer.answer_tokens, self.budget),
@@ -492,12 +511,17 @@ impl<'a> Packing<'a> {
                 });
             }
             // The excess as a share of the answer, taken off the end of the text
-            // (at least one piece).
+            // (at least one piece), and at least as many tokens as the answer is over
+            // its budget by the pieces' own shares: one more count, not one per piece
+            // (dropping one piece per count took 31 s for 2,000 files).
             let drop_bytes = (over * serialized.len() as f64).ceil() as usize;
             let keep_to = self.text.len().saturating_sub(drop_bytes);
+            let excess = answer.answer_tokens.saturating_sub(self.budget);
+            let mut dropped_tokens = 0;
             let mut dropped = Vec::new();
             while let Some(last) = self.chosen.pop() {
-                let done = last.start <= keep_to;
+                dropped_tokens += last.file.tokens;
+                let done = last.start <= keep_to && dropped_tokens >= excess;
                 self.text.truncate(last.start);
                 dropped.push(OmittedFile {
                     path: last.file.path,
@@ -515,25 +539,75 @@ impl<'a> Packing<'a> {
     }
 }
 
+/// [`crate::answer::count_itself`] for `answer_tokens`, counted in parts of about a
+/// megabyte that each look at `cancelled` first (the answer holds the whole packed
+/// text, counted once or twice more here): `None` once the call is cancelled.
+fn count_itself_until(
+    answer: &mut LoadedFiles,
+    tokenizer: Tokenizer,
+    cancelled: &dyn Fn() -> bool,
+) -> Option<String> {
+    let mut serialized = answer_text(answer);
+    let mut highest = 0;
+    for round in 0..8 {
+        let count = tokenizer.count_until(&serialized, cancelled)? as u64;
+        let stated = answer.answer_tokens;
+        if count == stated || (round > 4 && count < stated) {
+            break;
+        }
+        highest = highest.max(count);
+        answer.answer_tokens = if round < 4 { count } else { highest };
+        serialized = answer_text(answer);
+    }
+    Some(serialized)
+}
+
 /// Files read again per batch while packing: enough to keep every core reading,
 /// few enough that a batch's texts are a small part of the packed text.
 const READ_AGAIN_BATCH: usize = 64;
 
+/// A file read again: its text and the stamp it has now, or why it is no longer
+/// readable text.
+type ReadAgain = Result<(String, FileStamp), SkipReason>;
+
 /// The texts of the `wanted` files of `batch` (measured files), read again on all
 /// cores, in order, each with the stamp it has now (`None` for those not wanted). A
 /// file that is no longer readable text gets the reason.
+///
+/// Files may have grown since they were measured: each read is held to
+/// `--max-file-bytes` and, with `read` (the bytes read again so far), all of them to
+/// `--max-total-bytes`; over it the call fails as the first read would have.
 pub(super) fn read_again(
     roots: &Roots,
     batch: &[Measured],
     wanted: &[bool],
-    max_bytes: u64,
-) -> Vec<Option<Result<(String, FileStamp), SkipReason>>> {
+    limits: &FileLimits,
+    read_so_far: &AtomicU64,
+) -> Result<Vec<Option<ReadAgain>>, FilesError> {
+    let over = AtomicBool::new(false);
+    // At most what is left of the call's bytes is read of any one file.
+    let max_bytes = limits.max_file_bytes.min(limits.max_total_bytes);
     let read = |(m, wanted): (&Measured, &bool)| {
         wanted.then(|| {
             let root = &roots.list()[m.candidate.root].path;
             let open = reopen(root, &m.canonical, max_bytes)?;
             let stamp = open.stamp;
-            Ok((open.read_text(max_bytes)?, stamp))
+            // Taken before reading, so a batch cannot hold more than the limit.
+            let size = stamp.size;
+            if read_so_far.fetch_add(size, Ordering::Relaxed) + size > limits.max_total_bytes {
+                over.store(true, Ordering::Relaxed);
+                return Err(SkipReason::TooLarge {
+                    bytes: size,
+                    limit: max_bytes,
+                });
+            }
+            let text = open.read_text(max_bytes)?;
+            // Grown while read (up to `max_bytes`): the growth counts too.
+            let grown = (text.len() as u64).saturating_sub(size);
+            if read_so_far.fetch_add(grown, Ordering::Relaxed) + grown > limits.max_total_bytes {
+                over.store(true, Ordering::Relaxed);
+            }
+            Ok((text, stamp))
         })
     };
     let batch: Vec<(&Measured, &bool)> = batch.iter().zip(wanted).collect();
@@ -541,11 +615,17 @@ pub(super) fn read_again(
         Some(read(pair))
     });
     // A panicking reader is a bug; read its files here rather than lose them.
-    texts
+    let texts = texts
         .into_iter()
         .zip(batch)
         .map(|(text, pair)| text.unwrap_or_else(|| read(pair)))
-        .collect()
+        .collect();
+    if over.load(Ordering::Relaxed) {
+        return Err(FilesError::TooManyBytes {
+            limit: limits.max_total_bytes,
+        });
+    }
+    Ok(texts)
 }
 
 /// A file chosen for the packed text: where its piece starts, and its row.
@@ -558,13 +638,21 @@ struct Chosen {
 /// attributed to the piece it starts in, so the shares add up to the count (for
 /// the Claude estimate each share is rounded up on its own).
 ///
-/// A large text is tokenized in chunks on all cores, cut only where the tokenizer
-/// says its parts add up ([`Tokenizer::additive_cut`]), so the chunks' tokens are
-/// exactly the whole text's.
-fn count_pieces(tokenizer: Tokenizer, text: &str, chosen: &[Chosen]) -> (u64, Vec<u64>) {
+/// A large text is tokenized in chunks of about [`COUNT_CHUNK_BYTES`] on all cores,
+/// cut only where the tokenizer says its parts add up ([`Tokenizer::additive_cut`]),
+/// so the chunks' tokens are exactly the whole text's. `None` when `control` says
+/// the call was cancelled (looked at before each chunk).
+fn count_pieces(
+    tokenizer: Tokenizer,
+    text: &str,
+    chosen: &[Chosen],
+    control: &dyn ScanControl,
+) -> Option<(u64, Vec<u64>)> {
     let starts: Vec<usize> = chosen.iter().map(|c| c.start).collect();
     let threads = crate::fan_out::cores();
-    let chunks = chunk_starts(tokenizer, text, threads);
+    let parts = threads.max(text.len() / COUNT_CHUNK_BYTES);
+    let chunks = chunk_starts(tokenizer, text, parts);
+    let cancelled = AtomicBool::new(false);
     let attribute = |from: usize, to: usize| -> Vec<u64> {
         let mut tenths = vec![0u64; starts.len()];
         // The piece holding `from`: the last piece starting at or before it.
@@ -581,11 +669,17 @@ fn count_pieces(tokenizer: Tokenizer, text: &str, chosen: &[Chosen]) -> (u64, Ve
         tenths
     };
     let ends: Vec<usize> = chunks.iter().skip(1).copied().chain([text.len()]).collect();
-    // One thread per chunk (there are at most as many chunks as cores).
     let spans: Vec<(usize, usize)> = chunks.iter().copied().zip(ends).collect();
-    let parts = crate::fan_out::map(spans.iter().copied(), spans.len(), |(from, to)| {
+    let parts = crate::fan_out::map(spans.iter().copied(), threads, |(from, to)| {
+        if control.is_cancelled() {
+            cancelled.store(true, Ordering::Relaxed);
+            return None;
+        }
         Some(attribute(from, to))
     });
+    if cancelled.load(Ordering::Relaxed) {
+        return None;
+    }
     // A panicking worker is a bug; recount its chunk here rather than lose it.
     let parts = parts
         .into_iter()
@@ -602,8 +696,11 @@ fn count_pieces(tokenizer: Tokenizer, text: &str, chosen: &[Chosen]) -> (u64, Ve
         .into_iter()
         .map(|t| crate::ClaudeEstimate::tokens_from_tenths(t) as u64)
         .collect();
-    (total, shares)
+    Some((total, shares))
 }
+
+/// About how much of the packed text is counted between two looks at cancellation.
+const COUNT_CHUNK_BYTES: usize = 1 << 20;
 
 /// Where to cut `text` into up to `parts` chunks of about equal size, at the
 /// tokenizer's [`Tokenizer::additive_cut`]s (none for a family that has none).
@@ -627,6 +724,7 @@ fn chunk_starts(tokenizer: Tokenizer, text: &str, parts: usize) -> Vec<usize> {
 mod tests {
     use super::*;
     use crate::files::pack::PackFormat;
+    use crate::scan_control::Unobserved;
 
     /// Pieces of real code, enough of them that the text is counted in chunks.
     fn packed(format: PackFormat) -> (String, Vec<Chosen>) {
@@ -668,13 +766,16 @@ mod tests {
                 Tokenizer::O200kBase,
                 Tokenizer::Gemma3,
             ] {
-                let (total, shares) = count_pieces(tokenizer, &text, &chosen);
+                let (total, shares) =
+                    count_pieces(tokenizer, &text, &chosen, &Unobserved).expect("not cancelled");
                 // count_here: the shared helper thread stays free for the parallel
                 // module's own tests running beside this one.
                 assert_eq!(total, tokenizer.count_here(&text) as u64, "{tokenizer:?}");
                 assert_eq!(shares.iter().sum::<u64>(), total);
             }
-            let (total, shares) = count_pieces(Tokenizer::ClaudeEstimate, &text, &chosen);
+            let (total, shares) =
+                count_pieces(Tokenizer::ClaudeEstimate, &text, &chosen, &Unobserved)
+                    .expect("not cancelled");
             assert_eq!(total, Tokenizer::ClaudeEstimate.count(&text) as u64);
             // Each share is rounded up on its own.
             assert!(shares.iter().sum::<u64>() >= total);

@@ -9,7 +9,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use super::error::FilesError;
 use super::open::{open_in_root, reopen};
 use super::output::Skipped;
-use super::roots::Roots;
+use super::roots::{Roots, relative_to};
+use super::secrets::looks_secret_path;
 use super::store::FileLimits;
 use super::walk::Candidate;
 use crate::Tokenizer;
@@ -123,6 +124,13 @@ impl Measurer<'_> {
         let root = &self.roots.list()[candidate.root].path;
         let opened = open_in_root(root, &candidate.path, limits.max_file_bytes)?;
         let (canonical, stamp) = (opened.canonical.clone(), opened.stamp);
+        // The secret rules hold for the path asked for (named ones too) and for the
+        // file it leads to: `notes.md -> id_rsa` is the key.
+        if looks_secret_path(&candidate.relative)
+            || looks_secret_path(&relative_to(&canonical, root))
+        {
+            return Err(Some(SkipReason::Secret));
+        }
         let cached = self.cache.get(&canonical, tokenizer, &stamp);
         let done = |measure, counted, cached| Measured {
             candidate: candidate.clone(),
@@ -168,8 +176,13 @@ impl Measurer<'_> {
         let tokenizer = self.tokenizer;
         tokenizer.preload();
         let cancelled = AtomicBool::new(false);
+        let over = AtomicBool::new(false);
         let (roots, cache, control) = (self.roots, self.cache, self.control);
-        let max_bytes = self.limits.max_file_bytes;
+        let limits = self.limits;
+        let max_bytes = limits.max_file_bytes.min(limits.max_total_bytes);
+        // Files that grew since they were measured are held to --max-total-bytes on
+        // this read too.
+        let read = AtomicU64::new(0);
         let count = |buffer: &mut Vec<u8>, m: &mut Measured| {
             if control.is_cancelled() {
                 cancelled.store(true, Ordering::Relaxed);
@@ -180,6 +193,12 @@ impl Measurer<'_> {
             let root = &roots.list()[m.candidate.root].path;
             if let Ok(open) = reopen(root, &m.canonical, max_bytes) {
                 let stamp = open.stamp;
+                if read.fetch_add(stamp.size, Ordering::Relaxed) + stamp.size
+                    > limits.max_total_bytes
+                {
+                    over.store(true, Ordering::Relaxed);
+                    return None;
+                }
                 if let Ok(text) = open.read_text_into(max_bytes, buffer) {
                     m.measure.tokens = tokenizer.count(text) as u64;
                     m.counted = true;
@@ -195,6 +214,11 @@ impl Measurer<'_> {
         crate::fan_out::map_with(pending, crate::fan_out::cores(), Vec::new, count);
         if cancelled.load(Ordering::Relaxed) {
             return Err(FilesError::Cancelled);
+        }
+        if over.load(Ordering::Relaxed) {
+            return Err(FilesError::TooManyBytes {
+                limit: limits.max_total_bytes,
+            });
         }
         Ok(())
     }

@@ -3,7 +3,8 @@
 //!
 //! One concept per module: [`roots`] (what a requested path means, and refusing
 //! everything outside the roots), [`walk`] (ripgrep's `ignore` walker, globs,
-//! filters, counting what the rules excluded), [`secrets`] (credential-looking
+//! filters, counting what the rules excluded), `ignore` (the ignore files' rules,
+//! bounded and read once per call), [`secrets`] (credential-looking
 //! names), [`open`] (open, then verify the handle), `measure` (open, read with the
 //! shared core `crate::read`, count through the cache, on all cores with
 //! `crate::fan_out`), `load` (`load-files` in named steps: budget, order, pack,
@@ -13,6 +14,7 @@
 //! shared with specs ([`crate::cache`]).
 
 mod error;
+mod ignore;
 mod load;
 mod measure;
 pub mod open;

@@ -251,13 +251,39 @@ fn glob_base(pattern: &str) -> String {
     base.join("/")
 }
 
+/// A path component as answers show it: as is when it is UTF-8, otherwise each byte
+/// that is not as `\xNN`. A lossy U+FFFD would show `n\xff.txt` and `n\xfe.txt` as
+/// the same name, and one of the two files would vanish as a duplicate.
+pub fn shown_name(part: &std::ffi::OsStr) -> String {
+    if let Some(text) = part.to_str() {
+        return text.to_string();
+    }
+    #[cfg(unix)]
+    {
+        use std::fmt::Write;
+        use std::os::unix::ffi::OsStrExt;
+        let mut shown = String::new();
+        for chunk in part.as_bytes().utf8_chunks() {
+            shown.push_str(chunk.valid());
+            for byte in chunk.invalid() {
+                let _ = write!(shown, "\\x{byte:02x}");
+            }
+        }
+        shown
+    }
+    #[cfg(not(unix))]
+    {
+        part.to_string_lossy().into_owned()
+    }
+}
+
 /// `path` relative to `root` with `/` separators (`""` for the root itself).
 pub fn relative_to(path: &Path, root: &Path) -> String {
     path.strip_prefix(root)
         .map(|p| {
             p.components()
                 .filter_map(|c| match c {
-                    Component::Normal(part) => Some(part.to_string_lossy().into_owned()),
+                    Component::Normal(part) => Some(shown_name(part)),
                     _ => None,
                 })
                 .collect::<Vec<_>>()

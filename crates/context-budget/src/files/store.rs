@@ -36,6 +36,12 @@ pub struct FileLimits {
     pub max_patterns: usize,
     /// Longest single entry, in bytes (`--max-pattern-bytes`).
     pub max_pattern_bytes: usize,
+    /// Bytes of all `.gitignore`, `.ignore` and `.git/info/exclude` files one call
+    /// reads together (`--max-ignore-bytes`): repository content, compiled before
+    /// the walk can go on, at some 500 bytes of memory per byte.
+    pub max_ignore_bytes: u64,
+    /// Patterns of all ignore files one call reads together (`--max-ignore-patterns`).
+    pub max_ignore_patterns: usize,
 }
 
 impl Default for FileLimits {
@@ -48,6 +54,8 @@ impl Default for FileLimits {
             walk_timeout: Duration::from_secs(20),
             max_patterns: 1_000,
             max_pattern_bytes: 4_096,
+            max_ignore_bytes: 128 * 1024,
+            max_ignore_patterns: 5_000,
         }
     }
 }

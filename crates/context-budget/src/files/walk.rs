@@ -17,8 +17,9 @@ use std::time::Instant;
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::{WalkBuilder, WalkState};
 
+use super::ignore::{IgnoreRules, LastFolder};
 use super::roots::{Roots, Target, relative_to};
-use super::secrets::looks_secret;
+use super::secrets::looks_secret_path;
 use super::{Excluded, FileLimits, FilesError, SkipReason, Skipped};
 use crate::scan_control::ScanControl;
 
@@ -30,8 +31,8 @@ pub struct Candidate {
     pub relative: String,
     /// Absolute path as found (may be a symlink; opened only after checks).
     pub path: PathBuf,
-    /// Named by the caller as a file (not reached through a folder or glob):
-    /// secret-looking names and ignore rules do not apply.
+    /// Named by the caller as a file (not reached through a folder or glob): ignore
+    /// rules do not apply (secret rules do, see [`super::secrets`]).
     pub explicit: bool,
 }
 
@@ -133,6 +134,11 @@ pub fn collect(
         entries: AtomicUsize::new(0),
         limits,
         control,
+        rules: IgnoreRules::new(
+            limits.max_ignore_bytes,
+            limits.max_ignore_patterns,
+            limits.max_pattern_bytes,
+        ),
     };
     for target in targets {
         match target {
@@ -198,7 +204,7 @@ pub fn collect(
         }
     }
     // A file named twice (or reached by two globs) is measured once, first place kept.
-    dedupe(&mut walked.candidates);
+    dedupe(&mut walked.candidates, &mut walked.skipped);
     walked.entries = budget.entries.load(Ordering::Relaxed);
     if walked.candidates.len() > limits.max_files {
         return Err(FilesError::TooManyFiles {
@@ -209,18 +215,34 @@ pub fn collect(
     Ok(walked)
 }
 
-/// Keep the first occurrence of each (root, path).
-fn dedupe(candidates: &mut Vec<Candidate>) {
+/// Keep the first occurrence of each file, by its raw path (names need not be
+/// UTF-8). Two files whose names show the same (a literal `\xff` and a byte that
+/// is not UTF-8, see [`super::roots::shown_name`]) cannot both be told apart in an
+/// answer: the later one is skipped, saying so, never dropped unseen.
+fn dedupe(candidates: &mut Vec<Candidate>, skipped: &mut Vec<Skipped>) {
     let mut seen = HashSet::new();
-    candidates.retain(|c| seen.insert((c.root, c.relative.clone())));
+    candidates.retain(|c| seen.insert((c.root, c.path.clone())));
+    let mut shown = HashSet::new();
+    candidates.retain(|c| {
+        let first = shown.insert((c.root, c.relative.clone()));
+        if !first {
+            skipped.push(Skipped::new(
+                &c.relative,
+                SkipReason::SameName(c.relative.clone()),
+            ));
+        }
+        first
+    });
 }
 
-/// Shared stop conditions of one call's walks.
+/// Shared stop conditions of one call's walks, and its ignore rules (read once
+/// for all of them).
 struct WalkBudget<'a> {
     started: Instant,
     entries: AtomicUsize,
     limits: &'a FileLimits,
     control: &'a dyn ScanControl,
+    rules: IgnoreRules,
 }
 
 impl WalkBudget<'_> {
@@ -240,6 +262,20 @@ impl WalkBudget<'_> {
             Some(Stop::Time)
         } else {
             None
+        }
+    }
+
+    /// The clock and cancellation as an error, for work that is not entries (ignore
+    /// files being compiled).
+    fn check(&self) -> Result<(), FilesError> {
+        if self.control.is_cancelled() {
+            Err(FilesError::Cancelled)
+        } else if self.started.elapsed() > self.limits.walk_timeout {
+            Err(FilesError::WalkTooSlow {
+                limit_ms: self.limits.walk_timeout.as_millis() as u64,
+            })
+        } else {
+            Ok(())
         }
     }
 }
@@ -268,9 +304,13 @@ fn walk_dir(
     let walker = WalkBuilder::new(dir)
         .hidden(!options.hidden)
         .follow_links(false)
-        // Ignore files apply in any folder, git repository or not: an agent's
-        // workspace is often a plain folder (or a repository's subfolder).
-        .require_git(false)
+        // Ignore files are read by `IgnoreRules` instead, bounded and once per call
+        // (they apply in any folder, git repository or not).
+        .ignore(false)
+        .git_ignore(false)
+        .git_exclude(false)
+        .git_global(false)
+        .parents(false)
         .threads(threads)
         .build_parallel();
 
@@ -279,6 +319,7 @@ fn walk_dir(
     // Folder -> names the walker yielded in it, to count what it left out.
     let yielded: Mutex<Yielded> = Mutex::default();
     let stop: Mutex<Option<Stop>> = Mutex::new(None);
+    let failed: Mutex<Option<FilesError>> = Mutex::new(None);
     let stopping = AtomicBool::new(false);
 
     walker.run(|| {
@@ -292,7 +333,8 @@ fn walk_dir(
             local_skipped: Vec::new(),
             local_yielded: Vec::new(),
         };
-        let (stop, stopping) = (&stop, &stopping);
+        let (stop, stopping, failed) = (&stop, &stopping, &failed);
+        let mut last_folder = LastFolder::default();
         Box::new(move |entry| {
             if stopping.load(Ordering::Relaxed) {
                 return WalkState::Quit;
@@ -318,6 +360,24 @@ fn walk_dir(
                 }
             };
             let path = entry.path();
+            if entry.depth() > 0 {
+                let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+                match budget
+                    .rules
+                    .ignored(path, is_dir, &mut last_folder, &|| budget.check())
+                {
+                    // Not yielded: counted with what the rules kept out.
+                    Ok(true) => return WalkState::Skip,
+                    Ok(false) => {}
+                    Err(error) => {
+                        stopping.store(true, Ordering::Relaxed);
+                        if let Ok(mut failed) = failed.lock() {
+                            failed.get_or_insert(error);
+                        }
+                        return WalkState::Quit;
+                    }
+                }
+            }
             if let Some(parent) = path.parent()
                 && entry.depth() > 0
                 && let Some(name) = path.file_name()
@@ -338,13 +398,12 @@ fn walk_dir(
             if glob.is_some_and(|g| !g.matches(&relative)) || !filters.admits(&relative) {
                 return WalkState::Continue;
             }
-            let name = entry.file_name().to_string_lossy();
             if !(file_type.is_file() || file_type.is_symlink()) {
                 // FIFOs, sockets, devices: never opened.
                 batch
                     .local_skipped
                     .push(Skipped::new(&relative, SkipReason::NotRegular));
-            } else if looks_secret(&name) {
+            } else if looks_secret_path(&relative) {
                 batch
                     .local_skipped
                     .push(Skipped::new(&relative, SkipReason::Secret));
@@ -361,6 +420,9 @@ fn walk_dir(
         })
     });
 
+    if let Some(error) = failed.into_inner().ok().flatten() {
+        return Err(error);
+    }
     let stopped = stop.lock().ok().and_then(|s| *s);
     match stopped {
         Some(Stop::Cancelled) => return Err(FilesError::Cancelled),
