@@ -89,7 +89,9 @@ impl HuggingFaceTokenizer {
             path: path.to_path_buf(),
             reason,
         };
-        let file = std::fs::File::open(path).map_err(|e| unreadable(e.to_string()))?;
+        // Never blocks: a FIFO named as the file is refused, not waited on.
+        let (file, _) =
+            crate::safe_open::open_named_regular(path).map_err(|e| unreadable(e.to_string()))?;
         // Checked on the opened handle, so a FIFO or device is never read from.
         let metadata = file.metadata().map_err(|e| unreadable(e.to_string()))?;
         if !metadata.is_file() {
