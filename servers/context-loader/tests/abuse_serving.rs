@@ -9,7 +9,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use serde_json::{Value, json};
+use test_support::client::initialize_request;
+use test_support::http1::{authority, head, post_mcp, request};
+use test_support::process::cpu_seconds;
 use test_support::{Binary, PATIENCE};
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
 
 const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
 
@@ -207,4 +213,250 @@ fn a_models_file_of_100k_models_loads() {
     };
     assert_eq!(code, 0, "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+// ---- Row 1: an abandoned call stops its work ----------------------------------
+
+/// Random lowercase lines (14 MB), counted for Gemini (our SentencePiece BPE):
+/// ~14 s of CPU in a debug build, cut at its lines into ~1 MB parts between which
+/// the count checks for cancellation. The servers that take it raise the input and
+/// body limits (`SLOW_FLAGS`).
+fn slow_text() -> String {
+    let mut state = 0x2545_f491_4f6c_dd1d_u64;
+    let mut text = String::with_capacity(SLOW_BYTES + 100);
+    while text.len() < SLOW_BYTES {
+        for _ in 0..99 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            text.push((b'a' + (state % 26) as u8) as char);
+        }
+        text.push('\n');
+    }
+    text
+}
+
+// Under stdio's 16 MiB line limit as a whole call.
+const SLOW_BYTES: usize = 14_000_000;
+const SLOW_FLAGS: [&str; 2] = ["--max-input-bytes", "15000000"];
+const SLOW_HTTP_FLAGS: [&str; 2] = ["--max-body-bytes", "16000000"];
+
+/// CPU seconds an abandoned call may still use: its current ~1 MB part (well under a
+/// second in a debug build), with a wide margin; the whole call takes ~14 s.
+const CPU_AFTER_ABANDON: f64 = 5.0;
+
+fn slow_call(id: u64) -> Vec<u8> {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "name": "count-tokens",
+        "arguments": {"text": slow_text(), "model": "gemini-2.5-pro"}}})
+    .to_string()
+    .into_bytes()
+}
+
+/// From the moment a call was abandoned, wait until the server's CPU time stops
+/// growing (a whole second with under a tenth of a second used), then check it used
+/// little meanwhile: the call stopped, rather than ran to its end.
+async fn assert_cpu_settles(pid: u32, what: &str) {
+    let started = Instant::now();
+    let first = cpu_seconds(pid);
+    let mut last = first;
+    loop {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let now = cpu_seconds(pid);
+        let used = now - first;
+        assert!(
+            used < CPU_AFTER_ABANDON,
+            "{what}: the server kept working: {used:.1} s of CPU in {:?} after the call was \
+             abandoned",
+            started.elapsed()
+        );
+        if now - last < 0.1 {
+            return;
+        }
+        last = now;
+        assert!(
+            started.elapsed() < 2 * PATIENCE,
+            "{what}: CPU never settled"
+        );
+    }
+}
+
+/// The server is busy with the call: its CPU time grows.
+async fn assert_working(pid: u32) {
+    let before = cpu_seconds(pid);
+    let started = Instant::now();
+    while cpu_seconds(pid) - before < 0.3 {
+        assert!(started.elapsed() < PATIENCE, "the slow call never started");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn wait_ready(addr: &str) {
+    let started = Instant::now();
+    while request(addr, "GET", "/readyz", &[], b"").await.status != 200 {
+        assert!(started.elapsed() < PATIENCE, "never ready");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A server for the slow call, with these HTTP flags too.
+async fn http_server(flags: &[&str]) -> (tokio::process::Child, String, u32) {
+    let flags: Vec<&str> = SLOW_HTTP_FLAGS.iter().chain(flags).copied().collect();
+    let (server, url) = BIN.spawn_http(&SLOW_FLAGS, &flags).await;
+    let addr = authority(&url);
+    wait_ready(&addr).await;
+    let pid = server.id().expect("pid");
+    (server, addr, pid)
+}
+
+/// The server still answers a call after the abandoned one.
+async fn assert_answers(addr: &str, headers: &[(&str, &str)]) {
+    let call = json!({"jsonrpc": "2.0", "id": 99, "method": "tools/call", "params": {
+        "name": "count-tokens", "arguments": {"text": "still here", "model": "gpt-4o"}}});
+    let reply = post_mcp(addr, headers, call.to_string().as_bytes()).await;
+    assert_eq!(reply.status, 200, "{reply:?}");
+    assert!(reply.body.contains("\"token_count\":2"), "{reply:?}");
+}
+
+/// Send a request on a fresh connection and return it without reading the reply.
+async fn send_only(addr: &str, headers: &[(&str, &str)], body: &[u8]) -> TcpStream {
+    let mut stream = TcpStream::connect(addr).await.expect("connect");
+    let mut bytes = head("POST", "/mcp", addr, headers, body.len()).into_bytes();
+    bytes.extend_from_slice(b"\r\n");
+    bytes.extend_from_slice(body);
+    stream.write_all(&bytes).await.expect("send");
+    stream
+}
+
+/// Stateless HTTP: past `--request-timeout` the client gets 408, and the count stops.
+#[tokio::test]
+async fn stateless_a_call_past_the_request_timeout_stops() {
+    let (_server, addr, pid) = http_server(&["--stateless", "--request-timeout", "2"]).await;
+    let reply = post_mcp(&addr, &[], &slow_call(1)).await;
+    assert_eq!(reply.status, 408, "{reply:?}");
+    assert_cpu_settles(pid, "stateless, timed out").await;
+    assert_answers(&addr, &[]).await;
+}
+
+/// Stateless HTTP: the client hangs up while the server counts; the count stops.
+#[tokio::test]
+async fn stateless_a_call_whose_client_hung_up_stops() {
+    let (_server, addr, pid) = http_server(&["--stateless"]).await;
+    let stream = send_only(&addr, &[], &slow_call(1)).await;
+    assert_working(pid).await;
+    drop(stream);
+    assert_cpu_settles(pid, "stateless, client gone").await;
+    assert_answers(&addr, &[]).await;
+}
+
+/// A stateful session over raw HTTP: its id, initialized.
+async fn open_session(addr: &str) -> String {
+    let reply = post_mcp(
+        addr,
+        &[],
+        initialize_request("serving").to_string().as_bytes(),
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{reply:?}");
+    let session = reply
+        .header("mcp-session-id")
+        .expect("session id")
+        .to_string();
+    let headers = session_headers(&session);
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let accepted = post_mcp(addr, &headers, initialized.to_string().as_bytes()).await;
+    assert_eq!(accepted.status, 202, "{accepted:?}");
+    session
+}
+
+fn session_headers(session: &str) -> [(&str, &str); 2] {
+    [
+        ("Mcp-Session-Id", session),
+        ("MCP-Protocol-Version", "2025-06-18"),
+    ]
+}
+
+/// Stateful HTTP: the call's SSE stream opened at once, so the request timeout never
+/// applied and the count ran to its end. Now the call gets a JSON-RPC error naming
+/// the flag on its stream, and the count stops.
+#[tokio::test]
+async fn stateful_a_call_past_the_request_timeout_stops_with_an_error() {
+    let (_server, addr, pid) = http_server(&["--request-timeout", "2"]).await;
+    let session = open_session(&addr).await;
+    let headers = session_headers(&session);
+    let reply = post_mcp(&addr, &headers, &slow_call(7)).await;
+    assert_eq!(reply.status, 200, "{reply:?}");
+    assert!(
+        reply.body.contains("\"id\":7") && reply.body.contains("--request-timeout"),
+        "{reply:?}"
+    );
+    assert_cpu_settles(pid, "stateful, timed out").await;
+    assert_answers(&addr, &headers).await;
+}
+
+/// Stateful HTTP: the client closes the call's SSE stream (hangs up); the count stops.
+#[tokio::test]
+async fn stateful_a_call_whose_stream_was_closed_stops() {
+    let (_server, addr, pid) = http_server(&[]).await;
+    let session = open_session(&addr).await;
+    let headers = session_headers(&session);
+    let stream = send_only(&addr, &headers, &slow_call(7)).await;
+    assert_working(pid).await;
+    drop(stream);
+    assert_cpu_settles(pid, "stateful, stream closed").await;
+    assert_answers(&addr, &headers).await;
+}
+
+/// Stateful HTTP: the client deletes its session mid-call; the count stops.
+#[tokio::test]
+async fn stateful_a_call_whose_session_was_deleted_stops() {
+    let (_server, addr, pid) = http_server(&[]).await;
+    let session = open_session(&addr).await;
+    let headers = session_headers(&session);
+    let _stream = send_only(&addr, &headers, &slow_call(7)).await;
+    assert_working(pid).await;
+    let deleted = request(&addr, "DELETE", "/mcp", &headers, b"").await;
+    assert!(deleted.status < 300, "{deleted:?}");
+    assert_cpu_settles(pid, "stateful, session deleted").await;
+    let other = open_session(&addr).await;
+    assert_answers(&addr, &session_headers(&other)).await;
+}
+
+/// Stateful HTTP: `notifications/cancelled` for the call stops the count.
+#[tokio::test]
+async fn stateful_a_cancelled_call_stops() {
+    let (_server, addr, pid) = http_server(&[]).await;
+    let session = open_session(&addr).await;
+    let headers = session_headers(&session);
+    let _stream = send_only(&addr, &headers, &slow_call(7)).await;
+    assert_working(pid).await;
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 7, "reason": "test"}});
+    let accepted = post_mcp(&addr, &headers, cancel.to_string().as_bytes()).await;
+    assert_eq!(accepted.status, 202, "{accepted:?}");
+    assert_cpu_settles(pid, "stateful, cancelled").await;
+    assert_answers(&addr, &headers).await;
+}
+
+/// stdio: `notifications/cancelled` for the call stops the count.
+#[tokio::test]
+async fn stdio_a_cancelled_call_stops() {
+    let mut stdio = BIN.raw_stdio_with(&SLOW_FLAGS);
+    stdio.initialize("serving").await;
+    let pid = stdio.child.id().expect("pid");
+    let call: Value = serde_json::from_slice(&slow_call(7)).expect("json");
+    stdio.send_json(&call).await;
+    assert_working(pid).await;
+    stdio
+        .send_json(
+            &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": 7, "reason": "test"}}),
+        )
+        .await;
+    assert_cpu_settles(pid, "stdio, cancelled").await;
+    // Answered (a cancelled call's own reply, if any, may come first).
+    stdio
+        .send_json(&json!({"jsonrpc": "2.0", "id": 8, "method": "ping"}))
+        .await;
+    while stdio.next().await["id"] != 8 {}
 }

@@ -27,6 +27,7 @@ use tower::limit::ConcurrencyLimitLayer;
 use tower_http::timeout::TimeoutLayer;
 
 use super::auth;
+use super::cancel_on_close::CancelOnClose;
 use super::guard::{self, AllowedHosts, BodyGuard};
 use super::options::HttpOptions;
 use crate::metrics::{self, InFlightCalls};
@@ -63,7 +64,9 @@ pub fn mcp_router<S: ServerHandler + Send + 'static>(
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(options.session_idle_timeout);
     let sessions = Arc::new(sessions);
-    let service = StreamableHttpService::new(move || Ok(factory()), sessions.clone(), config);
+    // A call whose response stream is dropped (the client hung up) is cancelled.
+    let cancelling = CancelOnClose(sessions.clone());
+    let service = StreamableHttpService::new(move || Ok(factory()), Arc::new(cancelling), config);
     let router = axum::Router::new().nest_service(&options.normalized_path()?, service);
     Ok((router, (!options.stateless).then_some(sessions)))
 }
