@@ -516,3 +516,50 @@ async fn healthz_answers_while_the_workers_are_saturated() {
         "a probe took {slowest:?} while the workers were busy"
     );
 }
+
+/// A tree of 560 files of 50 KB random lowercase lines (28 MB): file-tokens over it
+/// for Gemini takes ~28 s of CPU in a debug build, checking for cancellation per file.
+fn slow_tree(name: &str) -> PathBuf {
+    let dir = temp_dir(name);
+    let text = slow_text();
+    for copy in 0..2 {
+        for (i, part) in text.as_bytes().chunks(50_000).take(280).enumerate() {
+            let mut part = part.to_vec();
+            // Unlike its twin, so the cache never answers for it.
+            part[0] = b'a' + copy;
+            std::fs::write(dir.join(format!("f{copy}-{i:03}.txt")), part).expect("write");
+        }
+    }
+    dir
+}
+
+/// Stateless HTTP, a call that asked for progress: its first message (a progress
+/// notification) turned the answer into an SSE stream, which the HTTP timer no longer
+/// bounds, so the scan ran to its end past `--request-timeout`. Now the call gets a
+/// JSON-RPC error naming the flag on its stream, and the scan stops. (The timeout
+/// leaves the scan time to send its first progress: it reports once files are listed.)
+#[tokio::test]
+async fn stateless_a_streamed_scan_past_the_request_timeout_stops() {
+    let dir = slow_tree("streamed-scan");
+    let root = dir.to_str().expect("utf-8");
+    let (server, url) = BIN
+        .spawn_http(
+            &["--root", root],
+            &["--stateless", "--request-timeout", "10"],
+        )
+        .await;
+    let addr = authority(&url);
+    wait_ready(&addr).await;
+    let pid = server.id().expect("pid");
+    let call = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {
+        "name": "file-tokens", "_meta": {"progressToken": "p"},
+        "arguments": {"paths": ["."], "model": "gemini-2.5-pro"}}});
+    let reply = post_mcp(&addr, &[], call.to_string().as_bytes()).await;
+    assert!(
+        reply.status == 200 && reply.body.contains("--request-timeout"),
+        "{reply:?}"
+    );
+    assert_cpu_settles(pid, "stateless scan with progress, timed out").await;
+    assert_answers(&addr, &[]).await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
