@@ -14,7 +14,7 @@ use test_support::client::initialize_request;
 use test_support::http1::{authority, head, post_mcp, request};
 use test_support::process::cpu_seconds;
 use test_support::{Binary, PATIENCE};
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
@@ -222,9 +222,13 @@ fn a_models_file_of_100k_models_loads() {
 /// the count checks for cancellation. The servers that take it raise the input and
 /// body limits (`SLOW_FLAGS`).
 fn slow_text() -> String {
+    slow_text_of(SLOW_BYTES)
+}
+
+fn slow_text_of(bytes: usize) -> String {
     let mut state = 0x2545_f491_4f6c_dd1d_u64;
-    let mut text = String::with_capacity(SLOW_BYTES + 100);
-    while text.len() < SLOW_BYTES {
+    let mut text = String::with_capacity(bytes + 100);
+    while text.len() < bytes {
         for _ in 0..99 {
             state ^= state << 13;
             state ^= state >> 7;
@@ -238,17 +242,21 @@ fn slow_text() -> String {
 
 // Under stdio's 16 MiB line limit as a whole call.
 const SLOW_BYTES: usize = 14_000_000;
-const SLOW_FLAGS: [&str; 2] = ["--max-input-bytes", "15000000"];
-const SLOW_HTTP_FLAGS: [&str; 2] = ["--max-body-bytes", "16000000"];
+const SLOW_FLAGS: [&str; 2] = ["--max-input-bytes", "31000000"];
+const SLOW_HTTP_FLAGS: [&str; 2] = ["--max-body-bytes", "32000000"];
 
 /// CPU seconds an abandoned call may still use: its current ~1 MB part (well under a
 /// second in a debug build), with a wide margin; the whole call takes ~14 s.
 const CPU_AFTER_ABANDON: f64 = 5.0;
 
 fn slow_call(id: u64) -> Vec<u8> {
+    slow_call_of(id, SLOW_BYTES)
+}
+
+fn slow_call_of(id: u64, bytes: usize) -> Vec<u8> {
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
         "name": "count-tokens",
-        "arguments": {"text": slow_text(), "model": "gemini-2.5-pro"}}})
+        "arguments": {"text": slow_text_of(bytes), "model": "gemini-2.5-pro"}}})
     .to_string()
     .into_bytes()
 }
@@ -257,6 +265,11 @@ fn slow_call(id: u64) -> Vec<u8> {
 /// growing (a whole second with under a tenth of a second used), then check it used
 /// little meanwhile: the call stopped, rather than ran to its end.
 async fn assert_cpu_settles(pid: u32, what: &str) {
+    assert_cpu_settles_within(pid, what, CPU_AFTER_ABANDON).await;
+}
+
+/// [`assert_cpu_settles`] with its own bound on the CPU seconds used meanwhile.
+async fn assert_cpu_settles_within(pid: u32, what: &str, bound: f64) {
     let started = Instant::now();
     let first = cpu_seconds(pid);
     let mut last = first;
@@ -265,7 +278,7 @@ async fn assert_cpu_settles(pid: u32, what: &str) {
         let now = cpu_seconds(pid);
         let used = now - first;
         assert!(
-            used < CPU_AFTER_ABANDON,
+            used < bound,
             "{what}: the server kept working: {used:.1} s of CPU in {:?} after the call was \
              abandoned",
             started.elapsed()
@@ -394,16 +407,19 @@ async fn stateful_a_call_past_the_request_timeout_stops_with_an_error() {
     assert_answers(&addr, &headers).await;
 }
 
-/// Stateful HTTP: the client closes the call's SSE stream (hangs up); the count stops.
+/// Stateful HTTP: the client closes the call's SSE stream (hangs up) and does not
+/// resume it; the count stops once the resume grace (5 s) is over. The text is 30 MB
+/// (~30 s of CPU in a debug build), so the grace's CPU (two threads count a large
+/// text) stays well under what the call would take.
 #[tokio::test]
 async fn stateful_a_call_whose_stream_was_closed_stops() {
     let (_server, addr, pid) = http_server(&[]).await;
     let session = open_session(&addr).await;
     let headers = session_headers(&session);
-    let stream = send_only(&addr, &headers, &slow_call(7)).await;
+    let stream = send_only(&addr, &headers, &slow_call_of(7, 30_000_000)).await;
     assert_working(pid).await;
     drop(stream);
-    assert_cpu_settles(pid, "stateful, stream closed").await;
+    assert_cpu_settles_within(pid, "stateful, stream closed", 15.0).await;
     assert_answers(&addr, &headers).await;
 }
 
@@ -562,4 +578,72 @@ async fn stateless_a_streamed_scan_past_the_request_timeout_stops() {
     assert_cpu_settles(pid, "stateless scan with progress, timed out").await;
     assert_answers(&addr, &[]).await;
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Read from `stream` until the bytes read hold `needle`, within `PATIENCE`; all read.
+async fn read_until(stream: &mut TcpStream, needle: &str) -> String {
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 64 * 1024];
+    let found = tokio::time::timeout(2 * PATIENCE, async {
+        loop {
+            let n = stream.read(&mut buf).await.expect("read");
+            if n == 0 {
+                return false;
+            }
+            seen.extend_from_slice(&buf[..n]);
+            if String::from_utf8_lossy(&seen).contains(needle) {
+                return true;
+            }
+        }
+    })
+    .await;
+    let text = String::from_utf8_lossy(&seen).into_owned();
+    assert!(matches!(found, Ok(true)), "no {needle:?} in {text:?}");
+    text
+}
+
+/// Stateful HTTP: a client whose stream broke and that resumes it (`GET` with
+/// `Last-Event-ID`, as the MCP spec allows) within the grace keeps its call, and gets
+/// its answer on the resumed stream: a disconnection alone is not a cancellation.
+#[tokio::test]
+async fn stateful_a_call_whose_stream_is_resumed_goes_on() {
+    let (_server, addr, _pid) = http_server(&[]).await;
+    let session = open_session(&addr).await;
+    let headers = session_headers(&session);
+    let mut stream = send_only(&addr, &headers, &slow_call_of(7, 3_000_000)).await;
+    // The priming event names the stream: `id: 0/<stream>`.
+    let primed = read_until(&mut stream, "\nid: ").await;
+    let primed = read_until_line_end(&mut stream, primed).await;
+    let event_id = primed
+        .split("\nid: ")
+        .nth(1)
+        .and_then(|rest| rest.lines().next())
+        .expect("an event id")
+        .trim()
+        .to_string();
+    drop(stream);
+    let mut resumed = TcpStream::connect(&addr).await.expect("connect");
+    let get = format!(
+        "GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n\
+         Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-06-18\r\n\
+         Last-Event-ID: {event_id}\r\n\r\n"
+    );
+    resumed.write_all(get.as_bytes()).await.expect("send");
+    let answer = read_until(&mut resumed, "token_count").await;
+    assert!(answer.contains("\"id\":7"), "{answer}");
+}
+
+/// Keep reading until `seen` holds a complete line after its last `id: `.
+async fn read_until_line_end(stream: &mut TcpStream, mut seen: String) -> String {
+    while !seen
+        .rsplit("\nid: ")
+        .next()
+        .is_some_and(|rest| rest.contains('\n'))
+    {
+        let mut buf = [0u8; 4096];
+        let n = stream.read(&mut buf).await.expect("read");
+        assert!(n > 0, "the stream ended in an event id: {seen:?}");
+        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    seen
 }

@@ -64,8 +64,9 @@ pub fn mcp_router<S: ServerHandler + Send + 'static>(
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(options.session_idle_timeout);
     let sessions = Arc::new(sessions);
-    // A call whose response stream is dropped (the client hung up) is cancelled.
-    let cancelling = CancelOnClose(sessions.clone());
+    // A call whose response stream is dropped (the client hung up) and not resumed
+    // is cancelled.
+    let cancelling = CancelOnClose::new(sessions.clone());
     let service = StreamableHttpService::new(move || Ok(factory()), Arc::new(cancelling), config);
     let router = axum::Router::new().nest_service(&options.normalized_path()?, service);
     Ok((router, (!options.stateless).then_some(sessions)))
