@@ -19,6 +19,10 @@ use tokio::net::TcpStream;
 
 const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
 
+/// The tests that load a server with seconds of CPU run one at a time: each measures
+/// its server's CPU time and answers, which other tests' load would only blur.
+static HEAVY: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("cl-serving-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -344,6 +348,7 @@ async fn send_only(addr: &str, headers: &[(&str, &str)], body: &[u8]) -> TcpStre
 /// Stateless HTTP: past `--request-timeout` the client gets 408, and the count stops.
 #[tokio::test]
 async fn stateless_a_call_past_the_request_timeout_stops() {
+    let _heavy = HEAVY.lock().await;
     let (_server, addr, pid) = http_server(&["--stateless", "--request-timeout", "2"]).await;
     let reply = post_mcp(&addr, &[], &slow_call(1)).await;
     assert_eq!(reply.status, 408, "{reply:?}");
@@ -354,6 +359,7 @@ async fn stateless_a_call_past_the_request_timeout_stops() {
 /// Stateless HTTP: the client hangs up while the server counts; the count stops.
 #[tokio::test]
 async fn stateless_a_call_whose_client_hung_up_stops() {
+    let _heavy = HEAVY.lock().await;
     let (_server, addr, pid) = http_server(&["--stateless"]).await;
     let stream = send_only(&addr, &[], &slow_call(1)).await;
     assert_working(pid).await;
@@ -394,6 +400,7 @@ fn session_headers(session: &str) -> [(&str, &str); 2] {
 /// the flag on its stream, and the count stops.
 #[tokio::test]
 async fn stateful_a_call_past_the_request_timeout_stops_with_an_error() {
+    let _heavy = HEAVY.lock().await;
     let (_server, addr, pid) = http_server(&["--request-timeout", "2"]).await;
     let session = open_session(&addr).await;
     let headers = session_headers(&session);
@@ -413,6 +420,7 @@ async fn stateful_a_call_past_the_request_timeout_stops_with_an_error() {
 /// text) stays well under what the call would take.
 #[tokio::test]
 async fn stateful_a_call_whose_stream_was_closed_stops() {
+    let _heavy = HEAVY.lock().await;
     let (_server, addr, pid) = http_server(&[]).await;
     let session = open_session(&addr).await;
     let headers = session_headers(&session);
@@ -426,6 +434,7 @@ async fn stateful_a_call_whose_stream_was_closed_stops() {
 /// Stateful HTTP: the client deletes its session mid-call; the count stops.
 #[tokio::test]
 async fn stateful_a_call_whose_session_was_deleted_stops() {
+    let _heavy = HEAVY.lock().await;
     let (_server, addr, pid) = http_server(&[]).await;
     let session = open_session(&addr).await;
     let headers = session_headers(&session);
@@ -441,6 +450,7 @@ async fn stateful_a_call_whose_session_was_deleted_stops() {
 /// Stateful HTTP: `notifications/cancelled` for the call stops the count.
 #[tokio::test]
 async fn stateful_a_cancelled_call_stops() {
+    let _heavy = HEAVY.lock().await;
     let (_server, addr, pid) = http_server(&[]).await;
     let session = open_session(&addr).await;
     let headers = session_headers(&session);
@@ -457,6 +467,7 @@ async fn stateful_a_cancelled_call_stops() {
 /// stdio: `notifications/cancelled` for the call stops the count.
 #[tokio::test]
 async fn stdio_a_cancelled_call_stops() {
+    let _heavy = HEAVY.lock().await;
     let mut stdio = BIN.raw_stdio_with(&SLOW_FLAGS);
     stdio.initialize("serving").await;
     let pid = stdio.child.id().expect("pid");
@@ -487,6 +498,7 @@ async fn stdio_a_cancelled_call_stops() {
 /// take milliseconds), and while the load is still running.
 #[tokio::test]
 async fn healthz_answers_while_the_workers_are_saturated() {
+    let _heavy = HEAVY.lock().await;
     let (_server, url) = BIN.spawn_http(&[], &["--stateless"]).await;
     let addr = authority(&url);
     wait_ready(&addr).await;
@@ -556,6 +568,7 @@ fn slow_tree(name: &str) -> PathBuf {
 /// leaves the scan time to send its first progress: it reports once files are listed.)
 #[tokio::test]
 async fn stateless_a_streamed_scan_past_the_request_timeout_stops() {
+    let _heavy = HEAVY.lock().await;
     let dir = slow_tree("streamed-scan");
     let root = dir.to_str().expect("utf-8");
     let (server, url) = BIN
@@ -607,6 +620,7 @@ async fn read_until(stream: &mut TcpStream, needle: &str) -> String {
 /// its answer on the resumed stream: a disconnection alone is not a cancellation.
 #[tokio::test]
 async fn stateful_a_call_whose_stream_is_resumed_goes_on() {
+    let _heavy = HEAVY.lock().await;
     let (_server, addr, _pid) = http_server(&[]).await;
     let session = open_session(&addr).await;
     let headers = session_headers(&session);
