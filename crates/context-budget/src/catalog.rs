@@ -5,7 +5,8 @@
 //! [`crate::litellm`], hand-kept overrides in `data/catalog-overrides.json`). A
 //! user's models file — ours, or LiteLLM's file as it is — extends it at startup.
 
-use std::collections::HashSet;
+use std::collections::hash_map::Entry;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::LazyLock;
 
@@ -257,6 +258,54 @@ pub enum CatalogError {
         name: String,
         source: HuggingFaceError,
     },
+    #[error("{origin}: cannot read: {reason}")]
+    Unreadable { origin: String, reason: String },
+    #[error("{origin}: {size} bytes, more than the limit of {max}")]
+    FileTooLarge { origin: String, size: u64, max: u64 },
+    #[error("{origin}: {count} models, more than the limit of {max}")]
+    TooManyModels {
+        origin: String,
+        count: usize,
+        max: usize,
+    },
+}
+
+/// Largest models file read at start-up, by default (LiteLLM's whole list is ~1.5 MB):
+/// the file is parsed whole, so this bounds start-up memory.
+pub const DEFAULT_MAX_MODELS_FILE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Most models one models file may list, by default (LiteLLM lists ~2,600): each is
+/// resolved and checked at start-up and searched by every call's model lookup.
+pub const DEFAULT_MAX_MODELS_FILE_ENTRIES: usize = 50_000;
+
+/// Read a models file: opened without blocking as a regular file (a FIFO or a device
+/// such as `/dev/zero` is refused, never waited on or read without end), at most
+/// `max_bytes` (checked on the handle's size, and again while reading, for a file
+/// that grows), and UTF-8. `origin` names it in errors.
+pub fn read_models_file(path: &Path, origin: &str, max_bytes: u64) -> Result<String, CatalogError> {
+    use std::io::Read;
+    let unreadable = |reason: String| CatalogError::Unreadable {
+        origin: origin.to_string(),
+        reason,
+    };
+    let too_large = |size| CatalogError::FileTooLarge {
+        origin: origin.to_string(),
+        size,
+        max: max_bytes,
+    };
+    let (file, metadata) =
+        crate::safe_open::open_named_regular(path).map_err(|e| unreadable(e.to_string()))?;
+    if metadata.len() > max_bytes {
+        return Err(too_large(metadata.len()));
+    }
+    let mut bytes = Vec::with_capacity(metadata.len() as usize);
+    file.take(max_bytes.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| unreadable(e.to_string()))?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(too_large(bytes.len() as u64));
+    }
+    String::from_utf8(bytes).map_err(|e| unreadable(format!("not UTF-8 ({e})")))
 }
 
 /// A dated list of models.
@@ -373,6 +422,18 @@ impl Catalog {
         origin: &str,
         folder: &Path,
     ) -> Result<Catalog, CatalogError> {
+        self.with_models_file_limited(json, origin, folder, DEFAULT_MAX_MODELS_FILE_ENTRIES)
+    }
+
+    /// [`Self::with_models_file`] refusing a file of more than `max_entries` models
+    /// (`TooManyModels`) before any is resolved.
+    pub fn with_models_file_limited(
+        &self,
+        json: &str,
+        origin: &str,
+        folder: &Path,
+        max_entries: usize,
+    ) -> Result<Catalog, CatalogError> {
         let malformed = |field: String, error: serde_json::Error| {
             // serde_json's message ends with " at line L column C"; we report those apart.
             let reason = error.to_string();
@@ -415,16 +476,30 @@ impl Catalog {
                 .map_err(|e| malformed(e.path().to_string(), e.into_inner()))?;
             (file.as_of, file.source, file.models)
         };
+        if raw_models.len() > max_entries {
+            return Err(CatalogError::TooManyModels {
+                origin: origin.to_string(),
+                count: raw_models.len(),
+                max: max_entries,
+            });
+        }
         let mut merged = self.clone();
+        // Indexed by name, so merging n models is linear (a search per model was
+        // quadratic: 100k models took 18 s).
+        let mut index: HashMap<String, usize> = merged
+            .models
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (m.name.to_ascii_lowercase(), i))
+            .collect();
         for raw in raw_models {
             let model = raw.resolve(Names::User(folder))?;
-            match merged
-                .models
-                .iter_mut()
-                .find(|m| m.name.eq_ignore_ascii_case(&model.name))
-            {
-                Some(existing) => *existing = model,
-                None => merged.models.push(model),
+            match index.entry(model.name.to_ascii_lowercase()) {
+                Entry::Occupied(at) => merged.models[*at.get()] = model,
+                Entry::Vacant(slot) => {
+                    slot.insert(merged.models.len());
+                    merged.models.push(model);
+                }
             }
         }
         merged.source = format!(

@@ -89,7 +89,13 @@ impl HuggingFaceTokenizer {
             path: path.to_path_buf(),
             reason,
         };
-        let file = std::fs::File::open(path).map_err(|e| unreadable(e.to_string()))?;
+        // O_NONBLOCK: a FIFO named as the file opens at once (and is refused below as
+        // not a regular file) instead of hanging start-up until a writer comes.
+        let mut options = std::fs::OpenOptions::new();
+        options.read(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+        let file = options.open(path).map_err(|e| unreadable(e.to_string()))?;
         // Checked on the opened handle, so a FIFO or device is never read from.
         let metadata = file.metadata().map_err(|e| unreadable(e.to_string()))?;
         if !metadata.is_file() {

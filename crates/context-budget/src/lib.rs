@@ -58,7 +58,10 @@ pub use messages::{
     conversation_tokens, message_tokens, messages_bytes, overhead_method,
 };
 
-pub use catalog::{Catalog, CatalogError, ModelEntry, ModelInfo, ModelListing, ResolvedModel};
+pub use catalog::{
+    Catalog, CatalogError, DEFAULT_MAX_MODELS_FILE_BYTES, DEFAULT_MAX_MODELS_FILE_ENTRIES,
+    ModelEntry, ModelInfo, ModelListing, ResolvedModel, read_models_file,
+};
 pub use claude::ClaudeGeneration;
 pub use counter::{CountError, TokenCount, TokenCounter, Usd, cost, usd};
 pub use huggingface::{HuggingFaceError, HuggingFaceTokenizer, MAX_TOKENIZER_FILE_BYTES};

@@ -69,6 +69,27 @@ pub fn open_regular(path: &Path) -> Result<(File, Metadata), OpenError> {
     Ok((file, metadata))
 }
 
+/// Open a file an operator named (a models file, a `tokenizer.json`) for reading:
+/// links are followed (the operator chose the path), but the open never waits
+/// (`O_NONBLOCK`: a FIFO opens at once instead of hanging start-up) and the handle
+/// must be a regular file (`fstat`), so a FIFO, device (`/dev/zero`) or directory is
+/// refused before a byte is read. Its metadata from the handle.
+pub fn open_named_regular(path: &Path) -> Result<(File, Metadata), OpenError> {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+    }
+    let file = options.open(path)?;
+    let metadata = file.metadata()?;
+    if !metadata.is_file() {
+        return Err(OpenError::NotRegular);
+    }
+    Ok((file, metadata))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,6 +127,35 @@ mod tests {
             assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
             assert!(matches!(open_regular(&fifo), Err(OpenError::NotRegular)));
         }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_named_file_follows_links_but_never_opens_a_fifo_or_device() {
+        let dir = temp_dir("named");
+        let file = dir.join("models.json");
+        std::fs::write(&file, "{}").expect("write");
+        let link = dir.join("link.json");
+        std::os::unix::fs::symlink(&file, &link).expect("symlink");
+        let (_, metadata) = open_named_regular(&link).expect("a link to a file opens");
+        assert_eq!(metadata.len(), 2);
+        assert!(matches!(
+            open_named_regular(Path::new("/dev/zero")),
+            Err(OpenError::NotRegular)
+        ));
+        assert!(matches!(
+            open_named_regular(&dir),
+            Err(OpenError::NotRegular)
+        ));
+        let fifo = dir.join("fifo.json");
+        let name = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).expect("path");
+        // SAFETY: mkfifo reads a NUL-terminated path and touches no Rust memory.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        assert!(matches!(
+            open_named_regular(&fifo),
+            Err(OpenError::NotRegular)
+        ));
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -11,6 +11,7 @@
 //! [`InFlightCalls`]: crate::metrics::InFlightCalls
 
 pub mod auth;
+pub mod cancel_on_close;
 pub mod flags;
 pub mod guard;
 pub mod http;

@@ -199,7 +199,13 @@ impl Binary {
 
     /// `stdio` with no client: the test writes JSON-RPC lines and reads the replies.
     pub fn raw_stdio(self) -> RawStdio {
+        self.raw_stdio_with(&[])
+    }
+
+    /// [`Binary::raw_stdio`] with global flags before `stdio`.
+    pub fn raw_stdio_with(self, global_args: &[&str]) -> RawStdio {
         let mut child = Command::new(self.0)
+            .args(global_args)
             .arg("stdio")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -20,3 +20,16 @@ fn status_kib(pid: u32, field: &str) -> u64 {
         .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"))
 }
+
+/// The CPU time the process has used so far, user and system (`utime + stime` of
+/// `/proc/<pid>/stat`, in clock ticks of 1/100 s: Linux's fixed `USER_HZ`).
+pub fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .unwrap_or_else(|e| panic!("cannot read /proc/{pid}/stat: {e}"));
+    // The command name (field 2) is in parentheses and may hold spaces: count after it.
+    let rest = &stat[stat.rfind(')').expect("a command name") + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after `) `.
+    let ticks = |i: usize| fields[i].parse::<u64>().expect("a tick count");
+    (ticks(11) + ticks(12)) as f64 / 100.0
+}

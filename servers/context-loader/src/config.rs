@@ -16,8 +16,9 @@ use context_budget::files::roots::Roots;
 use context_budget::limits::{DEFAULT_MAX_MESSAGES, DEFAULT_MAX_NAME_BYTES, DEFAULT_MAX_SECTIONS};
 use context_budget::spec::SpecStore;
 use context_budget::{
-    ADR_LAYERED, AnswerLimit, Catalog, DEFAULT_MAX_INPUT_BYTES, InputLimits, LayerBudgets,
-    TokenCounter,
+    ADR_LAYERED, AnswerLimit, Catalog, CatalogError, DEFAULT_MAX_INPUT_BYTES,
+    DEFAULT_MAX_MODELS_FILE_BYTES, DEFAULT_MAX_MODELS_FILE_ENTRIES, InputLimits, LayerBudgets,
+    TokenCounter, read_models_file,
 };
 
 use crate::anthropic::{self, AnthropicConfig, AnthropicCounter};
@@ -125,6 +126,27 @@ pub struct GlobalArgs {
         env = "CONTEXT_LOADER_MODELS_FILE"
     )]
     pub models_file: Option<PathBuf>,
+    /// Largest --models-file read, in bytes; a larger one (or a FIFO, device or
+    /// folder) stops start-up with an error.
+    #[arg(
+        long,
+        global = true,
+        hide_env_values = true,
+        help_heading = "Limits",
+        env = "CONTEXT_LOADER_MAX_MODELS_FILE_BYTES",
+        default_value_t = DEFAULT_MAX_MODELS_FILE_BYTES
+    )]
+    pub max_models_file_bytes: u64,
+    /// Most models one --models-file may list; more stops start-up with an error.
+    #[arg(
+        long,
+        global = true,
+        hide_env_values = true,
+        help_heading = "Limits",
+        env = "CONTEXT_LOADER_MAX_MODELS_FILE_ENTRIES",
+        default_value_t = DEFAULT_MAX_MODELS_FILE_ENTRIES
+    )]
+    pub max_models_file_entries: usize,
     /// Count Claude models exactly with Anthropic's count_tokens API (needs
     /// ANTHROPIC_API_KEY; falls back to the estimate, with a warning, on any failure).
     #[arg(
@@ -312,6 +334,27 @@ const PATH_LIST_SEPARATOR: char = ':';
 #[cfg(not(unix))]
 const PATH_LIST_SEPARATOR: char = ';';
 
+/// A models file that stops start-up, and what to do about it in command-line words.
+fn models_file_error(error: &CatalogError) -> anyhow::Error {
+    let what_to_do = match error {
+        CatalogError::Unreadable { .. } => {
+            "; pass --models-file a readable regular JSON file (not a FIFO, device or folder)"
+        }
+        CatalogError::FileTooLarge { .. } => {
+            "; raise --max-models-file-bytes, or keep only the models you use in the file"
+        }
+        CatalogError::TooManyModels { .. } => {
+            "; raise --max-models-file-entries, or keep only the models you use in the file"
+        }
+        CatalogError::TokenizerFile { .. } => {
+            "; point its tokenizer_file at a readable regular tokenizer.json (relative to the \
+             models file's folder)"
+        }
+        _ => "",
+    };
+    anyhow::anyhow!("invalid --models-file: {error}{what_to_do}")
+}
+
 impl GlobalArgs {
     /// The service the global flags describe: the catalog (built-in, or extended by
     /// --models-file), the specs root, the file roots (the working directory when none is
@@ -321,14 +364,14 @@ impl GlobalArgs {
         let catalog = match &self.models_file {
             None => Catalog::builtin().clone(),
             Some(path) => {
-                let json = std::fs::read_to_string(path).map_err(|e| {
-                    anyhow::anyhow!("cannot read --models-file {}: {e}", path.display())
-                })?;
+                let origin = path.display().to_string();
+                let json = read_models_file(path, &origin, self.max_models_file_bytes)
+                    .map_err(|e| models_file_error(&e))?;
                 // A `tokenizer_file` in it is relative to the file's own folder.
                 let folder = path.parent().unwrap_or(std::path::Path::new("."));
                 Catalog::builtin()
-                    .with_models_file(&json, &path.display().to_string(), folder)
-                    .map_err(|e| anyhow::anyhow!("invalid --models-file: {e}"))?
+                    .with_models_file_limited(&json, &origin, folder, self.max_models_file_entries)
+                    .map_err(|e| models_file_error(&e))?
             }
         };
         let mut root_dirs = self.roots.clone();

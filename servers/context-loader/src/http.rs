@@ -24,6 +24,7 @@ pub async fn run(service: Service, tools: Toolset, args: HttpArgs) -> anyhow::Re
     // fills, so this mostly waits for it).
     let readiness = Readiness::default();
     let options = args.into_options(readiness.clone()).map_err(ConfigError)?;
+    let call_timeout = options.request_timeout;
     let warm = service.clone();
     tokio::task::spawn_blocking(move || {
         warm.warm_up();
@@ -33,7 +34,7 @@ pub async fn run(service: Service, tools: Toolset, args: HttpArgs) -> anyhow::Re
     let in_flight = metrics::global().in_flight_calls();
     serve_http(
         {
-            let handler = ContextLoader::new(service, &tools);
+            let handler = ContextLoader::new(service, &tools).with_call_timeout(call_timeout);
             move || handler.for_new_session()
         },
         options,

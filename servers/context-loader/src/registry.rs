@@ -3,6 +3,8 @@
 //! and every tool is served by the one path in [`serve`]: arguments checked the same
 //! way, warnings forwarded to the client's log the same way.
 
+use std::time::Duration;
+
 use mcp_common::metrics::MeteredToolRouter;
 use mcp_common::{Structured, ToolError, input_schema, output_schema, parse_params};
 use rmcp::RoleServer;
@@ -27,6 +29,9 @@ pub struct ContextLoader {
     log: ClientLog,
     /// What `initialize` tells the client, naming only the exposed tools.
     instructions: String,
+    /// How long one call may run (HTTP's `--request-timeout`); past it the call is
+    /// dropped, which stops its work, and answered with a JSON-RPC error.
+    call_timeout: Option<Duration>,
 }
 
 impl ContextLoader {
@@ -44,7 +49,16 @@ impl ContextLoader {
             tool_router: MeteredToolRouter::new(routes.router),
             log: ClientLog::default(),
             instructions: instructions(&routes.names),
+            call_timeout: None,
         }
+    }
+
+    /// Stop every call after `timeout` (HTTP: its request timeout also covers calls
+    /// whose answer streams, which the HTTP layer's timer no longer bounds once the
+    /// stream has started).
+    pub fn with_call_timeout(mut self, timeout: Duration) -> Self {
+        self.call_timeout = Some(timeout);
+        self
     }
 
     /// A handler for one more session: the same routes (built once per process, with
@@ -100,9 +114,16 @@ impl Register for Routes<'_> {
                         arguments,
                         ..
                     } = context;
-                    serve::<T>(server, arguments, &request_context)
-                        .await
-                        .into_call_tool_result()
+                    let served = serve::<T>(server, arguments, &request_context);
+                    let Some(limit) = server.call_timeout else {
+                        return served.await.into_call_tool_result();
+                    };
+                    // Dropping the call on time-out drops its work's guard, which
+                    // cancels the work on the blocking pool.
+                    match tokio::time::timeout(limit, served).await {
+                        Ok(result) => result.into_call_tool_result(),
+                        Err(_) => Err(timed_out(T::NAME, limit)),
+                    }
                 })
             },
         ));
@@ -135,6 +156,22 @@ async fn serve<T: Tool>(
         .forward(request, T::NAME, T::warnings(&output))
         .await;
     Ok(Structured(output))
+}
+
+/// JSON-RPC's "request timed out" (as the MCP SDKs number it).
+const REQUEST_TIMEOUT: i32 = -32001;
+
+/// The error a call gets when it runs past the request timeout.
+fn timed_out(tool: &str, limit: Duration) -> rmcp::ErrorData {
+    rmcp::ErrorData::new(
+        rmcp::model::ErrorCode(REQUEST_TIMEOUT),
+        format!(
+            "{tool} ran past the request timeout ({} s, set by --request-timeout) and was \
+             stopped; ask for less in one call, or raise the server's --request-timeout",
+            limit.as_secs_f64()
+        ),
+        None,
+    )
 }
 
 #[tool_handler(router = self.tool_router)]

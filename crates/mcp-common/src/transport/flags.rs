@@ -64,7 +64,8 @@ pub struct HttpFlags {
     /// MCP requests served at once; more wait for a slot.
     #[arg(long, default_value_t = HttpOptions::DEFAULT_MAX_CONCURRENT_REQUESTS)]
     pub max_concurrent_requests: usize,
-    /// Seconds a request may take until its response starts (408 after).
+    /// Seconds a request may take until its response starts (408 after); a tool call
+    /// that streams its answer is stopped after as long, with a JSON-RPC error.
     #[arg(long, default_value_t = HttpOptions::DEFAULT_REQUEST_TIMEOUT.as_secs())]
     pub request_timeout: u64,
     /// On SIGTERM/SIGINT, seconds in-flight tool calls get to finish.

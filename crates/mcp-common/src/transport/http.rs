@@ -27,6 +27,7 @@ use tower::limit::ConcurrencyLimitLayer;
 use tower_http::timeout::TimeoutLayer;
 
 use super::auth;
+use super::cancel_on_close::CancelOnClose;
 use super::guard::{self, AllowedHosts, BodyGuard};
 use super::options::HttpOptions;
 use crate::metrics::{self, InFlightCalls};
@@ -63,7 +64,10 @@ pub fn mcp_router<S: ServerHandler + Send + 'static>(
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(options.session_idle_timeout);
     let sessions = Arc::new(sessions);
-    let service = StreamableHttpService::new(move || Ok(factory()), sessions.clone(), config);
+    // A call whose response stream is dropped (the client hung up) and not resumed
+    // is cancelled.
+    let cancelling = CancelOnClose::new(sessions.clone());
+    let service = StreamableHttpService::new(move || Ok(factory()), Arc::new(cancelling), config);
     let router = axum::Router::new().nest_service(&options.normalized_path()?, service);
     Ok((router, (!options.stateless).then_some(sessions)))
 }
@@ -111,8 +115,15 @@ pub fn http_router<S: ServerHandler + Send + 'static>(
             allowed_hosts,
             guard::check_host,
         ));
+    Ok(probe_routes(options)
+        .merge(protected)
+        .layer(middleware::from_fn(observe)))
+}
+
+/// `/healthz` (200 while serving) and `/readyz` (200 once ready, else 503).
+fn probe_routes(options: &HttpOptions) -> axum::Router {
     let readiness = options.readiness.clone();
-    Ok(axum::Router::new()
+    axum::Router::new()
         .route("/healthz", get(|| async { "ok\n" }))
         .route(
             "/readyz",
@@ -127,8 +138,11 @@ pub fn http_router<S: ServerHandler + Send + 'static>(
                 }
             }),
         )
-        .merge(protected)
-        .layer(middleware::from_fn(observe)))
+}
+
+/// The probes alone, as served on the accept thread (see [`serve_http`]).
+fn probe_router(options: &HttpOptions) -> axum::Router {
+    probe_routes(options).layer(middleware::from_fn(observe))
 }
 
 async fn metrics_page() -> Response {
@@ -186,8 +200,39 @@ pub async fn serve_http<S: ServerHandler + Send + 'static>(
     // calls finished.
     let stop_accepting = CancellationToken::new();
     let connections = TaskTracker::new();
+    // Connections are accepted, and probes answered, on a thread of their own: a
+    // `/healthz` must not wait behind MCP work queued on the workers (50 busy clients
+    // made it take 3-5 s). MCP connections are handed to the workers.
+    let accepting = Accepting {
+        probes: probe_router(&options),
+        router,
+        header_read_timeout: options.header_read_timeout,
+        connections: connections.clone(),
+        stop: stop_accepting.clone(),
+        workers: tokio::runtime::Handle::current(),
+    };
+    let listener = listener
+        .into_std()
+        .context("cannot hand the listener to the accept thread")?;
+    let accept_runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the accept thread's runtime")?;
+    let (accept_ended, accept_done) = tokio::sync::oneshot::channel::<()>();
+    std::thread::Builder::new()
+        .name("http-accept".into())
+        .spawn(move || {
+            accept_runtime.block_on(async move {
+                match tokio::net::TcpListener::from_std(listener) {
+                    Ok(listener) => accepting.run(listener).await,
+                    Err(e) => tracing::error!("cannot listen on the accept thread: {e}"),
+                }
+            });
+            let _ = accept_ended.send(());
+        })
+        .context("cannot start the accept thread")?;
     tokio::select! {
-        () = accept_loop(listener, router, &options, &connections, &stop_accepting) => {}
+        _ = accept_done => {}
         () = wait_for_signal() => {}
     }
     stop_accepting.cancel();
@@ -218,52 +263,143 @@ pub async fn serve_http<S: ServerHandler + Send + 'static>(
     Ok(())
 }
 
-/// Accept connections until `stop` and serve each on its own task, HTTP/1.1 with
-/// hyper's header-read timer (which also ends idle keep-alive connections).
-async fn accept_loop(
-    listener: tokio::net::TcpListener,
+/// What the accept thread needs: the routers, the connection settings, and where MCP
+/// connections go.
+struct Accepting {
+    /// `/healthz` and `/readyz`, answered on the accept thread itself.
+    probes: axum::Router,
+    /// Everything (probes too), served on the workers.
     router: axum::Router,
-    options: &HttpOptions,
-    connections: &TaskTracker,
-    stop: &CancellationToken,
-) {
-    let mut builder = hyper::server::conn::http1::Builder::new();
-    builder
-        .timer(TokioTimer::new())
-        .header_read_timeout(options.header_read_timeout)
-        .keep_alive(true);
-    loop {
-        let stream = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
-                Err(e) => {
-                    // Out of descriptors (EMFILE) or a connection reset before accept:
-                    // back off briefly rather than spin, and keep serving.
-                    tracing::warn!("accept failed: {e}");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
-            () = stop.cancelled() => return,
-        };
-        let service = TowerToHyperService::new(router.clone());
-        let connection = builder.serve_connection(TokioIo::new(stream), service);
-        let stop = stop.clone();
-        connections.spawn(async move {
-            let mut connection = std::pin::pin!(connection);
-            tokio::select! {
-                result = connection.as_mut() => {
-                    if let Err(e) = result {
-                        tracing::debug!("connection ended: {e}");
+    header_read_timeout: Duration,
+    connections: TaskTracker,
+    stop: CancellationToken,
+    /// The server's multi-threaded runtime.
+    workers: tokio::runtime::Handle,
+}
+
+impl Accepting {
+    /// Accept connections until `stop`. A new connection whose first bytes ask for a
+    /// probe is answered here (then closed); any other is served on the workers,
+    /// HTTP/1.1 with hyper's header-read timer (which also ends idle keep-alive
+    /// connections).
+    async fn run(self, listener: tokio::net::TcpListener) {
+        let this = Arc::new(self);
+        loop {
+            let stream = tokio::select! {
+                accepted = listener.accept() => match accepted {
+                    Ok((stream, _)) => stream,
+                    Err(e) => {
+                        // Out of descriptors (EMFILE) or a connection reset before accept:
+                        // back off briefly rather than spin, and keep serving.
+                        tracing::warn!("accept failed: {e}");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
                     }
-                    return;
-                }
-                () = stop.cancelled() => connection.as_mut().graceful_shutdown(),
-            }
-            // Finish the request in progress (idle connections close at once).
-            let _ = connection.await;
-        });
+                },
+                () = this.stop.cancelled() => return,
+            };
+            tokio::spawn(Arc::clone(&this).dispatch(stream));
+        }
     }
+
+    /// Serve `stream` here if it asks for a probe, else hand it to the workers.
+    async fn dispatch(self: Arc<Self>, stream: tokio::net::TcpStream) {
+        match first_request(&stream, self.header_read_timeout).await {
+            // Nothing arrived in time, or the peer left: close, as the header timer would.
+            FirstRequest::None => {}
+            FirstRequest::Probe => {
+                let mut builder = self.builder();
+                // One probe per connection: a later request on it is not a probe.
+                builder.keep_alive(false);
+                serve_connection(stream, self.probes.clone(), builder, self.stop.clone()).await;
+            }
+            FirstRequest::Other => {
+                // Re-registered with the workers' reactor, so the connection's I/O and
+                // its requests run there.
+                let stream = match stream.into_std() {
+                    Ok(stream) => stream,
+                    Err(e) => {
+                        tracing::debug!("cannot hand a connection to the workers: {e}");
+                        return;
+                    }
+                };
+                let (router, builder, stop) =
+                    (self.router.clone(), self.builder(), self.stop.clone());
+                self.connections.spawn_on(
+                    async move {
+                        match tokio::net::TcpStream::from_std(stream) {
+                            Ok(stream) => serve_connection(stream, router, builder, stop).await,
+                            Err(e) => tracing::debug!("connection lost in hand-over: {e}"),
+                        }
+                    },
+                    &self.workers,
+                );
+            }
+        }
+    }
+
+    fn builder(&self) -> hyper::server::conn::http1::Builder {
+        let mut builder = hyper::server::conn::http1::Builder::new();
+        builder
+            .timer(TokioTimer::new())
+            .header_read_timeout(self.header_read_timeout)
+            .keep_alive(true);
+        builder
+    }
+}
+
+/// What a new connection's first bytes ask for.
+enum FirstRequest {
+    /// `GET /healthz` or `GET /readyz`.
+    Probe,
+    /// Anything else, or too little to tell yet (served on the workers, as always).
+    Other,
+    /// Nothing within the header-read timeout, or the connection closed.
+    None,
+}
+
+/// Peek (without consuming) at a connection's first bytes. Probes send their request
+/// line in one piece, so one look decides; a head dribbled in pieces is not a probe
+/// and goes to the workers, whose header timer deals with it.
+async fn first_request(stream: &tokio::net::TcpStream, wait: Duration) -> FirstRequest {
+    const PROBES: [&[u8]; 2] = [b"GET /healthz", b"GET /readyz"];
+    let mut buf = [0u8; 16];
+    let seen = match tokio::time::timeout(wait, stream.peek(&mut buf)).await {
+        Ok(Ok(n)) if n > 0 => &buf[..n],
+        _ => return FirstRequest::None,
+    };
+    let is_probe = PROBES.iter().any(|probe| {
+        seen.len() > probe.len()
+            && seen.starts_with(probe)
+            && matches!(seen[probe.len()], b' ' | b'?')
+    });
+    match is_probe {
+        true => FirstRequest::Probe,
+        false => FirstRequest::Other,
+    }
+}
+
+/// Serve one connection with `router` until it ends; on `stop`, finish the request in
+/// progress (an idle connection closes at once).
+async fn serve_connection(
+    stream: tokio::net::TcpStream,
+    router: axum::Router,
+    builder: hyper::server::conn::http1::Builder,
+    stop: CancellationToken,
+) {
+    let service = TowerToHyperService::new(router);
+    let connection = builder.serve_connection(TokioIo::new(stream), service);
+    let mut connection = std::pin::pin!(connection);
+    tokio::select! {
+        result = connection.as_mut() => {
+            if let Err(e) = result {
+                tracing::debug!("connection ended: {e}");
+            }
+            return;
+        }
+        () = stop.cancelled() => connection.as_mut().graceful_shutdown(),
+    }
+    let _ = connection.await;
 }
 
 async fn wait_for_signal() {

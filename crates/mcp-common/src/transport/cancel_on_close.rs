@@ -1,0 +1,243 @@
+//! Stateful HTTP: a call whose response stream the client closed is cancelled.
+//!
+//! In a session, a `tools/call` POST is answered with an SSE stream at once; the call
+//! runs in the session's task, not in the HTTP request. rmcp's session manager does
+//! not notice when that stream is dropped (the client hung up, or the connection
+//! died), so the call ran to its end for nobody. [`CancelOnClose`] wraps it: when a
+//! request's stream is dropped before it ended, the session gets the
+//! `notifications/cancelled` the client would have sent, which cancels the call's
+//! token like any cancellation (the tools stop at their next check).
+//!
+//! The MCP spec lets a client resume a broken stream (`GET` with `Last-Event-ID`)
+//! and says a disconnection alone is not a cancellation. So the cancellation waits
+//! [`RESUME_GRACE`] first: a stream resumed within it keeps its call; one nobody
+//! comes back for is abandoned.
+
+use std::collections::HashMap;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use futures_core::Stream;
+use rmcp::model::{ClientJsonRpcMessage, RequestId};
+use rmcp::transport::streamable_http_server::session::ServerSseMessage;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::{EventStore, RestoreOutcome};
+use rmcp::transport::streamable_http_server::{SessionId, SessionManager};
+
+/// How long a request stream dropped before its end may be resumed before its call is
+/// cancelled: rmcp tells clients to retry after 3 s.
+pub const RESUME_GRACE: Duration = Duration::from_secs(5);
+
+/// Streams dropped early and waiting out [`RESUME_GRACE`], by session and stream (the
+/// `http_request_id` part of their event ids): cancelled when resumed.
+type Pending = Arc<Mutex<HashMap<(SessionId, String), CancellationToken>>>;
+
+/// rmcp's in-memory sessions, with request streams that cancel their call when
+/// dropped early and not resumed.
+pub struct CancelOnClose {
+    sessions: Arc<LocalSessionManager>,
+    pending: Pending,
+}
+
+impl CancelOnClose {
+    pub fn new(sessions: Arc<LocalSessionManager>) -> Self {
+        CancelOnClose {
+            sessions,
+            pending: Pending::default(),
+        }
+    }
+}
+
+/// The stream part of an event id (`{index}/{http_request_id}`).
+fn stream_of(event_id: &str) -> Option<&str> {
+    event_id.split_once('/').map(|(_, stream)| stream)
+}
+
+/// What a request's stream needs to cancel its call.
+struct Armed {
+    sessions: Arc<LocalSessionManager>,
+    pending: Pending,
+    session: SessionId,
+    request: RequestId,
+    /// Learnt from the first event id seen (the priming event's).
+    stream: Option<String>,
+}
+
+/// The notification a client sends to cancel request `id`.
+fn cancelled(id: &RequestId, reason: &str) -> Option<ClientJsonRpcMessage> {
+    let message = serde_json::json!({
+        "jsonrpc": "2.0",
+        "method": "notifications/cancelled",
+        "params": {"requestId": id, "reason": reason},
+    });
+    serde_json::from_value(message).ok()
+}
+
+/// A request's response stream; cancels the request if dropped before its end and
+/// not resumed within [`RESUME_GRACE`].
+struct Guarded<S> {
+    inner: Pin<Box<S>>,
+    /// Set until the stream ends by itself (the response was sent).
+    armed: Option<Armed>,
+}
+
+impl<S: Stream<Item = ServerSseMessage>> Stream for Guarded<S> {
+    type Item = S::Item;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<S::Item>> {
+        let polled = self.inner.as_mut().poll_next(cx);
+        match &polled {
+            Poll::Ready(None) => self.armed = None,
+            Poll::Ready(Some(message)) => {
+                if let Some(armed) = &mut self.armed
+                    && armed.stream.is_none()
+                {
+                    armed.stream = message
+                        .event_id
+                        .as_deref()
+                        .and_then(stream_of)
+                        .map(str::to_owned);
+                }
+            }
+            Poll::Pending => {}
+        }
+        polled
+    }
+}
+
+impl<S> Drop for Guarded<S> {
+    fn drop(&mut self) {
+        let Some(armed) = self.armed.take() else {
+            return;
+        };
+        // Drop runs outside async code: hand the wait to the runtime, if any is still
+        // there (at shutdown the sessions end anyway).
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let resumed = CancellationToken::new();
+        let key = armed.stream.map(|stream| (armed.session.clone(), stream));
+        if let Some(key) = &key
+            && let Ok(mut pending) = armed.pending.lock()
+        {
+            pending.insert(key.clone(), resumed.clone());
+        }
+        runtime.spawn(async move {
+            let came_back = tokio::time::timeout(RESUME_GRACE, resumed.cancelled())
+                .await
+                .is_ok();
+            if let Some(key) = &key
+                && let Ok(mut pending) = armed.pending.lock()
+            {
+                pending.remove(key);
+            }
+            if came_back {
+                return;
+            }
+            let id = armed.request;
+            let Some(message) = cancelled(&id, "the client closed the response stream") else {
+                return;
+            };
+            if armed
+                .sessions
+                .accept_message(&armed.session, message)
+                .await
+                .is_ok()
+            {
+                tracing::debug!(%id, "cancelled a call whose response stream was closed");
+            }
+        });
+    }
+}
+
+impl SessionManager for CancelOnClose {
+    type Error = <LocalSessionManager as SessionManager>::Error;
+    type Transport = <LocalSessionManager as SessionManager>::Transport;
+
+    async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
+        self.sessions.create_session().await
+    }
+
+    async fn initialize_session(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<rmcp::model::ServerJsonRpcMessage, Self::Error> {
+        self.sessions.initialize_session(id, message).await
+    }
+
+    async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
+        self.sessions.has_session(id).await
+    }
+
+    async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
+        self.sessions.close_session(id).await
+    }
+
+    async fn create_stream(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        let request = match &message {
+            ClientJsonRpcMessage::Request(request) => Some(request.id.clone()),
+            _ => None,
+        };
+        let stream = self.sessions.create_stream(id, message).await?;
+        Ok(Guarded {
+            inner: Box::pin(stream),
+            armed: request.map(|request| Armed {
+                sessions: self.sessions.clone(),
+                pending: self.pending.clone(),
+                session: id.clone(),
+                request,
+                stream: None,
+            }),
+        })
+    }
+
+    async fn accept_message(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<(), Self::Error> {
+        self.sessions.accept_message(id, message).await
+    }
+
+    async fn create_standalone_stream(
+        &self,
+        id: &SessionId,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        self.sessions.create_standalone_stream(id).await
+    }
+
+    async fn resume(
+        &self,
+        id: &SessionId,
+        last_event_id: String,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        // A stream dropped early and resumed: its call goes on.
+        if let Some(stream) = stream_of(&last_event_id)
+            && let Ok(pending) = self.pending.lock()
+            && let Some(resumed) = pending.get(&(id.clone(), stream.to_owned()))
+        {
+            resumed.cancel();
+        }
+        self.sessions.resume(id, last_event_id).await
+    }
+
+    async fn restore_session(
+        &self,
+        id: SessionId,
+    ) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
+        self.sessions.restore_session(id).await
+    }
+
+    fn event_store(&self) -> Option<Arc<dyn EventStore>> {
+        self.sessions.event_store()
+    }
+}
