@@ -622,3 +622,56 @@ async fn a_load_cancelled_during_its_final_count_stops_the_cpu() {
     drop(child);
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// Issue 20, row 11. Globs within the byte caps can still nest alternates: 2,000
+/// nested `{` overflowed globset's recursive parser and aborted the whole server, and
+/// 1,000 nested `{a,` made its regex compilation panic. Such a glob is refused with a
+/// short preview of it, and a `.gitignore` line like it (repository content) is
+/// skipped, so the same server goes on answering. A 5 MB path gets a small error.
+#[tokio::test]
+async fn deeply_nested_globs_are_refused_with_a_preview_and_the_server_stays_up() {
+    let root = std::env::temp_dir().join(format!("cl-abuse-nested-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(root.join("src")).expect("mkdir");
+    std::fs::write(root.join("src/main.rs"), "fn main() {}\n").expect("write");
+    let deep = format!("{}x{}", "{".repeat(2_000), "}".repeat(2_000));
+    std::fs::write(root.join(".gitignore"), format!("{deep}\n*.tmp\n")).expect("gitignore");
+    std::fs::write(root.join("src/skip.tmp"), "ignored\n").expect("tmp");
+    let root_arg = root.display().to_string();
+    let alternates = format!("{}{}", "{a,".repeat(1_000), "}".repeat(1_000));
+    let nested_ok = format!("src/{}.rs", "{main,".repeat(8) + &"}".repeat(8));
+    let huge_path = "p/".repeat(2_500_000);
+    for transport in ALL {
+        let conn = BIN.connect(transport, &["--root", &root_arg]).await;
+        for (tool, arguments) in [
+            ("file-tokens", json!({"include": [deep]})),
+            ("load-files", json!({"exclude": [alternates]})),
+            ("file-tokens", json!({"paths": [deep]})),
+        ] {
+            let result = call(&conn.client, tool, arguments).await;
+            assert_eq!(result.is_error, Some(true), "{transport:?} {tool}");
+            let error = structured(&result);
+            assert_eq!(error["error_code"], "INVALID_INPUT", "{error}");
+            let text = error.to_string();
+            assert!(text.contains("at most 8"), "{text}");
+            assert!(text.len() < 1_000, "the error echoes the glob: {text}");
+        }
+        let result = call(&conn.client, "file-tokens", json!({"paths": [huge_path]})).await;
+        assert_eq!(result.is_error, Some(true), "{transport:?}");
+        assert!(structured(&result).to_string().len() < 1_000);
+        // Eight levels are allowed, and the hostile .gitignore line is skipped while
+        // its ordinary line still applies.
+        let fine = call(&conn.client, "file-tokens", json!({"paths": [nested_ok]})).await;
+        assert_eq!(structured(&fine)["files_measured"], 1, "{transport:?}");
+        let all = call(&conn.client, "file-tokens", json!({})).await;
+        let all = structured(&all);
+        assert_eq!(all["files_measured"], 1, "{transport:?} {all}");
+    }
+    let (code, _, stderr) = BIN.run_cli(&["--root", &root_arg, "files", &deep], None);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("INVALID_INPUT") && stderr.contains("at most 8") && stderr.len() < 1_000,
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&root);
+}

@@ -222,7 +222,11 @@ impl IgnoreRules {
         check()?;
         let mut builder = GitignoreBuilder::new(dir);
         for line in lines {
-            // A line git would not understand is skipped, as the walker did.
+            // A line git would not understand is skipped, as the walker did; so is one
+            // whose nested `{…}` would overflow globset's parser (git has no braces).
+            if super::walk::alternates_too_deep(line).is_some() {
+                continue;
+            }
             let _ = builder.add_line(Some(file.to_path_buf()), line);
         }
         Ok(builder.build().ok().filter(|g| !g.is_empty()))

@@ -21,6 +21,7 @@ use super::ignore::{IgnoreRules, LastFolder};
 use super::roots::{Roots, Target, relative_to};
 use super::secrets::looks_secret_path;
 use super::{Excluded, FileLimits, FilesError, SkipReason, Skipped};
+use crate::limits;
 use crate::scan_control::ScanControl;
 
 /// A file to open: where it was found and how it was asked for.
@@ -46,6 +47,31 @@ pub struct Walked {
     pub entries: usize,
 }
 
+/// Deepest `{a,{b,c}}` nesting a glob may have. globset parses alternates
+/// recursively: 2,000 nested `{` overflowed the stack (the whole process aborts) and
+/// 1,000 nested `{a,` made its regex compilation panic. Real globs nest once or twice.
+pub const MAX_GLOB_NESTING: usize = 8;
+
+/// The nesting depth of `pattern`'s alternates when it is over [`MAX_GLOB_NESTING`].
+/// Escaped braces (`\{`) do not count; a `{` inside `[...]` does, which only refuses
+/// a pattern no one writes.
+pub fn alternates_too_deep(pattern: &str) -> Option<usize> {
+    let (mut depth, mut deepest, mut escaped) = (0usize, 0usize, false);
+    for byte in pattern.bytes() {
+        match byte {
+            _ if escaped => escaped = false,
+            b'\\' => escaped = true,
+            b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    (deepest > MAX_GLOB_NESTING).then_some(deepest)
+}
+
 /// A glob as the caller wrote it: with a `/` it matches the path relative to the
 /// root (`*` stays within one folder, `**` crosses folders); without one it
 /// matches the file name at any depth, as in .gitignore.
@@ -59,11 +85,19 @@ impl PathGlob {
     pub fn new(pattern: &str) -> Result<PathGlob, FilesError> {
         let pattern = pattern.trim().trim_start_matches("./");
         let by_name = !pattern.contains('/');
+        if let Some(depth) = alternates_too_deep(pattern) {
+            return Err(FilesError::InvalidPath {
+                path: limits::preview(pattern),
+                reason: format!(
+                    "alternates `{{…}}` nested {depth} deep; at most {MAX_GLOB_NESTING}"
+                ),
+            });
+        }
         let glob = GlobBuilder::new(pattern)
             .literal_separator(true)
             .build()
             .map_err(|e| FilesError::InvalidPath {
-                path: pattern.to_string(),
+                path: limits::preview(pattern),
                 reason: format!("not a valid glob: {}", e.kind()),
             })?;
         Ok(PathGlob {
