@@ -661,3 +661,37 @@ async fn read_until_line_end(stream: &mut TcpStream, mut seen: String) -> String
     }
     seen
 }
+
+/// Issue 20, row 12. SIGTERM during a long stateful call: its SSE stream used to end
+/// with no answer to the request (stateless answered 503 with a JSON-RPC error). Now,
+/// when the shutdown grace ends, the stream's last event is that same error, with the
+/// call's id, and the server exits.
+#[tokio::test]
+async fn stateful_a_call_running_at_shutdown_gets_the_documented_error_on_its_stream() {
+    let _heavy = HEAVY.lock().await;
+    let (mut server, addr, pid) = http_server(&["--shutdown-grace", "1"]).await;
+    let session = open_session(&addr).await;
+    let headers = session_headers(&session);
+    let mut stream = send_only(&addr, &headers, &slow_call(5)).await;
+    assert_working(pid).await;
+    let status = Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    let seen = read_until(&mut stream, "--shutdown-grace").await;
+    let event = seen
+        .lines()
+        .rev()
+        .find(|line| line.contains("--shutdown-grace"))
+        .expect("event");
+    let error: Value = serde_json::from_str(event.trim_start_matches("data:").trim())
+        .unwrap_or_else(|e| panic!("not a JSON-RPC message ({e}): {event}"));
+    assert_eq!(error["id"], 5, "{error}");
+    assert_eq!(error["error"]["code"], -32000, "{error}");
+    let exited = tokio::time::timeout(PATIENCE, server.wait()).await;
+    assert!(
+        matches!(exited, Ok(Ok(status)) if status.success()),
+        "{exited:?}"
+    );
+}

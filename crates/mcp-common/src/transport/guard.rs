@@ -279,15 +279,106 @@ pub async fn guard_body(
     }
     let request = Request::from_parts(parts, Body::from(bytes));
     tokio::select! {
-        response = next.run(request) => parse_failure_as_json_rpc(response, id).await,
-        () = guard.grace_over.cancelled() => json_rpc_error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            id,
-            SERVER_ERROR,
-            "the server is shutting down and this call did not finish within its grace \
-             period (--shutdown-grace); retry it"
-                .into(),
-        ),
+        response = next.run(request) => {
+            let response = parse_failure_as_json_rpc(response, id.clone()).await;
+            answer_stream_at_shutdown(response, id, guard.grace_over.clone())
+        }
+        () = guard.grace_over.cancelled() => shutting_down(id),
+    }
+}
+
+/// The error a call still running when the shutdown grace ends gets.
+fn shutting_down(id: Value) -> Response {
+    json_rpc_error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        id,
+        SERVER_ERROR,
+        shutting_down_message(),
+    )
+}
+
+fn shutting_down_message() -> String {
+    "the server is shutting down and this call did not finish within its grace \
+     period (--shutdown-grace); retry it"
+        .into()
+}
+
+/// A call answered on an SSE stream (stateful mode, or a call that streams progress)
+/// has its response headers sent long before its result. Without this, the stream
+/// just ended at shutdown and the client saw no answer to its request: now, unless
+/// the result went out first, the stream's last event is the same JSON-RPC error a
+/// JSON reply gets. A client that goes away still drops the call's stream.
+fn answer_stream_at_shutdown(
+    response: Response,
+    id: Value,
+    grace_over: CancellationToken,
+) -> Response {
+    let is_sse = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    if !is_sse || id.is_null() {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, axum::Error>>(4);
+    tokio::spawn(async move {
+        let mut body = std::pin::pin!(body);
+        let mut answered = false;
+        loop {
+            tokio::select! {
+                frame = std::future::poll_fn(|cx| body.as_mut().poll_frame(cx)) => match frame {
+                    None => return,
+                    Some(Err(e)) => {
+                        let _ = tx.send(Err(e)).await;
+                        return;
+                    }
+                    Some(Ok(frame)) => {
+                        if let Ok(data) = frame.into_data() {
+                            answered = answered || answers(&data, &id);
+                            if tx.send(Ok(data)).await.is_err() {
+                                return;
+                            }
+                        }
+                    }
+                },
+                () = grace_over.cancelled(), if !answered => {
+                    let error = json!({"jsonrpc": "2.0", "id": id,
+                        "error": {"code": SERVER_ERROR, "message": shutting_down_message()}});
+                    let _ = tx.send(Ok(Bytes::from(format!("data: {error}\n\n")))).await;
+                    return;
+                }
+                () = tx.closed() => return,
+            }
+        }
+    });
+    Response::from_parts(parts, Body::from_stream(Frames(rx)))
+}
+
+/// Whether an SSE chunk carries the result or error of request `id`.
+fn answers(chunk: &[u8], id: &Value) -> bool {
+    String::from_utf8_lossy(chunk)
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
+        .any(|message| {
+            message.get("id") == Some(id)
+                && (message.get("result").is_some() || message.get("error").is_some())
+        })
+}
+
+/// The receiving end of [`answer_stream_at_shutdown`]'s pump, as a body stream.
+struct Frames(tokio::sync::mpsc::Receiver<Result<Bytes, axum::Error>>);
+
+impl futures_core::Stream for Frames {
+    type Item = Result<Bytes, axum::Error>;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        self.0.poll_recv(cx)
     }
 }
 
