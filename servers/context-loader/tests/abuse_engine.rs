@@ -675,3 +675,60 @@ async fn deeply_nested_globs_are_refused_with_a_preview_and_the_server_stays_up(
     );
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// Issue 20, row 13. Entries the walk leaves out still cost it a visit: 200k files
+/// excluded by a `.gitignore`, or hidden, were walked in full whatever
+/// `--max-walk-entries` said. Both now count against it, over every transport and
+/// the CLI; with the limit raised, the same folders are measured and the left-out
+/// entries reported.
+#[tokio::test]
+async fn ignored_and_hidden_entries_count_against_the_walk_limit() {
+    let base = std::env::temp_dir().join(format!("cl-abuse-walk-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    let (ignored, hidden) = (base.join("ignored"), base.join("hidden"));
+    for dir in [&ignored, &hidden] {
+        std::fs::create_dir_all(dir).expect("mkdir");
+        std::fs::write(dir.join("kept.md"), "Kept.\n").expect("write");
+    }
+    std::fs::write(ignored.join(".gitignore"), "*.log\n").expect("gitignore");
+    for i in 0..3_000 {
+        std::fs::write(ignored.join(format!("run-{i}.log")), "").expect("log");
+        std::fs::write(hidden.join(format!(".cache-{i}")), "").expect("hidden");
+    }
+    let base_arg = base.display().to_string();
+    for transport in ALL {
+        let conn = BIN
+            .connect(
+                transport,
+                &["--root", &base_arg, "--max-walk-entries", "1000"],
+            )
+            .await;
+        for path in ["ignored", "hidden"] {
+            let result = call(&conn.client, "file-tokens", json!({"paths": [path]})).await;
+            assert_eq!(result.is_error, Some(true), "{transport:?} {path}");
+            let error = structured(&result);
+            assert_eq!(error["error_code"], "FILE_LIMIT_EXCEEDED", "{error}");
+            assert!(
+                error["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("--max-walk-entries")),
+                "{error}"
+            );
+        }
+    }
+    for path in ["ignored", "hidden"] {
+        let dir = base.join(path).display().to_string();
+        let (code, _, stderr) = BIN.run_cli(
+            &["--root", &dir, "--max-walk-entries", "1000", "files"],
+            None,
+        );
+        assert_eq!(code, 1, "{stderr}");
+        assert!(stderr.contains("--max-walk-entries"), "{stderr}");
+        let (code, stdout, stderr) = BIN.run_cli(&["--root", &dir, "files", "--json"], None);
+        assert_eq!(code, 0, "{stderr}");
+        let answer: Value = serde_json::from_str(&stdout).expect("json");
+        assert_eq!(answer["excluded"][path], 3000, "{path}: {answer}");
+        assert_eq!(answer["files_measured"], 1, "{path}: {answer}");
+    }
+    let _ = std::fs::remove_dir_all(&base);
+}

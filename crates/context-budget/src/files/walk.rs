@@ -336,7 +336,9 @@ fn walk_dir(
     let root_path = &roots.list()[root].path;
     let threads = crate::fan_out::cores();
     let walker = WalkBuilder::new(dir)
-        .hidden(!options.hidden)
+        // Hidden entries are left out below, after they count against
+        // --max-walk-entries: filtered inside the walker, 200k of them were free.
+        .hidden(false)
         .follow_links(false)
         // Ignore files are read by `IgnoreRules` instead, bounded and once per call
         // (they apply in any folder, git repository or not).
@@ -394,6 +396,13 @@ fn walk_dir(
                 }
             };
             let path = entry.path();
+            if !options.hidden
+                && entry.depth() > 0
+                && entry.file_name().as_encoded_bytes().starts_with(b".")
+            {
+                // Not yielded: counted with what the rules kept out.
+                return WalkState::Skip;
+            }
             if entry.depth() > 0 {
                 let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
                 match budget
