@@ -6,6 +6,7 @@
 //! cheap, thread-safe call: it throttles, keeps values increasing, and hands them to
 //! one async task that sends them in order.
 
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -23,8 +24,8 @@ pub struct ProgressReporter {
     started: Instant,
     /// Milliseconds after `started` of the last notification, +1 (0 = none yet).
     last_sent_ms: AtomicU64,
-    /// Highest `done` sent so far: progress must increase.
-    highest: AtomicU64,
+    /// Highest `done` sent so far (`None`: nothing yet): progress must increase.
+    highest: Mutex<Option<u64>>,
 }
 
 impl ProgressReporter {
@@ -47,7 +48,7 @@ impl ProgressReporter {
             sender,
             started: Instant::now(),
             last_sent_ms: AtomicU64::new(0),
-            highest: AtomicU64::new(0),
+            highest: Mutex::new(None),
         })
     }
 
@@ -59,10 +60,16 @@ impl ProgressReporter {
         if !(due || done >= total) {
             return;
         }
-        // Only a value above everything sent so far goes out.
-        if self.highest.fetch_max(done, Ordering::Relaxed) >= done && last != 0 {
+        // Only a value above everything sent so far goes out. Checked and queued
+        // under one lock: two walker threads that each passed a lock-free check sent
+        // 5 after 7 (or 0 twice), and the client saw progress go backwards.
+        let Ok(mut highest) = self.highest.lock() else {
+            return;
+        };
+        if highest.is_some_and(|sent| sent >= done) {
             return;
         }
+        *highest = Some(done);
         self.last_sent_ms.store(now_ms, Ordering::Relaxed);
         let _ = self.sender.send((done, total));
     }
