@@ -117,6 +117,12 @@ impl PreTokenizer for RegexPreTokenizer {
     #[inline]
     fn next_match(&self, text: &str, pos: usize) -> Option<(usize, usize)> {
         let bytes = text.as_bytes();
+        // context-loader patch: no piece starts at the end (no pattern matches the
+        // empty string; an empty match would never advance the callers' loops), so
+        // the end of a text never compiles or runs the regex.
+        if pos >= bytes.len() {
+            return None;
+        }
         let fast = match self.fast {
             FastPath::Cl100k => cl100k_ascii_next::<3>(bytes, pos),
             FastPath::Qwen2 => cl100k_ascii_next::<1>(bytes, pos),
