@@ -53,8 +53,9 @@ fn serve(
              named; start with --root DIR"
         );
     }
-    // Load the vocabularies (~100 ms) beside start-up rather than in it: `initialize`
-    // is answered at once, and by the time the first count arrives they are ready.
+    // Compile the tokenizers' regexes and build the estimates' weight table (a few
+    // ms; the vocabularies themselves are read in place) beside start-up rather than
+    // in it: `initialize` is answered at once, and the first count finds them ready.
     let warm = service.clone();
     std::thread::spawn(move || warm.warm_up());
     let Some(runtime) = runtime(None) else {

@@ -13,8 +13,11 @@
 //!   later) and models whose tokenizer is not known here (`estimate`): o200k_base
 //!   tokens weighted per token and rounded up ([`crate::claude`], [`Estimate`]).
 //!
-//! Vocabularies load on first use and are shared by every thread for the life of the
-//! process, so start-up costs nothing and no call pays twice.
+//! The OpenAI vocabularies (and so the estimates') are tables built at compile time
+//! and read in place from the binary (vendor/tiktoken/PATCH.md): a short count in a
+//! fresh process touches a few pages of them and nothing is loaded. Gemma 3 and
+//! `tokenizer.json` files load on first use. Either way they are shared by every
+//! thread for the life of the process, and no call pays twice.
 //!
 //! A long text is counted in parts whose counts add up to the whole's: parts of
 //! about a megabyte that check for cancellation in between, two halves on two cores
@@ -303,7 +306,8 @@ impl Tokenizer {
         }
     }
 
-    /// Force the vocabulary to load now (it otherwise loads on first count).
+    /// Prepare now what a first count would (a vocabulary that loads, the estimates'
+    /// weight table).
     pub fn preload(self) {
         match self {
             Tokenizer::Cl100kBase | Tokenizer::O200kBase => {
