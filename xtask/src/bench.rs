@@ -11,6 +11,7 @@
 mod corpora;
 mod counting;
 mod files;
+mod first_answer;
 mod mcp;
 mod specs;
 mod startup;
@@ -32,6 +33,8 @@ const SECTIONS: &[(&str, Section)] = &[
     ("encoder-load", startup::encoder_load),
     ("cold-start", startup::cold_start),
     ("first-count", startup::first_count),
+    ("first-answer", first_answer::whole_process),
+    ("server-first-count", first_answer::server_first_count),
     ("stdio", mcp::stdio_round_trips),
     ("http", mcp::http_stateless),
     ("specs", specs::listing),
@@ -167,6 +170,7 @@ pub fn build(release: bool) -> anyhow::Result<&'static str> {
         &["-p", "context-loader", "--bin", "context-loader"][..],
         &["-p", "context-loader", "--example", "mcp_load"][..],
         &["-p", "context-budget", "--example", "count_throughput"][..],
+        &["-p", "context-budget", "--example", "tiktoken_rs_count"][..],
         &["-p", "context-budget", "--example", "spec_scan"][..],
         &["-p", "context-budget", "--example", "fit_messages_bench"][..],
         &["-p", "context-budget", "--example", "family_throughput"][..],

@@ -53,10 +53,14 @@ fn serve(
              named; start with --root DIR"
         );
     }
-    // Load the vocabularies (~100 ms) beside start-up rather than in it: `initialize`
-    // is answered at once, and by the time the first count arrives they are ready.
+    // Compile the tokenizers' regexes and build the estimates' weight table (a few
+    // ms; the vocabularies themselves are read in place) beside start-up rather than
+    // in it: `initialize` is answered at once, and the first count finds them ready.
     let warm = service.clone();
-    std::thread::spawn(move || warm.warm_up());
+    std::thread::spawn(move || {
+        yield_cpu_to_other_threads();
+        warm.warm_up();
+    });
     let Some(runtime) = runtime(None) else {
         return ExitCode::FAILURE;
     };
@@ -74,5 +78,19 @@ fn serve(
             tracing::error!("{e:#}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Lower the calling thread's priority to the lowest (nice 19). The warm-up only saves
+/// later calls a few ms, and a process's threads share one scheduling group's CPU: at
+/// normal priority it slowed start-up and the first count 2-3x on a busy machine
+/// (bench section `server-first-count`).
+fn yield_cpu_to_other_threads() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: gettid and setpriority take no pointers; on Linux, PRIO_PROCESS with a
+    // thread id sets that thread's nice value. Failure leaves the priority as it was.
+    unsafe {
+        let thread = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        libc::setpriority(libc::PRIO_PROCESS, thread, 19);
     }
 }

@@ -97,26 +97,24 @@ impl Service {
         self
     }
 
-    /// Load what the first count of each tokenizer would otherwise load on its way:
-    /// the vocabularies (~100 ms, process-wide), the token tables the Claude estimate
-    /// and the spec breakdowns weigh tokens with, by counting a few words with each.
-    /// Servers run it on a background thread right after start, so `initialize` is
-    /// answered at once and a first count that comes after finds everything loaded.
+    /// Prepare what the first counts would otherwise prepare on their way: the
+    /// vocabularies are read in place from the binary (nothing to load), but the
+    /// pre-tokenizers' Unicode regexes compile on the first non-ASCII piece (a few ms
+    /// each), and the estimates' weight table, which long texts and spec breakdowns
+    /// weigh tokens with, is built once (a few ms). Servers run it on a background
+    /// thread right after start, so `initialize` is answered at once.
     /// (tiktoken's piece cache is per thread and fills with use; a fresh worker's
     /// costs an allocation, not a load.)
     pub fn warm_up(&self) {
         if !self.warm {
             return;
         }
-        // Vocabularies first (every count needs one), o200k_base before cl100k_base
-        // (gpt-4o and Claude are the common asks); then the token tables, which only
-        // the Claude estimate and spec breakdowns need.
+        // o200k_base first (gpt-4o and Claude are the common asks); "é" is not
+        // ASCII, so the regex behind the ASCII scanners compiles now.
         for tokenizer in [Tokenizer::O200kBase, Tokenizer::Cl100kBase] {
-            tokenizer.count("warm up");
+            tokenizer.count("warm up, café");
         }
-        for tokenizer in [Tokenizer::ClaudeEstimate, Tokenizer::Cl100kBase] {
-            tokenizer.for_each_token("warm up", |_, _| {});
-        }
+        Tokenizer::ClaudeEstimate.preload();
     }
 
     /// Serve file tools under `roots` (none: they answer ROOTS_NOT_CONFIGURED) with

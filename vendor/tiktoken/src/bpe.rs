@@ -1,3 +1,5 @@
+use std::sync::OnceLock;
+
 use regex::Regex;
 use rustc_hash::FxHashMap;
 
@@ -34,7 +36,9 @@ pub struct CoreBpe {
     special_encoder: FxHashMap<Vec<u8>, u32>,
     special_decoder: FxHashMap<u32, Vec<u8>>,
     pre_tokenizer: RegexPreTokenizer,
-    special_regex: Option<Regex>,
+    // context-loader patch: compiled on first use (only the *_with_special_tokens
+    // calls need it), not when the encoding loads.
+    special_regex: OnceLock<Option<Regex>>,
 }
 
 impl CoreBpe {
@@ -45,30 +49,35 @@ impl CoreBpe {
         fast: FastPath,
         ws: WhitespaceRules,
     ) -> Self {
-        let pre_tokenizer = RegexPreTokenizer::new(pattern, fast, ws);
+        let entries: Vec<(Vec<u8>, u32)> = encoder.into_iter().collect();
+        Self::with_vocab(
+            Vocab::from_entries(entries),
+            special_encoder,
+            pattern,
+            fast,
+            ws,
+        )
+    }
 
-        let special_regex = if special_encoder.is_empty() {
-            None
-        } else {
-            debug_assert!(
-                special_encoder.keys().all(|k| !k.is_empty()),
-                "special token keys must not be empty"
-            );
-            let pat = special_encoder
-                .keys()
-                .map(|k| regex::escape(&String::from_utf8_lossy(k)))
-                .collect::<Vec<_>>()
-                .join("|");
-            Some(Regex::new(&pat).expect("invalid special regex"))
-        };
+    /// context-loader patch: an encoding over a vocabulary already built (the
+    /// embedded ones are read in place, see `Vocab::from_static`).
+    pub(crate) fn with_vocab(
+        vocab: Vocab,
+        special_encoder: FxHashMap<Vec<u8>, u32>,
+        pattern: &str,
+        fast: FastPath,
+        ws: WhitespaceRules,
+    ) -> Self {
+        debug_assert!(
+            special_encoder.keys().all(|k| !k.is_empty()),
+            "special token keys must not be empty"
+        );
+        let pre_tokenizer = RegexPreTokenizer::new(pattern, fast, ws);
 
         let special_decoder = special_encoder
             .iter()
             .map(|(k, &v)| (v, k.clone()))
             .collect();
-
-        let entries: Vec<(Vec<u8>, u32)> = encoder.into_iter().collect();
-        let vocab = Vocab::from_entries(entries);
 
         Self {
             vocab,
@@ -76,8 +85,34 @@ impl CoreBpe {
             special_encoder,
             special_decoder,
             pre_tokenizer,
-            special_regex,
+            special_regex: OnceLock::new(),
         }
+    }
+
+    /// The alternation of the special tokens, compiled on first use.
+    fn special_regex(&self) -> Option<&Regex> {
+        self.special_regex
+            .get_or_init(|| {
+                if self.special_encoder.is_empty() {
+                    return None;
+                }
+                let pat = self
+                    .special_encoder
+                    .keys()
+                    .map(|k| regex::escape(&String::from_utf8_lossy(k)))
+                    .collect::<Vec<_>>()
+                    .join("|");
+                Some(Regex::new(&pat).expect("invalid special regex"))
+            })
+            .as_ref()
+    }
+
+    /// context-loader patch: the bytes of one regular token, without allocating
+    /// (`None` for a special token or an id outside the vocabulary).
+    #[inline]
+    #[must_use]
+    pub fn token_bytes(&self, token: u32) -> Option<&[u8]> {
+        self.vocab.try_decode(token)
     }
 
     /// Encode text into token ids.
@@ -114,7 +149,7 @@ impl CoreBpe {
     /// ```
     #[must_use]
     pub fn encode_with_special_tokens(&self, text: &str) -> Vec<u32> {
-        let special_regex = match &self.special_regex {
+        let special_regex = match self.special_regex() {
             Some(r) => r,
             None => return self.encode(text),
         };
@@ -232,7 +267,7 @@ impl CoreBpe {
     /// [`encode_with_special_tokens`](Self::encode_with_special_tokens).
     #[must_use]
     pub fn count_with_special_tokens(&self, text: &str) -> usize {
-        let special_regex = match &self.special_regex {
+        let special_regex = match self.special_regex() {
             Some(r) => r,
             None => return self.count(text),
         };

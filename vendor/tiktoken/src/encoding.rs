@@ -258,6 +258,34 @@ fn insert_frame(data: &[u8], ranks: &mut FxHashMap<Vec<u8>, u32>) {
     }
 }
 
+/// context-loader patch: the lookup tables `build.rs` wrote for an embedded
+/// vocabulary, included in the binary (16-byte aligned) and read in place.
+macro_rules! embedded_vocab {
+    ($name:literal) => {{
+        #[repr(C, align(16))]
+        struct Aligned<T: ?Sized>(T);
+        macro_rules! table {
+            ($ext:literal) => {{
+                static BYTES: &Aligned<[u8]> = &Aligned(*include_bytes!(concat!(
+                    env!("OUT_DIR"),
+                    "/",
+                    $name,
+                    ".",
+                    $ext
+                )));
+                &BYTES.0
+            }};
+        }
+        crate::vocab::Vocab::from_static(crate::vocab::StaticTables {
+            arena: table!("arena"),
+            single: table!("single"),
+            pair: table!("pair"),
+            table: table!("table"),
+            decoder: table!("decoder"),
+        })
+    }};
+}
+
 /// Build a special token map from `(text, id)` pairs.
 fn special_tokens(pairs: &[(&str, u32)]) -> FxHashMap<Vec<u8>, u32> {
     pairs
@@ -270,7 +298,7 @@ fn special_tokens(pairs: &[(&str, u32)]) -> FxHashMap<Vec<u8>, u32> {
 /// Vocabulary size: 100,256 regular tokens + 5 special tokens.
 #[cfg(feature = "vocab-cl100k_base")]
 pub fn cl100k_base() -> CoreBpe {
-    let encoder = parse_tkv(CL100K_BASE_CHAIN);
+    let encoder = embedded_vocab!("cl100k_base");
     let special = special_tokens(&[
         ("<|endoftext|>", 100257),
         ("<|fim_prefix|>", 100258),
@@ -278,7 +306,7 @@ pub fn cl100k_base() -> CoreBpe {
         ("<|fim_suffix|>", 100260),
         ("<|endofprompt|>", 100276),
     ]);
-    CoreBpe::new(
+    CoreBpe::with_vocab(
         encoder,
         special,
         CL100K_PATTERN,
@@ -326,9 +354,9 @@ pub fn p50k_edit() -> CoreBpe {
 /// Vocabulary size: 199,998 regular tokens + 2 special tokens.
 #[cfg(feature = "vocab-o200k_base")]
 pub fn o200k_base() -> CoreBpe {
-    let encoder = parse_tkv(O200K_BASE_CHAIN);
+    let encoder = embedded_vocab!("o200k_base");
     let special = special_tokens(&[("<|endoftext|>", 199999), ("<|endofprompt|>", 200018)]);
-    CoreBpe::new(
+    CoreBpe::with_vocab(
         encoder,
         special,
         O200K_PATTERN,
@@ -347,7 +375,7 @@ pub fn o200k_base() -> CoreBpe {
 /// at the same id; this mirrors the upstream Python implementation.
 #[cfg(feature = "vocab-o200k_base")]
 pub fn o200k_harmony() -> CoreBpe {
-    let encoder = parse_tkv(O200K_BASE_CHAIN);
+    let encoder = embedded_vocab!("o200k_base");
     let mut special: FxHashMap<Vec<u8>, u32> = FxHashMap::default();
     for (name, id) in [
         ("<|startoftext|>", 199998_u32),
@@ -371,7 +399,7 @@ pub fn o200k_harmony() -> CoreBpe {
     for id in 200013..=201087_u32 {
         special.insert(format!("<|reserved_{id}|>").into_bytes(), id);
     }
-    CoreBpe::new(
+    CoreBpe::with_vocab(
         encoder,
         special,
         O200K_PATTERN,

@@ -51,6 +51,7 @@ mod piece_cache;
 mod pretokenize;
 pub mod pricing;
 mod vocab;
+mod vocab_layout;
 
 pub use bpe::CoreBpe;
 

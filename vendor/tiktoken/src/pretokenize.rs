@@ -5,6 +5,8 @@
 //! using the `regex` crate (DFA-based), with a custom whitespace lookahead
 //! emulation (`adjust_whitespace_end`) that avoids `fancy-regex` entirely.
 
+use std::sync::OnceLock;
+
 use regex_automata::{Anchored, Input, meta};
 
 /// Trait for splitting text into pieces before BPE encoding.
@@ -89,8 +91,11 @@ fn is_deepseek_split_boundary(c: char) -> bool {
 /// Regex-based pre-tokenizer wrapping the existing regex + whitespace adjustment logic.
 pub struct RegexPreTokenizer {
     // context-loader patch: the meta regex behind `regex::Regex` (same syntax and
-    // defaults), for anchored searches.
-    regex: meta::Regex,
+    // defaults), for anchored searches; compiled on the first piece the fast paths
+    // decline (the Unicode classes take milliseconds to compile, and ASCII text
+    // may never need them).
+    pattern: Box<str>,
+    regex: OnceLock<meta::Regex>,
     /// Which ASCII fast-path scanner (if any) to try before the regex.
     fast: FastPath,
     /// Which whitespace rules the pattern uses (gates the lookahead trim).
@@ -100,7 +105,8 @@ pub struct RegexPreTokenizer {
 impl RegexPreTokenizer {
     pub(crate) fn new(pattern: &str, fast: FastPath, ws: WhitespaceRules) -> Self {
         Self {
-            regex: meta::Regex::new(pattern).expect("invalid regex pattern"),
+            pattern: pattern.into(),
+            regex: OnceLock::new(),
             fast,
             ws,
         }
@@ -111,6 +117,12 @@ impl PreTokenizer for RegexPreTokenizer {
     #[inline]
     fn next_match(&self, text: &str, pos: usize) -> Option<(usize, usize)> {
         let bytes = text.as_bytes();
+        // context-loader patch: no piece starts at the end (no pattern matches the
+        // empty string; an empty match would never advance the callers' loops), so
+        // the end of a text never compiles or runs the regex.
+        if pos >= bytes.len() {
+            return None;
+        }
         let fast = match self.fast {
             FastPath::Cl100k => cl100k_ascii_next::<3>(bytes, pos),
             FastPath::Qwen2 => cl100k_ascii_next::<1>(bytes, pos),
@@ -136,10 +148,13 @@ impl PreTokenizer for RegexPreTokenizer {
         // so the match starts at `pos` and the search is anchored there. An
         // unanchored search finds the same match, then runs a reverse DFA back
         // over it to find where it starts, which was most of the regex's cost.
+        let regex = self
+            .regex
+            .get_or_init(|| meta::Regex::new(&self.pattern).expect("invalid regex pattern"));
         let anchored = Input::new(text).range(pos..).anchored(Anchored::Yes);
-        let mat = match self.regex.search(&anchored) {
+        let mat = match regex.search(&anchored) {
             Some(mat) => mat,
-            None => self.regex.search(&Input::new(text).range(pos..))?,
+            None => regex.search(&Input::new(text).range(pos..))?,
         };
         let start = mat.start();
         let end = adjust_whitespace_end(bytes, start, mat.end(), self.ws);

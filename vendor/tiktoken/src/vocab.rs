@@ -16,90 +16,119 @@
 //!   the arena bytes.
 //!
 //! Decoding is unchanged: direct indexing by rank into a contiguous arena.
+//!
+//! context-loader patch: the tables are built by `vocab_layout::build_tables`,
+//! either at run time ([`Vocab::from_entries`]) or by `build.rs` for the embedded
+//! vocabularies, which are then read in place from the binary
+//! ([`Vocab::from_static`]): no decompression, hashing or allocation at start.
 
-use rustc_hash::FxHasher;
-use std::hash::{Hash, Hasher};
+use std::ptr::NonNull;
 
-/// Longest key stored inline in a slot. Above this, the slot holds an arena
-/// offset and a hash tag instead of the bytes themselves.
-const INLINE_MAX: usize = 8;
-
-/// Rank sentinel for "absent" in the direct-indexed tables.
-const ABSENT: u32 = u32::MAX;
-
-pub struct Vocab {
-    // all token bytes, contiguous; referenced by `decoder` and by spill slots
-    arena: Box<[u8]>,
-    // rank by first byte, for 1-byte keys; ABSENT if missing
-    single: Box<[u32]>,
-    // rank by (first byte << 8 | second byte), for 2-byte keys
-    pair: Box<[u32]>,
-    // open addressing, linear probing, for keys of 3+ bytes
-    table: Box<[Slot]>,
-    mask: usize,
-    // indexed by rank: (offset, len) into the arena, for decode
-    decoder: Box<[(u32, u16)]>,
-}
-
-/// One 16-byte slot.
-///
-/// `len == 0` marks an empty slot. For `3..=INLINE_MAX`, `key` holds the token
-/// bytes little-endian, zero-padded — equality is a single integer compare.
-/// For longer keys, `key`'s low 32 bits hold the arena offset and bits 32..40
-/// an 8-bit tag from the unused high hash bits; the tag rejects most
-/// mismatched slots without an arena load.
-#[derive(Clone, Copy)]
-#[repr(C)]
-struct Slot {
-    key: u64,
-    rank: u32,
-    len: u32,
-}
-
-const EMPTY: Slot = Slot {
-    key: 0,
-    rank: 0,
-    len: 0,
+use crate::vocab_layout::{
+    ABSENT, INLINE_MAX, Slot, Span, build_tables, hash_inline, hash_spill, load_inline_key,
+    spill_tag,
 };
 
-/// Load 3..=8 bytes as a zero-padded little-endian u64 with two overlapping
-/// word reads instead of a variable-length copy.
-#[inline]
-fn load_inline_key(bytes: &[u8]) -> u64 {
-    let len = bytes.len();
-    debug_assert!((3..=INLINE_MAX).contains(&len));
-    if len >= 4 {
-        let lo = u32::from_le_bytes(bytes[..4].try_into().unwrap()) as u64;
-        let hi = u32::from_le_bytes(bytes[len - 4..].try_into().unwrap()) as u64;
-        // the reads overlap on 8 - len bytes; identical bits, so OR is exact
-        lo | (hi << ((len - 4) * 8))
-    } else {
-        (bytes[0] as u64) | ((bytes[1] as u64) << 8) | ((bytes[2] as u64) << 16)
+/// A table either built at run time (owned) or embedded in the binary
+/// (`'static`), read through the same pointer so the hot loop has no branch.
+pub(crate) struct Table<T: 'static> {
+    ptr: NonNull<T>,
+    len: usize,
+    owned: bool,
+}
+
+// A `Table` is a `Box<[T]>` or a `&'static [T]`: it is Send/Sync when those are.
+unsafe impl<T: Send + Sync> Send for Table<T> {}
+unsafe impl<T: Sync> Sync for Table<T> {}
+
+impl<T> Table<T> {
+    fn owned(values: Vec<T>) -> Self {
+        let len = values.len();
+        let raw = Box::into_raw(values.into_boxed_slice());
+        Self {
+            // SAFETY: Box::into_raw never returns null.
+            ptr: unsafe { NonNull::new_unchecked(raw as *mut T) },
+            len,
+            owned: true,
+        }
+    }
+
+    fn borrowed(values: &'static [T]) -> Self {
+        Self {
+            ptr: NonNull::from(values).cast(),
+            len: values.len(),
+            owned: false,
+        }
     }
 }
 
-/// Hash for inline keys: multiply–xorshift over the padded key with the
-/// length folded in (tokens may contain NUL bytes, so "ab" and "ab\0" share a
-/// padded key and must not share a bucket chain shape).
-#[inline]
-fn hash_inline(key: u64, len: usize) -> u64 {
-    let x = key.wrapping_add((len as u64).wrapping_mul(0xA24B_AED4_963E_E407));
-    let h = x.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    h ^ (h >> 32)
+impl<T> std::ops::Deref for Table<T> {
+    type Target = [T];
+    #[inline(always)]
+    fn deref(&self) -> &[T] {
+        // SAFETY: ptr/len come from a live Box<[T]> we own or a &'static [T].
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
 }
 
-/// Hash for spill (> 8-byte) keys.
-#[inline]
-fn hash_spill(bytes: &[u8]) -> u64 {
-    let mut hasher = FxHasher::default();
-    bytes.hash(&mut hasher);
-    let h = hasher.finish();
-    h ^ (h >> 32)
+impl<T> Drop for Table<T> {
+    fn drop(&mut self) {
+        if self.owned {
+            // SAFETY: built by `owned` from a Box<[T]> of exactly this length.
+            drop(unsafe {
+                Box::from_raw(std::ptr::slice_from_raw_parts_mut(
+                    self.ptr.as_ptr(),
+                    self.len,
+                ))
+            });
+        }
+    }
 }
 
-#[inline]
-fn spill_tag(hash: u64) -> u64 {
-    (hash >> 56) & 0xFF
+/// The raw bytes of one embedded vocabulary's tables (written by `build.rs` in
+/// the target's byte order), 16-byte aligned so they can be read as `u32`,
+/// [`Slot`] and [`Span`] slices in place.
+pub(crate) struct StaticTables {
+    pub(crate) arena: &'static [u8],
+    pub(crate) single: &'static [u8],
+    pub(crate) pair: &'static [u8],
+    pub(crate) table: &'static [u8],
+    pub(crate) decoder: &'static [u8],
+}
+
+/// `bytes` as a slice of `T`, checking alignment and length.
+///
+/// # Safety
+/// `T` must be plain old data (every bit pattern valid): u32, Slot, Span.
+unsafe fn cast_slice<T>(bytes: &'static [u8]) -> &'static [T] {
+    assert_eq!(
+        bytes.as_ptr() as usize % std::mem::align_of::<T>(),
+        0,
+        "embedded vocabulary table is misaligned"
+    );
+    assert_eq!(bytes.len() % std::mem::size_of::<T>(), 0);
+    unsafe {
+        std::slice::from_raw_parts(
+            bytes.as_ptr().cast::<T>(),
+            bytes.len() / std::mem::size_of::<T>(),
+        )
+    }
+}
+
+pub struct Vocab {
+    // all token bytes, contiguous; referenced by `decoder` and by spill slots
+    arena: Table<u8>,
+    // rank by first byte, for 1-byte keys; ABSENT if missing
+    single: Table<u32>,
+    // rank by (first byte << 8 | second byte), for 2-byte keys
+    pair: Table<u32>,
+    // open addressing, linear probing, for keys of 3+ bytes
+    table: Table<Slot>,
+    mask: usize,
+    // indexed by rank: where its bytes are in the arena, for decode
+    decoder: Table<Span>,
+    // tokens present (ranks may be sparse)
+    len: usize,
 }
 
 impl Vocab {
@@ -107,97 +136,54 @@ impl Vocab {
     pub(crate) fn from_entries(entries: Vec<(Vec<u8>, u32)>) -> Self {
         if entries.is_empty() {
             return Self {
-                arena: Box::new([]),
-                single: Box::new([]),
-                pair: Box::new([]),
-                table: Box::new([]),
+                arena: Table::owned(Vec::new()),
+                single: Table::owned(Vec::new()),
+                pair: Table::owned(Vec::new()),
+                table: Table::owned(Vec::new()),
                 mask: 0,
-                decoder: Box::new([]),
+                decoder: Table::owned(Vec::new()),
+                len: 0,
             };
         }
-
-        let max_rank = entries.iter().map(|(_, r)| *r).max().unwrap_or(0);
-
-        // arena + decoder hold every token regardless of lookup class
-        let total_bytes: usize = entries.iter().map(|(k, _)| k.len()).sum();
-        let mut arena = Vec::with_capacity(total_bytes);
-        let mut items: Vec<(u32, u32, u16)> = Vec::with_capacity(entries.len());
-        // u32::MAX offset = sentinel for "rank not present in vocabulary"
-        let mut decoder = vec![(u32::MAX, 0u16); max_rank as usize + 1];
-
-        for (token, rank) in &entries {
-            debug_assert!(
-                arena.len() <= u32::MAX as usize,
-                "arena offset overflow: {} bytes exceeds u32 range",
-                arena.len()
-            );
-            debug_assert!(
-                token.len() <= u16::MAX as usize,
-                "token length {} exceeds u16 range",
-                token.len()
-            );
-            let offset = arena.len() as u32;
-            let len = token.len() as u16;
-            arena.extend_from_slice(token);
-            items.push((*rank, offset, len));
-            debug_assert!(
-                decoder[*rank as usize].0 == u32::MAX,
-                "duplicate rank {rank} in vocabulary entries"
-            );
-            decoder[*rank as usize] = (offset, len);
-        }
-
-        let arena = arena.into_boxed_slice();
-
-        let mut single = vec![ABSENT; 256];
-        let mut pair = vec![ABSENT; 1 << 16];
-
-        // sized on the full entry count even though 1- and 2-byte keys never
-        // enter it — the resulting sub-50% load factor keeps probe chains short
-        let table_size = (entries.len() * 2).next_power_of_two();
-        let mask = table_size - 1;
-        let mut table = vec![EMPTY; table_size];
-
-        for &(rank, offset, len) in &items {
-            let token = &arena[offset as usize..(offset as usize + len as usize)];
-            match token.len() {
-                0 => {}
-                1 => single[token[0] as usize] = rank,
-                2 => pair[(token[0] as usize) << 8 | token[1] as usize] = rank,
-                l if l <= INLINE_MAX => {
-                    let key = load_inline_key(token);
-                    let mut idx = hash_inline(key, l) as usize & mask;
-                    while table[idx].len != 0 {
-                        idx = (idx + 1) & mask;
-                    }
-                    table[idx] = Slot {
-                        key,
-                        rank,
-                        len: l as u32,
-                    };
-                }
-                l => {
-                    let hash = hash_spill(token);
-                    let mut idx = hash as usize & mask;
-                    while table[idx].len != 0 {
-                        idx = (idx + 1) & mask;
-                    }
-                    table[idx] = Slot {
-                        key: (offset as u64) | (spill_tag(hash) << 32),
-                        rank,
-                        len: l as u32,
-                    };
-                }
-            }
-        }
-
+        let tables = build_tables(entries.iter().map(|(k, r)| (k.as_slice(), *r)));
+        let mask = tables.table.len() - 1;
+        let len = entries.len();
         Self {
-            arena,
-            single: single.into_boxed_slice(),
-            pair: pair.into_boxed_slice(),
-            table: table.into_boxed_slice(),
+            arena: Table::owned(tables.arena),
+            single: Table::owned(tables.single),
+            pair: Table::owned(tables.pair),
+            table: Table::owned(tables.table),
             mask,
-            decoder: decoder.into_boxed_slice(),
+            decoder: Table::owned(tables.decoder),
+            len,
+        }
+    }
+
+    /// The tables `build.rs` wrote for an embedded vocabulary, read in place.
+    pub(crate) fn from_static(tables: StaticTables) -> Self {
+        // SAFETY: u32, Slot and Span are plain old data; build.rs wrote them in
+        // the target's byte order with `vocab_layout`'s layout (repr(C)).
+        let (single, pair, table, decoder) = unsafe {
+            (
+                cast_slice::<u32>(tables.single),
+                cast_slice::<u32>(tables.pair),
+                cast_slice::<Slot>(tables.table),
+                cast_slice::<Span>(tables.decoder),
+            )
+        };
+        assert_eq!(single.len(), 256);
+        assert_eq!(pair.len(), 1 << 16);
+        assert!(table.len().is_power_of_two());
+        // Every rank of the embedded vocabularies is present (ranks 0..n).
+        let len = decoder.len();
+        Self {
+            arena: Table::borrowed(tables.arena),
+            single: Table::borrowed(single),
+            pair: Table::borrowed(pair),
+            table: Table::borrowed(table),
+            mask: table.len() - 1,
+            decoder: Table::borrowed(decoder),
+            len,
         }
     }
 
@@ -276,17 +262,14 @@ impl Vocab {
     #[inline]
     #[cfg(test)]
     fn decode(&self, rank: u32) -> &[u8] {
-        let (offset, len) = self.decoder[rank as usize];
-        &self.arena[offset as usize..(offset as usize + len as usize)]
+        let span = self.decoder[rank as usize];
+        &self.arena[span.offset as usize..(span.offset + span.len) as usize]
     }
 
     /// Number of entries in the vocabulary.
     #[inline]
     pub(crate) fn len(&self) -> usize {
-        self.decoder
-            .iter()
-            .filter(|&&(offset, _)| offset != u32::MAX)
-            .count()
+        self.len
     }
 
     /// Try to get the token bytes for a given rank.
@@ -297,12 +280,12 @@ impl Vocab {
         if idx >= self.decoder.len() {
             return None;
         }
-        let (offset, len) = self.decoder[idx];
+        let span = self.decoder[idx];
         // u32::MAX offset = sentinel for "rank not present"
-        if offset == u32::MAX {
+        if span.offset == u32::MAX {
             return None;
         }
-        Some(&self.arena[offset as usize..(offset as usize + len as usize)])
+        Some(&self.arena[span.offset as usize..(span.offset + span.len) as usize])
     }
 }
 

@@ -13,8 +13,11 @@
 //!   later) and models whose tokenizer is not known here (`estimate`): o200k_base
 //!   tokens weighted per token and rounded up ([`crate::claude`], [`Estimate`]).
 //!
-//! Vocabularies load on first use and are shared by every thread for the life of the
-//! process, so start-up costs nothing and no call pays twice.
+//! The OpenAI vocabularies (and so the estimates') are tables built at compile time
+//! and read in place from the binary (vendor/tiktoken/PATCH.md): a short count in a
+//! fresh process touches a few pages of them and nothing is loaded. Gemma 3 and
+//! `tokenizer.json` files load on first use. Either way they are shared by every
+//! thread for the life of the process, and no call pays twice.
 //!
 //! A long text is counted in parts whose counts add up to the whole's: parts of
 //! about a megabyte that check for cancellation in between, two halves on two cores
@@ -303,7 +306,8 @@ impl Tokenizer {
         }
     }
 
-    /// Force the vocabulary to load now (it otherwise loads on first count).
+    /// Prepare now what a first count would (a vocabulary that loads, the estimates'
+    /// weight table).
     pub fn preload(self) {
         match self {
             Tokenizer::Cl100kBase | Tokenizer::O200kBase => {
@@ -402,24 +406,25 @@ impl Tokenizer {
             | Tokenizer::Claude47Estimate
             | Tokenizer::Estimate => {
                 let bpe = self.bpe();
-                let table = weight_table();
-                let weights = table.weights(self);
-                let lengths = match self {
-                    Tokenizer::Cl100kBase => &table.cl100k_len,
-                    _ => &table.len,
-                };
                 let ids = if linear::may_hold_long_piece(text) {
                     linear::encode(self, text)
                 } else {
                     bpe.encode(text)
                 };
+                // A short text weighs its few tokens directly; the table (built once,
+                // a few ms) pays off on long ones. Both give every token the same weight.
+                let table = (text.len() >= WEIGHT_TABLE_MIN_BYTES)
+                    .then(|| weight_table().weights(self))
+                    .flatten();
                 let mut start = offset;
                 for id in ids {
-                    let id = id as usize;
-                    let weight =
-                        weights.map_or(10, |w| u64::from(w.get(id).copied().unwrap_or(10)));
+                    let bytes = bpe.token_bytes(id).unwrap_or_default();
+                    let weight = match table {
+                        Some(weights) => weights.get(id as usize).map_or(10, |&w| u64::from(w)),
+                        None => token_tenths(self, bytes),
+                    };
                     visit(start, weight);
-                    start += lengths.get(id).copied().unwrap_or(1) as usize;
+                    start += bytes.len().max(1);
                 }
                 debug_assert_eq!(
                     start,
@@ -493,12 +498,26 @@ impl Estimate {
          in a models file for exact counts";
 }
 
-/// Per-token facts of o200k_base (and cl100k_base's lengths), indexed by token id:
-/// byte length (to turn a token sequence into byte offsets) and each estimate's
-/// weight in tenths. Built once per process from the vocabulary (~20 ms).
+/// The weight of one token of `tokenizer`, in tenths of a token: 10 for an exact
+/// tokenizer's, the estimate's weight of that o200k_base token otherwise.
+fn token_tenths(tokenizer: Tokenizer, bytes: &[u8]) -> u64 {
+    match tokenizer {
+        Tokenizer::ClaudeEstimate => ClaudeGeneration::Claude3.token_tenths(bytes),
+        Tokenizer::Claude47Estimate => ClaudeGeneration::Claude47.token_tenths(bytes),
+        Tokenizer::Estimate if bytes.is_ascii() => Estimate::ASCII_TENTHS,
+        Tokenizer::Estimate => Estimate::OTHER_TENTHS,
+        _ => 10,
+    }
+}
+
+/// Texts from this size on look their tokens' weights up in [`weight_table`]
+/// (built once per process, ~3 ms over 200k tokens); shorter ones, the first answer
+/// of a CLI call among them, weigh their tokens directly.
+const WEIGHT_TABLE_MIN_BYTES: usize = 64 * 1024;
+
+/// Each estimate's weight of every o200k_base token, in tenths, indexed by token
+/// id ([`token_tenths`] once per token).
 struct WeightTable {
-    len: Vec<u16>,
-    cl100k_len: Vec<u16>,
     claude3: Vec<u8>,
     claude47: Vec<u8>,
     estimate: Vec<u8>,
@@ -519,36 +538,19 @@ fn weight_table() -> &'static WeightTable {
     static TABLE: OnceLock<WeightTable> = OnceLock::new();
     TABLE.get_or_init(|| {
         let o200k = Tokenizer::O200kBase.bpe();
-        let cl100k = Tokenizer::Cl100kBase.bpe();
-        let size = o200k.vocab_size();
-        let mut table = WeightTable {
-            len: Vec::with_capacity(size),
-            cl100k_len: (0..cl100k.vocab_size() as u32)
-                .map(|id| u16::try_from(cl100k.decode(&[id]).len()).unwrap_or(u16::MAX))
-                .collect(),
-            claude3: Vec::with_capacity(size),
-            claude47: Vec::with_capacity(size),
-            estimate: Vec::with_capacity(size),
+        let weights = |tokenizer: Tokenizer| -> Vec<u8> {
+            (0..o200k.vocab_size() as u32)
+                .map(|id| {
+                    let bytes = o200k.token_bytes(id).unwrap_or_default();
+                    u8::try_from(token_tenths(tokenizer, bytes)).unwrap_or(u8::MAX)
+                })
+                .collect()
         };
-        for id in 0..size as u32 {
-            let bytes = o200k.decode(&[id]);
-            table
-                .len
-                .push(u16::try_from(bytes.len()).unwrap_or(u16::MAX));
-            let weight = |tenths: u64| u8::try_from(tenths).unwrap_or(u8::MAX);
-            table
-                .claude3
-                .push(weight(ClaudeGeneration::Claude3.token_tenths(&bytes)));
-            table
-                .claude47
-                .push(weight(ClaudeGeneration::Claude47.token_tenths(&bytes)));
-            table.estimate.push(weight(if bytes.is_ascii() {
-                Estimate::ASCII_TENTHS
-            } else {
-                Estimate::OTHER_TENTHS
-            }));
+        WeightTable {
+            claude3: weights(Tokenizer::ClaudeEstimate),
+            claude47: weights(Tokenizer::Claude47Estimate),
+            estimate: weights(Tokenizer::Estimate),
         }
-        table
     })
 }
 #[cfg(test)]
@@ -637,6 +639,36 @@ mod tests {
                 tokenizer.count(text),
                 "{tokenizer:?}"
             );
+        }
+    }
+
+    #[test]
+    fn estimates_weigh_a_token_the_same_by_table_and_directly() {
+        // Long texts read weights from the table, short ones compute them: the same
+        // text in short parts (cut where tenths add up) must weigh the same.
+        let paragraph = "Straße, café, naïve: 한국어 문장 🦊 and aaaa bbbbbbbb.\n\
+                         fn main() {                     }\n";
+        let text = paragraph.repeat(2 * WEIGHT_TABLE_MIN_BYTES / paragraph.len());
+        assert!(text.len() >= WEIGHT_TABLE_MIN_BYTES && text.len() <= PART_BYTES);
+        for tokenizer in [
+            Tokenizer::ClaudeEstimate,
+            Tokenizer::Claude47Estimate,
+            Tokenizer::Estimate,
+        ] {
+            let mut whole = 0u64;
+            tokenizer.for_each_token(&text, |_, w| whole += w);
+            let (mut parts, mut start) = (0u64, 0);
+            while start < text.len() {
+                let end = tokenizer
+                    .additive_cut(&text, start + 4096)
+                    .unwrap_or(text.len());
+                assert!(end - start < WEIGHT_TABLE_MIN_BYTES);
+                tokenizer.for_each_token(&text[start..end], |_, w| parts += w);
+                start = end;
+            }
+            assert_eq!(whole, parts, "{tokenizer:?}");
+            // Not every token weighs the same, so the two paths were both exercised.
+            assert!(whole > 10 * Tokenizer::O200kBase.count(&text) as u64);
         }
     }
 

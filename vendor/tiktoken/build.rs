@@ -1,0 +1,86 @@
+//! context-loader patch: the embedded vocabularies' lookup tables, built here once
+//! instead of at every process start.
+//!
+//! For each enabled vocabulary whose `.tkv.zst` is kept under `src/encodings/`
+//! (cl100k_base, o200k_base), decompress it and write the tables `Vocab` probes
+//! (`src/vocab_layout.rs`, the same code the run-time build uses) to `OUT_DIR` in
+//! the target's byte order. `src/encoding.rs` embeds them with `include_bytes!` and
+//! reads them in place: a process that counts touches only the pages it probes,
+//! and starts with no decompression, hashing or allocation of 200k tokens.
+
+use std::path::Path;
+
+#[path = "src/vocab_layout.rs"]
+#[allow(dead_code)]
+mod vocab_layout;
+
+use vocab_layout::{Slot, Span, Tables, build_tables, frame_entries};
+
+fn main() {
+    let out_dir = std::env::var("OUT_DIR").expect("OUT_DIR");
+    let big_endian = std::env::var("CARGO_CFG_TARGET_ENDIAN").as_deref() == Ok("big");
+    println!("cargo::rerun-if-changed=build.rs");
+    println!("cargo::rerun-if-changed=src/vocab_layout.rs");
+    for (name, feature) in [
+        ("cl100k_base", "CARGO_FEATURE_VOCAB_CL100K_BASE"),
+        ("o200k_base", "CARGO_FEATURE_VOCAB_O200K_BASE"),
+    ] {
+        if std::env::var_os(feature).is_none() {
+            continue;
+        }
+        let source = format!("src/encodings/{name}.tkv.zst");
+        println!("cargo::rerun-if-changed={source}");
+        let compressed = std::fs::read(&source).expect("vocabulary file");
+        let mut decoder = ruzstd::decoding::StreamingDecoder::new(compressed.as_slice())
+            .expect("zstd decompression failed");
+        let mut data = Vec::new();
+        std::io::Read::read_to_end(&mut decoder, &mut data).expect("zstd decompression failed");
+        let entries = frame_entries(&data);
+        let tables = build_tables(entries.into_iter());
+        // `Vocab::from_static` takes every rank below the decoder's length as present.
+        assert!(
+            tables.decoder.iter().all(|span| span.offset != u32::MAX),
+            "{name}: ranks are not contiguous"
+        );
+        write_tables(Path::new(&out_dir), name, &tables, big_endian);
+    }
+}
+
+fn write_tables(dir: &Path, name: &str, tables: &Tables, big_endian: bool) {
+    let u32_bytes = |v: u32| {
+        if big_endian {
+            v.to_be_bytes()
+        } else {
+            v.to_le_bytes()
+        }
+    };
+    let words = |values: &[u32]| -> Vec<u8> { values.iter().flat_map(|&v| u32_bytes(v)).collect() };
+    let slots = |slots: &[Slot]| -> Vec<u8> {
+        let mut out = Vec::with_capacity(slots.len() * 16);
+        for slot in slots {
+            out.extend(if big_endian {
+                slot.key.to_be_bytes()
+            } else {
+                slot.key.to_le_bytes()
+            });
+            out.extend(u32_bytes(slot.rank));
+            out.extend(u32_bytes(slot.len));
+        }
+        out
+    };
+    let spans = |spans: &[Span]| -> Vec<u8> {
+        spans
+            .iter()
+            .flat_map(|s| [u32_bytes(s.offset), u32_bytes(s.len)])
+            .flatten()
+            .collect()
+    };
+    let write = |ext: &str, bytes: Vec<u8>| {
+        std::fs::write(dir.join(format!("{name}.{ext}")), bytes).expect("write vocabulary table")
+    };
+    write("arena", tables.arena.clone());
+    write("single", words(&tables.single));
+    write("pair", words(&tables.pair));
+    write("table", slots(&tables.table));
+    write("decoder", spans(&tables.decoder));
+}
