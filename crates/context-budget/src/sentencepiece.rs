@@ -33,15 +33,94 @@ pub enum SentencePieceError {
     Unsupported(&'static str),
 }
 
-/// The Gemma 3 encoder, decompressed and indexed on first use (~0.2 s), then shared.
+/// The Gemma 3 pieces and ranks as a hash table prepared by build.rs, read in place.
+static GEMMA3_TABLE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/gemma3_table.bin"));
+
+include!(concat!(env!("OUT_DIR"), "/gemma3_facts.rs"));
+
+/// The Gemma 3 encoder, shared. Its pieces are the table build.rs prepared from the
+/// embedded model (no decompression, no hashing of 262,144 pieces at start: that was
+/// most of a first Gemini count); only the small sets are built here.
 pub fn gemma3() -> &'static SentencePiece {
     static GEMMA3: OnceLock<SentencePiece> = OnceLock::new();
     GEMMA3.get_or_init(|| {
-        // The data is part of the crate and checked by tests: failure is a build defect.
-        let bytes = gemma3_model_bytes();
-        SentencePiece::from_model_bytes(&bytes)
-            .unwrap_or_else(|e| panic!("embedded Gemma 3 model is unusable: {e}"))
+        let mut user_defined: Vec<Vec<Box<[u8]>>> = vec![Vec::new(); 256];
+        for piece in GEMMA3_USER_DEFINED {
+            user_defined[piece[0] as usize].push(Box::from(*piece));
+        }
+        for list in &mut user_defined {
+            list.sort_by_key(|p| std::cmp::Reverse(p.len()));
+        }
+        SentencePiece {
+            ranks: Ranks::Table(Table::new(GEMMA3_TABLE)),
+            user_defined,
+            before_space: GEMMA3_BEFORE_SPACE.iter().copied().collect(),
+            after_newline: GEMMA3_AFTER_NEWLINE.iter().copied().collect(),
+            vocab_size: GEMMA3_VOCAB_SIZE,
+        }
     })
+}
+
+/// Piece bytes -> merge rank (0 = highest score = merged first).
+enum Ranks {
+    /// Built from a `.model` at run time.
+    Map(FxMap<Box<[u8]>, u32>),
+    /// Prepared at build time (Gemma 3).
+    Table(Table),
+}
+
+impl Ranks {
+    fn get(&self, piece: &[u8]) -> Option<u32> {
+        match self {
+            Ranks::Map(map) => map.get(piece).copied(),
+            Ranks::Table(table) => table.get(piece),
+        }
+    }
+}
+
+/// build.rs's open-addressing table: `slots`, `blob_len`, `slots` x (offset, len,
+/// rank), then the pieces' bytes; all little-endian u32, len 0 = empty slot.
+struct Table {
+    mask: usize,
+    slots: &'static [u8],
+    blob: &'static [u8],
+}
+
+impl Table {
+    fn new(bytes: &'static [u8]) -> Table {
+        let word = |at: usize| {
+            u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
+        };
+        let slots = word(0) as usize;
+        let (slots_bytes, blob) = bytes[8..].split_at(slots * 12);
+        debug_assert_eq!(blob.len(), word(4) as usize);
+        Table {
+            mask: slots - 1,
+            slots: slots_bytes,
+            blob,
+        }
+    }
+
+    fn get(&self, piece: &[u8]) -> Option<u32> {
+        let mut hasher = FxHasher::default();
+        hasher.write(piece);
+        let mut slot = hasher.finish() as usize & self.mask;
+        loop {
+            let entry = &self.slots[slot * 12..slot * 12 + 12];
+            let word = |i: usize| {
+                u32::from_le_bytes([entry[i], entry[i + 1], entry[i + 2], entry[i + 3]]) as usize
+            };
+            let len = word(4);
+            if len == 0 {
+                return None;
+            }
+            let offset = word(0);
+            if len == piece.len() && &self.blob[offset..offset + len] == piece {
+                return Some(word(8) as u32);
+            }
+            slot = (slot + 1) & self.mask;
+        }
+    }
 }
 
 /// The embedded Gemma 3 `.model`, decompressed.
@@ -87,8 +166,7 @@ thread_local! {
 /// and unused pieces, with their scores) and the user-defined symbols, which are
 /// matched whole in the input and never merged further.
 pub struct SentencePiece {
-    /// Piece bytes -> merge rank (0 = highest score = merged first).
-    ranks: FxMap<Box<[u8]>, u32>,
+    ranks: Ranks,
     /// User-defined symbols, by first byte, longest first.
     user_defined: Vec<Vec<Box<[u8]>>>,
     /// Characters that precede a space (U+2581) inside some piece: no cut there.
@@ -164,6 +242,7 @@ impl SentencePiece {
         }
         let (mut before_space, mut after_newline) = (HashSet::new(), HashSet::new());
         for piece in ranks.keys() {
+            // Kept in step with build.rs, which computes the same for Gemma 3.
             // Only pieces with a space mark or a newline and more can forbid a cut.
             if piece.len() < 2 || !(piece.contains(&b'\n') || piece.contains(&0xE2)) {
                 continue;
@@ -183,7 +262,7 @@ impl SentencePiece {
             }
         }
         Ok(SentencePiece {
-            ranks,
+            ranks: Ranks::Map(ranks),
             user_defined,
             before_space,
             after_newline,
@@ -393,7 +472,7 @@ impl SentencePiece {
             .filter(|s| s.len > 0)
             .map(|s| {
                 let piece = &normalized[s.start as usize..(s.start + s.len) as usize];
-                if self.ranks.contains_key(piece) {
+                if self.ranks.get(piece).is_some() {
                     1
                 } else {
                     piece.len()
@@ -420,7 +499,7 @@ impl SentencePiece {
         }
         let len = l.len + r.len;
         let piece = &normalized[l.start as usize..(l.start + len) as usize];
-        if let Some(&rank) = self.ranks.get(piece) {
+        if let Some(rank) = self.ranks.get(piece) {
             agenda.push(Pair { rank, left, len });
         }
     }
@@ -684,6 +763,26 @@ mod tests {
         let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
         assert_eq!(hex, GEMMA3_MODEL_SHA256);
         assert_eq!(gemma3().vocab_size(), 262_144);
+    }
+
+    #[test]
+    fn the_build_time_table_is_what_the_model_parser_gives() {
+        let parsed = SentencePiece::from_model_bytes(&gemma3_model_bytes()).expect("parses");
+        let table = gemma3();
+        let Ranks::Map(map) = &parsed.ranks else {
+            panic!("the parser builds a map");
+        };
+        assert!(matches!(table.ranks, Ranks::Table(_)));
+        for (piece, &rank) in map {
+            assert_eq!(table.ranks.get(piece), Some(rank), "{piece:?}");
+        }
+        for absent in [&b"\xff\xfe"[..], b"no such piece in any vocabulary", b""] {
+            assert_eq!(table.ranks.get(absent), map.get(absent).copied());
+        }
+        assert_eq!(table.user_defined, parsed.user_defined);
+        assert_eq!(table.before_space, parsed.before_space);
+        assert_eq!(table.after_newline, parsed.after_newline);
+        assert_eq!(table.vocab_size, parsed.vocab_size);
     }
 
     #[test]
