@@ -221,6 +221,8 @@ pub const CHECK_BYTES: usize = 64 * 1024;
 /// Any other shape (another normalizer or pre-tokenizer, `lstrip`/`rstrip`/
 /// `single_word` added tokens, padding, truncation) is counted by `encode_fast`.
 struct Stream {
+    /// Unique per stream in the process: whose counts a thread's cache holds.
+    id: u64,
     raw_added: aho_corasick::AhoCorasick,
     normalized_added: aho_corasick::AhoCorasick,
     nfc: bool,
@@ -301,7 +303,9 @@ impl Stream {
                 .build(patterns)
                 .ok()
         };
+        static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         Some(Stream {
+            id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             raw_added: trie(raw)?,
             normalized_added: trie(normalized)?,
             nfc,
@@ -419,13 +423,60 @@ impl Run<'_> {
                 return None;
             }
         }
+        if piece.len() <= CACHED_PIECE_BYTES {
+            let owner = self.stream.id;
+            let cached = PIECE_COUNTS.with_borrow_mut(|cache| {
+                if cache.owner != owner || cache.counts.len() > CACHE_ENTRIES {
+                    cache.owner = owner;
+                    cache.counts.clear();
+                }
+                cache.counts.get(piece).copied()
+            });
+            let count = match cached {
+                Some(count) => count as usize,
+                None => {
+                    let count = self.model_count(piece);
+                    PIECE_COUNTS.with_borrow_mut(|cache| {
+                        cache
+                            .counts
+                            .insert(piece.into(), u32::try_from(count).unwrap_or(u32::MAX))
+                    });
+                    count
+                }
+            };
+            self.tokens += count;
+        } else {
+            self.tokens += self.model_count(piece);
+        }
+        Some(())
+    }
+
+    /// The library's BPE on one piece, mapped to the byte-level alphabet.
+    fn model_count(&mut self, piece: &str) -> usize {
         self.word.clear();
         self.word
             .extend(piece.bytes().map(|b| self.stream.byte_chars[b as usize]));
-        self.tokens += tokenizers::Model::tokenize(self.tokenizer.get_model(), &self.word)
-            .map_or(piece.len(), |tokens| tokens.len());
-        Some(())
+        tokenizers::Model::tokenize(self.tokenizer.get_model(), &self.word)
+            .map_or(piece.len(), |tokens| tokens.len())
     }
+}
+
+/// Counts of recently seen pieces (words, mostly), per thread and for one file at a
+/// time: text repeats its words, and a lookup costs far less than the library's
+/// tokenize (its own cache sits behind a lock and returns a string per token).
+/// Cleared when full or when another file is counted on the thread.
+const CACHE_ENTRIES: usize = 1 << 16;
+const CACHED_PIECE_BYTES: usize = 64;
+
+#[derive(Default)]
+struct PieceCounts {
+    /// The [`Stream::id`] the counts are for.
+    owner: u64,
+    counts: std::collections::HashMap<Box<str>, u32>,
+}
+
+thread_local! {
+    static PIECE_COUNTS: std::cell::RefCell<PieceCounts> = std::cell::RefCell::default();
 }
 
 /// GPT-2's map from bytes to printable characters (the byte-level alphabet):
