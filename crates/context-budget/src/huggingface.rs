@@ -240,9 +240,10 @@ impl Stream {
         {
             return None;
         }
-        let model = serde_json::to_value(tokenizer.get_model()).ok()?;
-        if model["type"] != "BPE" || !model["dropout"].is_null() {
-            return None;
+        // Matched, not serialized: a model's vocabulary and merges are megabytes.
+        match tokenizer.get_model() {
+            tokenizers::ModelWrapper::BPE(bpe) if bpe.dropout.is_none() => {}
+            _ => return None,
         }
         let nfc = match tokenizer.get_normalizer() {
             None => false,

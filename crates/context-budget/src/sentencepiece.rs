@@ -170,9 +170,9 @@ pub struct SentencePiece {
     /// User-defined symbols, by first byte, longest first.
     user_defined: Vec<Vec<Box<[u8]>>>,
     /// Characters that precede a space (U+2581) inside some piece: no cut there.
-    before_space: HashSet<char>,
+    before_space: CharSet,
     /// Characters that follow a newline inside some piece: no cut there.
-    after_newline: HashSet<char>,
+    after_newline: CharSet,
     vocab_size: usize,
 }
 
@@ -240,7 +240,7 @@ impl SentencePiece {
         for list in &mut user_defined {
             list.sort_by_key(|p| std::cmp::Reverse(p.len()));
         }
-        let (mut before_space, mut after_newline) = (HashSet::new(), HashSet::new());
+        let (mut before_space, mut after_newline) = (CharSet::default(), CharSet::default());
         for piece in ranks.keys() {
             // Kept in step with build.rs, which computes the same for Gemma 3.
             // Only pieces with a space mark or a newline and more can forbid a cut.
@@ -343,8 +343,8 @@ impl SentencePiece {
                 let c = normalize_char(c);
                 let cut = at > start
                     && previous.is_some_and(|p| {
-                        (c == SPACE_CHAR && !self.before_space.contains(&p))
-                            || (p == '\n' && !self.after_newline.contains(&c))
+                        (c == SPACE_CHAR && !self.before_space.contains(p))
+                            || (p == '\n' && !self.after_newline.contains(c))
                     });
                 previous = Some(c);
                 if cut {
@@ -502,6 +502,59 @@ impl SentencePiece {
         if let Some(rank) = self.ranks.get(piece) {
             agenda.push(Pair { rank, left, len });
         }
+    }
+}
+
+/// A set of characters asked once per space in the text: ASCII by a table, the
+/// rest (U+2581 itself, after a space) by FxHash.
+#[derive(PartialEq, Debug)]
+struct CharSet {
+    ascii: [bool; 128],
+    other: HashSet<char, BuildHasherDefault<FxHasher>>,
+}
+
+impl Default for CharSet {
+    fn default() -> CharSet {
+        CharSet {
+            ascii: [false; 128],
+            other: HashSet::default(),
+        }
+    }
+}
+
+impl CharSet {
+    fn insert(&mut self, c: char) {
+        match self.ascii.get_mut(c as usize) {
+            Some(slot) => *slot = true,
+            None => {
+                self.other.insert(c);
+            }
+        }
+    }
+
+    fn contains(&self, c: char) -> bool {
+        match self.ascii.get(c as usize) {
+            Some(&slot) => slot,
+            None => self.other.contains(&c),
+        }
+    }
+
+    #[cfg(test)]
+    fn iter(&self) -> impl Iterator<Item = char> + '_ {
+        (0u8..128)
+            .filter(|&b| self.ascii[b as usize])
+            .map(char::from)
+            .chain(self.other.iter().copied())
+    }
+}
+
+impl FromIterator<char> for CharSet {
+    fn from_iter<I: IntoIterator<Item = char>>(chars: I) -> CharSet {
+        let mut set = CharSet::default();
+        for c in chars {
+            set.insert(c);
+        }
+        set
     }
 }
 
@@ -823,7 +876,7 @@ mod tests {
         // (`Tokenizer::additive_cut`): no piece spans `\n` and a following letter.
         let after_newline = &gemma3().after_newline;
         assert!(
-            !after_newline.iter().any(char::is_ascii_alphabetic),
+            !after_newline.iter().any(|c| c.is_ascii_alphabetic()),
             "{after_newline:?}"
         );
         let text = "one\ntwo\n\nThree";
