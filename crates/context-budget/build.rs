@@ -7,8 +7,9 @@
 //!   `sentencepiece` merges to (normal and user-defined), with their merge rank. All
 //!   little-endian u32: `slots`, `blob_len`, then `slots` x (offset, len, rank), then
 //!   the pieces' bytes. A slot with len 0 is empty. Hash: FxHash over the bytes, the
-//!   same function as `sentencepiece::FxHasher` (a test checks every piece is found
-//!   with the rank the `.model` parser gives).
+//!   same function as `sentencepiece::FxHasher`, home slot from its high bits, linear
+//!   probing (a test checks every piece is found with the rank the `.model` parser
+//!   gives).
 //! - `gemma3_facts.rs`: the vocabulary size, the user-defined pieces (in model order)
 //!   and the characters that forbid a segment cut, as constants.
 
@@ -70,7 +71,7 @@ fn main() {
     let mut table = vec![(0u32, 0u32, 0u32); slots];
     let mut blob = Vec::new();
     for &(bytes, rank) in &merged {
-        let mut slot = (fx_hash(bytes) as usize) & (slots - 1);
+        let mut slot = slot_of(fx_hash(bytes), slots.trailing_zeros());
         loop {
             let (offset, len, _) = table[slot];
             if len == 0 {
@@ -142,6 +143,13 @@ fn main() {
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
     std::fs::write(out_dir.join("gemma3_table.bin"), out).expect("write the table");
     std::fs::write(out_dir.join("gemma3_facts.rs"), facts).expect("write the facts");
+}
+
+/// A hash's home slot among `2^bits`: its high bits (Fibonacci hashing), because
+/// FxHash's low bits cluster similar pieces into long probe runs. Must stay
+/// identical to `sentencepiece::Table::get`.
+fn slot_of(hash: u64, bits: u32) -> usize {
+    (hash.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize
 }
 
 /// FxHash over bytes: must stay identical to `sentencepiece::FxHasher::write`.

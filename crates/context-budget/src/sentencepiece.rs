@@ -82,6 +82,8 @@ impl Ranks {
 /// rank), then the pieces' bytes; all little-endian u32, len 0 = empty slot.
 struct Table {
     mask: usize,
+    /// 64 - log2(slots): a hash's home slot is its top bits (as in build.rs).
+    shift: u32,
     slots: &'static [u8],
     blob: &'static [u8],
 }
@@ -96,6 +98,7 @@ impl Table {
         debug_assert_eq!(blob.len(), word(4) as usize);
         Table {
             mask: slots - 1,
+            shift: 64 - slots.trailing_zeros(),
             slots: slots_bytes,
             blob,
         }
@@ -104,7 +107,7 @@ impl Table {
     fn get(&self, piece: &[u8]) -> Option<u32> {
         let mut hasher = FxHasher::default();
         hasher.write(piece);
-        let mut slot = hasher.finish() as usize & self.mask;
+        let mut slot = (hasher.finish().wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize;
         loop {
             let entry = &self.slots[slot * 12..slot * 12 + 12];
             let word = |i: usize| {
