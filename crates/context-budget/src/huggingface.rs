@@ -358,7 +358,8 @@ impl Run<'_> {
         if text.is_empty() {
             return Some(());
         }
-        if !self.stream.nfc {
+        // NFC leaves ASCII as it is (most code, much prose): no copy, no library pass.
+        if !self.stream.nfc || text.is_ascii() {
             return self.count_normalized(text);
         }
         let normalizer = self.tokenizer.get_normalizer()?;
@@ -373,11 +374,16 @@ impl Run<'_> {
                 .skip(CHECK_BYTES)
                 .find(|(_, b)| b.is_ascii())
                 .map_or(rest.len(), |(i, _)| i);
-            let mut part = tokenizers::NormalizedString::from(&rest[..end]);
-            if tokenizers::Normalizer::normalize(normalizer, &mut part).is_err() {
-                return None;
+            let chunk = &rest[..end];
+            if chunk.is_ascii() {
+                normalized.push_str(chunk);
+            } else {
+                let mut part = tokenizers::NormalizedString::from(chunk);
+                if tokenizers::Normalizer::normalize(normalizer, &mut part).is_err() {
+                    return None;
+                }
+                normalized.push_str(part.get());
             }
-            normalized.push_str(part.get());
             rest = &rest[end..];
             if (self.cancelled)() {
                 return None;
