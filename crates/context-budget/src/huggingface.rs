@@ -364,29 +364,35 @@ impl Run<'_> {
         }
         let normalizer = self.tokenizer.get_normalizer()?;
         let mut normalized = String::with_capacity(text.len());
-        let mut rest = text;
-        while !rest.is_empty() {
-            // NFC never composes or reorders across an ASCII character: cut before one.
-            let end = rest
-                .as_bytes()
+        let bytes = text.as_bytes();
+        let (mut at, mut unchecked) = (0, 0);
+        while at < bytes.len() {
+            // NFC never composes or reorders across a cut before an ASCII character,
+            // and leaves ASCII as it is: only the non-ASCII runs, each with the ASCII
+            // character before it (a base it may compose with), go through the library.
+            let Some(first) = bytes[at..].iter().position(|b| !b.is_ascii()) else {
+                normalized.push_str(&text[at..]);
+                break;
+            };
+            let start = at + first.saturating_sub(1);
+            normalized.push_str(&text[at..start]);
+            let run = at + first;
+            let end = bytes[run..]
                 .iter()
-                .enumerate()
-                .skip(CHECK_BYTES)
-                .find(|(_, b)| b.is_ascii())
-                .map_or(rest.len(), |(i, _)| i);
-            let chunk = &rest[..end];
-            if chunk.is_ascii() {
-                normalized.push_str(chunk);
-            } else {
-                let mut part = tokenizers::NormalizedString::from(chunk);
-                if tokenizers::Normalizer::normalize(normalizer, &mut part).is_err() {
+                .position(u8::is_ascii)
+                .map_or(bytes.len(), |i| run + i);
+            let mut part = tokenizers::NormalizedString::from(&text[start..end]);
+            if tokenizers::Normalizer::normalize(normalizer, &mut part).is_err() {
+                return None;
+            }
+            normalized.push_str(part.get());
+            unchecked += end - at;
+            at = end;
+            if unchecked >= CHECK_BYTES {
+                unchecked = 0;
+                if (self.cancelled)() {
                     return None;
                 }
-                normalized.push_str(part.get());
-            }
-            rest = &rest[end..];
-            if (self.cancelled)() {
-                return None;
             }
         }
         self.count_normalized(&normalized)
