@@ -10,6 +10,7 @@
 
 mod corpora;
 mod counting;
+mod family_goals;
 mod files;
 mod first_answer;
 mod mcp;
@@ -40,6 +41,7 @@ const SECTIONS: &[(&str, Section)] = &[
     ("specs", specs::listing),
     ("fit-messages", specs::fit_messages),
     ("tokenizer-families", tokenizer_families::families),
+    ("tokenizer-families", family_goals::goals),
     ("files", files::against_repomix),
     ("tool-list", tool_list::definitions),
 ];

@@ -95,7 +95,9 @@ def median_rate(run, size, seconds):
 
 
 def bench(directory, text_path, seconds, name):
-    with open(text_path, encoding="utf-8") as handle:
+    # newline="": the bytes as they are (universal newlines would turn the corpus's
+    # CRLF into LF, and the reference would count another text).
+    with open(text_path, encoding="utf-8", newline="") as handle:
         text = handle.read()
     size = len(text.encode("utf-8"))
     cut = text.rfind("\n", 0, len(text) // 2) + 1

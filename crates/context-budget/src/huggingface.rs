@@ -35,6 +35,9 @@ pub struct HuggingFaceTokenizer {
     path: PathBuf,
     method: String,
     inner: tokenizers::Tokenizer,
+    /// The library's own pipeline taken apart, for files whose shape allows it
+    /// (see [`Stream`]); `None`: every count goes through `encode_fast` whole.
+    stream: Option<Stream>,
 }
 
 /// Tokenizers are one per file: equal when their (canonical) paths are.
@@ -122,7 +125,9 @@ impl HuggingFaceTokenizer {
             || path.display().to_string(),
             |n| n.to_string_lossy().into_owned(),
         );
+        let stream = Stream::of(&inner);
         Ok(HuggingFaceTokenizer {
+            stream,
             path: path.to_path_buf(),
             method: format!(
                 "exact: Hugging Face tokenizer.json {name} (encode without special tokens \
@@ -151,7 +156,37 @@ impl HuggingFaceTokenizer {
     /// (the library's, for input it cannot handle) is counted as one token per
     /// byte, the most any byte-level vocabulary could need, so a budget never
     /// comes out low; the differential test has never hit it.
+    ///
+    /// Counted piece by piece ([`Stream`]) where the file's shape allows, so memory
+    /// stays a small multiple of the text; otherwise by the library whole.
     pub fn count(&self, text: &str) -> usize {
+        match &self.stream {
+            Some(stream) => stream
+                .count_until(&self.inner, text, &|| false)
+                .unwrap_or(text.len()),
+            None => self.count_whole(text),
+        }
+    }
+
+    /// [`Self::count`], giving up (`None`) within about [`CHECK_BYTES`] of text
+    /// after `cancelled` turns true. A file whose shape does not allow counting in
+    /// pieces is counted whole once started (`encode_fast` cannot be interrupted).
+    pub fn count_until(&self, text: &str, cancelled: &dyn Fn() -> bool) -> Option<usize> {
+        match &self.stream {
+            Some(stream) => stream.count_until(&self.inner, text, cancelled),
+            None if cancelled() => None,
+            None => Some(self.count_whole(text)),
+        }
+    }
+
+    /// Whether counts go piece by piece ([`Stream`]) rather than through
+    /// `encode_fast` on the whole text.
+    pub fn counts_in_pieces(&self) -> bool {
+        self.stream.is_some()
+    }
+
+    /// The library's own count of the whole text: what [`Self::count`] must equal.
+    pub fn count_whole(&self, text: &str) -> usize {
         self.inner
             .encode_fast(text, false)
             .map(|encoding| encoding.len())
@@ -165,6 +200,320 @@ impl HuggingFaceTokenizer {
             .map(|encoding| encoding.get_offsets().to_vec())
             .unwrap_or_default()
     }
+}
+
+/// Bytes of text between two looks at the cancellation flag.
+pub const CHECK_BYTES: usize = 64 * 1024;
+
+/// `encode_fast` holds, for the whole text at once, a copy with 16 bytes of
+/// alignment per byte, every pre-token piece as its own string and every token as
+/// a string with offsets: 300-400 bytes per byte of text (8 MiB of digits: 3.1 GB),
+/// and nothing can interrupt it. For the usual shape of a byte-level BPE file
+/// (Llama 3, Qwen 2/3, DeepSeek V3, GPT-2 descendants) the same steps are run here
+/// on one piece at a time, with the library's own parts, so the count is the
+/// library's by construction and the text is never held more than once more:
+///
+/// 1. added tokens are found in the raw text (aho-corasick, leftmost-longest, over
+///    the non-`normalized` ones), each one token;
+/// 2. the text between them is normalized (identity, or NFC in parts cut before an
+///    ASCII character, where NFC never reaches across) and searched for the
+///    `normalized` added tokens;
+/// 3. the rest is split by each `Split` regex in turn (the library's `SysRegex`,
+///    so even its stop at a backtracking limit is the same), every match and every
+///    gap a piece;
+/// 4. each piece, mapped byte by byte to the byte-level alphabet, is tokenized by
+///    the library's BPE model.
+///
+/// Any other shape (another normalizer or pre-tokenizer, `lstrip`/`rstrip`/
+/// `single_word` added tokens, padding, truncation) is counted by `encode_fast`.
+struct Stream {
+    /// Unique per stream in the process: whose counts a thread's cache holds.
+    id: u64,
+    raw_added: aho_corasick::AhoCorasick,
+    normalized_added: aho_corasick::AhoCorasick,
+    nfc: bool,
+    splits: Vec<tokenizers::utils::SysRegex>,
+    byte_chars: [char; 256],
+}
+
+impl Stream {
+    /// The stream for `tokenizer`, or `None` when its shape is not the one above.
+    fn of(tokenizer: &tokenizers::Tokenizer) -> Option<Stream> {
+        use serde_json::Value;
+        if tokenizer.get_padding().is_some()
+            || tokenizer.get_truncation().is_some()
+            || tokenizer.get_encode_special_tokens()
+        {
+            return None;
+        }
+        // Matched, not serialized: a model's vocabulary and merges are megabytes.
+        match tokenizer.get_model() {
+            tokenizers::ModelWrapper::BPE(bpe) if bpe.dropout.is_none() => {}
+            _ => return None,
+        }
+        let nfc = match tokenizer.get_normalizer() {
+            None => false,
+            Some(normalizer) => {
+                let value = serde_json::to_value(normalizer).ok()?;
+                match value["type"].as_str()? {
+                    "NFC" => true,
+                    "Sequence" if value["normalizers"].as_array()?.is_empty() => false,
+                    _ => return None,
+                }
+            }
+        };
+        let pre = serde_json::to_value(tokenizer.get_pre_tokenizer()?).ok()?;
+        let steps: Vec<Value> = match pre["type"].as_str()? {
+            "Sequence" => pre["pretokenizers"].as_array()?.clone(),
+            _ => vec![pre],
+        };
+        let (byte_level, split_steps) = steps.split_last()?;
+        if byte_level["type"] != "ByteLevel"
+            || byte_level["add_prefix_space"] != Value::Bool(false)
+            || byte_level["use_regex"] != Value::Bool(false)
+        {
+            return None;
+        }
+        let mut splits = Vec::new();
+        for step in split_steps {
+            if step["type"] != "Split"
+                || step["behavior"] != "Isolated"
+                || step["invert"] != Value::Bool(false)
+            {
+                return None;
+            }
+            // A literal `String` pattern is rare enough to leave to the library.
+            let Value::String(pattern) = &step["pattern"]["Regex"] else {
+                return None;
+            };
+            splits.push(tokenizers::utils::SysRegex::new(pattern).ok()?);
+        }
+        let mut raw = Vec::new();
+        let mut normalized = Vec::new();
+        for token in tokenizer.get_added_tokens_decoder().into_values() {
+            if token.lstrip || token.rstrip || token.single_word {
+                return None;
+            }
+            if token.normalized {
+                let mut content = tokenizers::NormalizedString::from(token.content.as_str());
+                if let Some(normalizer) = tokenizer.get_normalizer() {
+                    tokenizers::Normalizer::normalize(normalizer, &mut content).ok()?;
+                }
+                normalized.push(content.get().to_owned());
+            } else {
+                raw.push(token.content);
+            }
+        }
+        let trie = |patterns: Vec<String>| {
+            aho_corasick::AhoCorasick::builder()
+                .match_kind(aho_corasick::MatchKind::LeftmostLongest)
+                .build(patterns)
+                .ok()
+        };
+        static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        Some(Stream {
+            id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            raw_added: trie(raw)?,
+            normalized_added: trie(normalized)?,
+            nfc,
+            splits,
+            byte_chars: byte_chars(),
+        })
+    }
+
+    fn count_until(
+        &self,
+        tokenizer: &tokenizers::Tokenizer,
+        text: &str,
+        cancelled: &dyn Fn() -> bool,
+    ) -> Option<usize> {
+        let mut run = Run {
+            tokenizer,
+            stream: self,
+            cancelled,
+            tokens: 0,
+            unchecked: 0,
+            word: String::new(),
+        };
+        let mut at = 0;
+        for found in self.raw_added.find_iter(text) {
+            run.normalize_and_count(&text[at..found.start()])?;
+            run.tokens += 1;
+            at = found.end();
+        }
+        run.normalize_and_count(&text[at..])?;
+        Some(run.tokens)
+    }
+}
+
+/// One count in progress.
+struct Run<'a> {
+    tokenizer: &'a tokenizers::Tokenizer,
+    stream: &'a Stream,
+    cancelled: &'a dyn Fn() -> bool,
+    tokens: usize,
+    /// Bytes seen since the cancellation flag was last looked at.
+    unchecked: usize,
+    /// The piece in the byte-level alphabet, reused.
+    word: String,
+}
+
+impl Run<'_> {
+    /// Step 2 and on, for text between two raw added tokens.
+    fn normalize_and_count(&mut self, text: &str) -> Option<()> {
+        if text.is_empty() {
+            return Some(());
+        }
+        // NFC leaves ASCII as it is (most code, much prose): no copy, no library pass.
+        if !self.stream.nfc || text.is_ascii() {
+            return self.count_normalized(text);
+        }
+        let normalizer = self.tokenizer.get_normalizer()?;
+        let mut normalized = String::with_capacity(text.len());
+        let bytes = text.as_bytes();
+        let (mut at, mut unchecked) = (0, 0);
+        while at < bytes.len() {
+            // NFC never composes or reorders across a cut before an ASCII character,
+            // and leaves ASCII as it is: only the non-ASCII runs, each with the ASCII
+            // character before it (a base it may compose with), go through the library.
+            let Some(first) = bytes[at..].iter().position(|b| !b.is_ascii()) else {
+                normalized.push_str(&text[at..]);
+                break;
+            };
+            let start = at + first.saturating_sub(1);
+            normalized.push_str(&text[at..start]);
+            let run = at + first;
+            let end = bytes[run..]
+                .iter()
+                .position(u8::is_ascii)
+                .map_or(bytes.len(), |i| run + i);
+            let mut part = tokenizers::NormalizedString::from(&text[start..end]);
+            if tokenizers::Normalizer::normalize(normalizer, &mut part).is_err() {
+                return None;
+            }
+            normalized.push_str(part.get());
+            unchecked += end - at;
+            at = end;
+            if unchecked >= CHECK_BYTES {
+                unchecked = 0;
+                if (self.cancelled)() {
+                    return None;
+                }
+            }
+        }
+        self.count_normalized(&normalized)
+    }
+
+    fn count_normalized(&mut self, text: &str) -> Option<()> {
+        let mut at = 0;
+        for found in self.stream.normalized_added.find_iter(text) {
+            self.split(0, &text[at..found.start()])?;
+            self.tokens += 1;
+            at = found.end();
+        }
+        self.split(0, &text[at..])
+    }
+
+    /// Step 3 at `level`: every match of its regex and every gap, each split further.
+    fn split(&mut self, level: usize, text: &str) -> Option<()> {
+        if text.is_empty() {
+            return Some(());
+        }
+        let Some(regex) = self.stream.splits.get(level) else {
+            return self.tokenize(text);
+        };
+        let mut at = 0;
+        for (start, end) in regex.find_iter(text) {
+            if at != start {
+                self.split(level + 1, &text[at..start])?;
+            }
+            self.split(level + 1, &text[start..end])?;
+            at = end;
+        }
+        self.split(level + 1, &text[at..])
+    }
+
+    /// Step 4: one piece.
+    fn tokenize(&mut self, piece: &str) -> Option<()> {
+        self.unchecked += piece.len();
+        if self.unchecked >= CHECK_BYTES {
+            self.unchecked = 0;
+            if (self.cancelled)() {
+                return None;
+            }
+        }
+        if piece.len() <= CACHED_PIECE_BYTES {
+            let owner = self.stream.id;
+            let cached = PIECE_COUNTS.with_borrow_mut(|cache| {
+                if cache.owner != owner || cache.counts.len() > CACHE_ENTRIES {
+                    cache.owner = owner;
+                    cache.counts.clear();
+                }
+                cache.counts.get(piece).copied()
+            });
+            let count = match cached {
+                Some(count) => count as usize,
+                None => {
+                    let count = self.model_count(piece);
+                    PIECE_COUNTS.with_borrow_mut(|cache| {
+                        cache
+                            .counts
+                            .insert(piece.into(), u32::try_from(count).unwrap_or(u32::MAX))
+                    });
+                    count
+                }
+            };
+            self.tokens += count;
+        } else {
+            self.tokens += self.model_count(piece);
+        }
+        Some(())
+    }
+
+    /// The library's BPE on one piece, mapped to the byte-level alphabet.
+    fn model_count(&mut self, piece: &str) -> usize {
+        self.word.clear();
+        self.word
+            .extend(piece.bytes().map(|b| self.stream.byte_chars[b as usize]));
+        tokenizers::Model::tokenize(self.tokenizer.get_model(), &self.word)
+            .map_or(piece.len(), |tokens| tokens.len())
+    }
+}
+
+/// Counts of recently seen pieces (words, mostly), per thread and for one file at a
+/// time: text repeats its words, and a lookup costs far less than the library's
+/// tokenize (its own cache sits behind a lock and returns a string per token).
+/// Cleared when full or when another file is counted on the thread.
+const CACHE_ENTRIES: usize = 1 << 16;
+const CACHED_PIECE_BYTES: usize = 64;
+
+#[derive(Default)]
+struct PieceCounts {
+    /// The [`Stream::id`] the counts are for.
+    owner: u64,
+    counts: std::collections::HashMap<Box<str>, u32>,
+}
+
+thread_local! {
+    static PIECE_COUNTS: std::cell::RefCell<PieceCounts> = std::cell::RefCell::default();
+}
+
+/// GPT-2's map from bytes to printable characters (the byte-level alphabet):
+/// printable Latin-1 bytes stand for themselves, the rest for U+0100 onwards.
+fn byte_chars() -> [char; 256] {
+    let printable = |b: u8| matches!(b, b'!'..=b'~') || matches!(b, 0xA1..=0xAC) || b >= 0xAE;
+    let mut chars = ['\0'; 256];
+    let mut next = 0x100u32;
+    for b in 0..=255u8 {
+        chars[b as usize] = if printable(b) {
+            char::from(b)
+        } else {
+            let c = char::from_u32(next).unwrap_or('\0');
+            next += 1;
+            c
+        };
+    }
+    chars
 }
 
 #[cfg(test)]
@@ -198,6 +547,128 @@ mod tests {
         assert_eq!(tokenizer.count("a<|eot|>b"), 3);
         assert!(tokenizer.method().contains("tokenizer.json"));
         assert_eq!(tokenizer.offsets("a b"), [(0, 1), (2, 3)]);
+    }
+
+    /// A byte-level BPE tokenizer.json shaped like Qwen3's (NFC, one regex split,
+    /// byte-level alphabet, a few merges, raw and normalized added tokens).
+    fn byte_level_json() -> String {
+        let chars = byte_chars();
+        let mut vocab = serde_json::Map::new();
+        for c in chars {
+            vocab.insert(c.to_string(), vocab.len().into());
+        }
+        let mut merges = Vec::new();
+        for pair in [
+            ("Ġ", "t"),
+            ("h", "e"),
+            ("Ġt", "he"),
+            ("i", "n"),
+            ("Ġ", "in"),
+            ("1", "2"),
+            ("Ġ", "Ġ"),
+            ("ĠĠ", "ĠĠ"),
+            ("Ċ", "Ċ"),
+            ("Ã", "©"),
+            ("e", "r"),
+        ] {
+            vocab.insert(format!("{}{}", pair.0, pair.1), vocab.len().into());
+            merges.push(format!("{} {}", pair.0, pair.1));
+        }
+        let split = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+        let added = |id: usize, content: &str, normalized: bool| {
+            serde_json::json!({"id": id, "content": content, "single_word": false,
+                "lstrip": false, "rstrip": false, "normalized": normalized,
+                "special": !normalized})
+        };
+        serde_json::json!({
+            "version": "1.0", "truncation": null, "padding": null,
+            "added_tokens": [added(400, "<|im_start|>", false), added(401, "<think>", true)],
+            "normalizer": {"type": "NFC"},
+            "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+                {"type": "Split", "pattern": {"Regex": split}, "behavior": "Isolated",
+                 "invert": false},
+                {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": false,
+                 "use_regex": false}]},
+            "post_processor": null, "decoder": null,
+            "model": {"type": "BPE", "dropout": null, "unk_token": null,
+                "continuing_subword_prefix": null, "end_of_word_suffix": null,
+                "fuse_unk": false, "byte_fallback": false, "ignore_merges": false,
+                "vocab": vocab, "merges": merges}
+        })
+        .to_string()
+    }
+
+    #[test]
+    fn byte_level_files_are_counted_in_pieces_exactly_as_the_library_counts_whole() {
+        let dir = temp_dir("pieces");
+        let path = dir.join("tokenizer.json");
+        std::fs::write(&path, byte_level_json()).expect("write");
+        let tokenizer = HuggingFaceTokenizer::from_file(&path).expect("loads");
+        assert!(tokenizer.counts_in_pieces());
+        let mut seed = 7u64;
+        let mut random = |alphabet: &[&str], n: usize| -> String {
+            (0..n)
+                .map(|_| {
+                    seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                    alphabet[(seed >> 33) as usize % alphabet.len()]
+                })
+                .collect()
+        };
+        let alphabet = [
+            "the",
+            " the",
+            "in",
+            " ",
+            "  ",
+            "\n",
+            "\n\n",
+            "\t",
+            "1",
+            "23",
+            "é",
+            "e\u{301}",
+            "\u{1100}\u{1161}",
+            "한",
+            "🦊",
+            "<|im_start|>",
+            "<think>",
+            "<thi",
+            "'s",
+            "!?",
+            "x",
+            "Ω",
+            "\r\n",
+            "\u{0958}",
+        ];
+        let mut texts: Vec<String> = (0..300).map(|i| random(&alphabet, i % 40)).collect();
+        texts.push(random(&alphabet, 60_000));
+        texts.push("9".repeat(200_000));
+        texts.push("e\u{301}".repeat(50_000));
+        texts.push(String::new());
+        for text in &texts {
+            assert_eq!(
+                tokenizer.count(text),
+                tokenizer.count_whole(text),
+                "{text:?}"
+            );
+        }
+        // Cancelled: no count, after at most one check's worth of text.
+        let looks = std::cell::Cell::new(0);
+        let long = &texts[texts.len() - 3];
+        let stop = || {
+            looks.set(looks.get() + 1);
+            looks.get() > 2
+        };
+        assert_eq!(tokenizer.count_until(long, &stop), None);
+        assert_eq!(looks.get(), 3);
+        // Other shapes are left to the library, counted whole.
+        let word_level = dir.join("word.json");
+        std::fs::write(&word_level, TINY).expect("write");
+        assert!(
+            !HuggingFaceTokenizer::from_file(&word_level)
+                .expect("loads")
+                .counts_in_pieces()
+        );
     }
 
     #[test]

@@ -33,15 +33,97 @@ pub enum SentencePieceError {
     Unsupported(&'static str),
 }
 
-/// The Gemma 3 encoder, decompressed and indexed on first use (~0.2 s), then shared.
+/// The Gemma 3 pieces and ranks as a hash table prepared by build.rs, read in place.
+static GEMMA3_TABLE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/gemma3_table.bin"));
+
+include!(concat!(env!("OUT_DIR"), "/gemma3_facts.rs"));
+
+/// The Gemma 3 encoder, shared. Its pieces are the table build.rs prepared from the
+/// embedded model (no decompression, no hashing of 262,144 pieces at start: that was
+/// most of a first Gemini count); only the small sets are built here.
 pub fn gemma3() -> &'static SentencePiece {
     static GEMMA3: OnceLock<SentencePiece> = OnceLock::new();
     GEMMA3.get_or_init(|| {
-        // The data is part of the crate and checked by tests: failure is a build defect.
-        let bytes = gemma3_model_bytes();
-        SentencePiece::from_model_bytes(&bytes)
-            .unwrap_or_else(|e| panic!("embedded Gemma 3 model is unusable: {e}"))
+        let mut user_defined: Vec<Vec<Box<[u8]>>> = vec![Vec::new(); 256];
+        for piece in GEMMA3_USER_DEFINED {
+            user_defined[piece[0] as usize].push(Box::from(*piece));
+        }
+        for list in &mut user_defined {
+            list.sort_by_key(|p| std::cmp::Reverse(p.len()));
+        }
+        SentencePiece {
+            ranks: Ranks::Table(Table::new(GEMMA3_TABLE)),
+            user_defined,
+            before_space: GEMMA3_BEFORE_SPACE.iter().copied().collect(),
+            after_newline: GEMMA3_AFTER_NEWLINE.iter().copied().collect(),
+            vocab_size: GEMMA3_VOCAB_SIZE,
+        }
     })
+}
+
+/// Piece bytes -> merge rank (0 = highest score = merged first).
+enum Ranks {
+    /// Built from a `.model` at run time.
+    Map(FxMap<Box<[u8]>, u32>),
+    /// Prepared at build time (Gemma 3).
+    Table(Table),
+}
+
+impl Ranks {
+    fn get(&self, piece: &[u8]) -> Option<u32> {
+        match self {
+            Ranks::Map(map) => map.get(piece).copied(),
+            Ranks::Table(table) => table.get(piece),
+        }
+    }
+}
+
+/// build.rs's open-addressing table: `slots`, `blob_len`, `slots` x (offset, len,
+/// rank), then the pieces' bytes; all little-endian u32, len 0 = empty slot.
+struct Table {
+    mask: usize,
+    /// 64 - log2(slots): a hash's home slot is its top bits (as in build.rs).
+    shift: u32,
+    slots: &'static [u8],
+    blob: &'static [u8],
+}
+
+impl Table {
+    fn new(bytes: &'static [u8]) -> Table {
+        let word = |at: usize| {
+            u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
+        };
+        let slots = word(0) as usize;
+        let (slots_bytes, blob) = bytes[8..].split_at(slots * 12);
+        debug_assert_eq!(blob.len(), word(4) as usize);
+        Table {
+            mask: slots - 1,
+            shift: 64 - slots.trailing_zeros(),
+            slots: slots_bytes,
+            blob,
+        }
+    }
+
+    fn get(&self, piece: &[u8]) -> Option<u32> {
+        let mut hasher = FxHasher::default();
+        hasher.write(piece);
+        let mut slot = (hasher.finish().wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize;
+        loop {
+            let entry = &self.slots[slot * 12..slot * 12 + 12];
+            let word = |i: usize| {
+                u32::from_le_bytes([entry[i], entry[i + 1], entry[i + 2], entry[i + 3]]) as usize
+            };
+            let len = word(4);
+            if len == 0 {
+                return None;
+            }
+            let offset = word(0);
+            if len == piece.len() && &self.blob[offset..offset + len] == piece {
+                return Some(word(8) as u32);
+            }
+            slot = (slot + 1) & self.mask;
+        }
+    }
 }
 
 /// The embedded Gemma 3 `.model`, decompressed.
@@ -71,6 +153,14 @@ const SPACE_CHAR: char = '\u{2581}';
 const CACHE_ENTRIES: usize = 1 << 16;
 const CACHED_SEGMENT_BYTES: usize = 64;
 
+/// Bytes of text, and merges inside one segment, between two looks at the
+/// cancellation flag: well under a megabyte of work each.
+pub const CHECK_BYTES: usize = 64 * 1024;
+const CHECK_MERGES: usize = 8 * 1024;
+
+/// Scratch symbols a thread keeps between segments (about a megabyte of buffers).
+const KEPT_SYMBOLS: usize = 64 * 1024;
+
 thread_local! {
     static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
 }
@@ -79,14 +169,13 @@ thread_local! {
 /// and unused pieces, with their scores) and the user-defined symbols, which are
 /// matched whole in the input and never merged further.
 pub struct SentencePiece {
-    /// Piece bytes -> merge rank (0 = highest score = merged first).
-    ranks: FxMap<Box<[u8]>, u32>,
+    ranks: Ranks,
     /// User-defined symbols, by first byte, longest first.
     user_defined: Vec<Vec<Box<[u8]>>>,
     /// Characters that precede a space (U+2581) inside some piece: no cut there.
-    before_space: HashSet<char>,
+    before_space: CharSet,
     /// Characters that follow a newline inside some piece: no cut there.
-    after_newline: HashSet<char>,
+    after_newline: CharSet,
     vocab_size: usize,
 }
 
@@ -154,8 +243,9 @@ impl SentencePiece {
         for list in &mut user_defined {
             list.sort_by_key(|p| std::cmp::Reverse(p.len()));
         }
-        let (mut before_space, mut after_newline) = (HashSet::new(), HashSet::new());
+        let (mut before_space, mut after_newline) = (CharSet::default(), CharSet::default());
         for piece in ranks.keys() {
+            // Kept in step with build.rs, which computes the same for Gemma 3.
             // Only pieces with a space mark or a newline and more can forbid a cut.
             if piece.len() < 2 || !(piece.contains(&b'\n') || piece.contains(&0xE2)) {
                 continue;
@@ -175,7 +265,7 @@ impl SentencePiece {
             }
         }
         Ok(SentencePiece {
-            ranks,
+            ranks: Ranks::Map(ranks),
             user_defined,
             before_space,
             after_newline,
@@ -196,6 +286,32 @@ impl SentencePiece {
             self.segments(text)
                 .map(|segment| self.count_cached(segment, scratch))
                 .sum()
+        })
+    }
+
+    /// [`Self::count`], giving up (`None`) within about [`CHECK_BYTES`] of text, or
+    /// as many merges inside one long segment, after `cancelled` turns true.
+    pub fn count_until(&self, text: &str, cancelled: &dyn Fn() -> bool) -> Option<usize> {
+        SCRATCH.with_borrow_mut(|scratch| {
+            if scratch.cache.len() > CACHE_ENTRIES {
+                scratch.cache.clear();
+            }
+            let (mut total, mut unchecked) = (0, 0);
+            for segment in self.segments(text) {
+                unchecked += segment.len();
+                if unchecked >= CHECK_BYTES {
+                    unchecked = 0;
+                    if cancelled() {
+                        return None;
+                    }
+                }
+                total += if segment.len() > CACHED_SEGMENT_BYTES {
+                    self.count_segment_until(segment, scratch, cancelled)?
+                } else {
+                    self.count_cached(segment, scratch)
+                };
+            }
+            Some(total)
         })
     }
 
@@ -230,8 +346,8 @@ impl SentencePiece {
                 let c = normalize_char(c);
                 let cut = at > start
                     && previous.is_some_and(|p| {
-                        (c == SPACE_CHAR && !self.before_space.contains(&p))
-                            || (p == '\n' && !self.after_newline.contains(&c))
+                        (c == SPACE_CHAR && !self.before_space.contains(p))
+                            || (p == '\n' && !self.after_newline.contains(c))
                     });
                 previous = Some(c);
                 if cut {
@@ -250,6 +366,36 @@ impl SentencePiece {
     }
 
     fn count_segment(&self, text: &str, scratch: &mut Scratch) -> usize {
+        // Never cancelled, so it always gives a count.
+        self.count_segment_until(text, scratch, &|| false)
+            .unwrap_or(text.len())
+    }
+
+    /// One segment's count, giving up (`None`) within [`CHECK_MERGES`] merges after
+    /// `cancelled` turns true (a segment of megabytes, a run of letters with no
+    /// space, is one BPE run of seconds). The scratch buffers such a segment grew
+    /// are given back afterwards, so a thread does not keep hundreds of megabytes.
+    fn count_segment_until(
+        &self,
+        text: &str,
+        scratch: &mut Scratch,
+        cancelled: &dyn Fn() -> bool,
+    ) -> Option<usize> {
+        let count = self.merge(text, scratch, cancelled);
+        if scratch.symbols.capacity() > KEPT_SYMBOLS {
+            scratch.normalized = Vec::new();
+            scratch.symbols = Vec::new();
+            scratch.agenda = BinaryHeap::new();
+        }
+        count
+    }
+
+    fn merge(
+        &self,
+        text: &str,
+        scratch: &mut Scratch,
+        cancelled: &dyn Fn() -> bool,
+    ) -> Option<usize> {
         // Normalize: the identity normalizer with escaped whitespace.
         let normalized = &mut scratch.normalized;
         normalized.clear();
@@ -295,14 +441,21 @@ impl SentencePiece {
         for right in 1..symbols.len() {
             self.push_pair(normalized, symbols, agenda, right as i32 - 1, right as i32);
         }
-        while let Some(Pair {
-            left, right, len, ..
-        }) = agenda.pop()
-        {
-            let (l, r) = (left as usize, right as usize);
-            // Stale entry: one side was merged away since it was queued.
-            if symbols[l].len == 0 || symbols[r].len == 0 || symbols[l].len + symbols[r].len != len
-            {
+        let mut merges = 0usize;
+        while let Some(Pair { left, len, .. }) = agenda.pop() {
+            merges += 1;
+            if merges.is_multiple_of(CHECK_MERGES) && cancelled() {
+                return None;
+            }
+            let l = left as usize;
+            // Stale entry: a side was merged since it was queued. The pair is the
+            // left symbol and its current right neighbour when the two still span
+            // the queued bytes (then they are those bytes, so the rank is theirs).
+            if symbols[l].len == 0 || symbols[l].next < 0 {
+                continue;
+            }
+            let r = symbols[l].next as usize;
+            if symbols[l].len + symbols[r].len != len {
                 continue;
             }
             symbols[l].len = len;
@@ -317,18 +470,19 @@ impl SentencePiece {
         }
 
         // Every remaining symbol is one piece, or with byte fallback one per byte.
-        symbols
+        let count = symbols
             .iter()
             .filter(|s| s.len > 0)
             .map(|s| {
                 let piece = &normalized[s.start as usize..(s.start + s.len) as usize];
-                if self.ranks.contains_key(piece) {
+                if self.ranks.get(piece).is_some() {
                     1
                 } else {
                     piece.len()
                 }
             })
-            .sum()
+            .sum();
+        Some(count)
     }
 
     fn push_pair(
@@ -348,14 +502,62 @@ impl SentencePiece {
         }
         let len = l.len + r.len;
         let piece = &normalized[l.start as usize..(l.start + len) as usize];
-        if let Some(&rank) = self.ranks.get(piece) {
-            agenda.push(Pair {
-                rank,
-                left,
-                right,
-                len,
-            });
+        if let Some(rank) = self.ranks.get(piece) {
+            agenda.push(Pair { rank, left, len });
         }
+    }
+}
+
+/// A set of characters asked once per space in the text: ASCII by a table, the
+/// rest (U+2581 itself, after a space) by FxHash.
+#[derive(PartialEq, Debug)]
+struct CharSet {
+    ascii: [bool; 128],
+    other: HashSet<char, BuildHasherDefault<FxHasher>>,
+}
+
+impl Default for CharSet {
+    fn default() -> CharSet {
+        CharSet {
+            ascii: [false; 128],
+            other: HashSet::default(),
+        }
+    }
+}
+
+impl CharSet {
+    fn insert(&mut self, c: char) {
+        match self.ascii.get_mut(c as usize) {
+            Some(slot) => *slot = true,
+            None => {
+                self.other.insert(c);
+            }
+        }
+    }
+
+    fn contains(&self, c: char) -> bool {
+        match self.ascii.get(c as usize) {
+            Some(&slot) => slot,
+            None => self.other.contains(&c),
+        }
+    }
+
+    #[cfg(test)]
+    fn iter(&self) -> impl Iterator<Item = char> + '_ {
+        (0u8..128)
+            .filter(|&b| self.ascii[b as usize])
+            .map(char::from)
+            .chain(self.other.iter().copied())
+    }
+}
+
+impl FromIterator<char> for CharSet {
+    fn from_iter<I: IntoIterator<Item = char>>(chars: I) -> CharSet {
+        let mut set = CharSet::default();
+        for c in chars {
+            set.insert(c);
+        }
+        set
     }
 }
 
@@ -378,11 +580,13 @@ struct Symbol {
     freeze: bool,
 }
 
+/// A queued merge: the symbol at `left` with its right neighbour, `len` bytes in
+/// all (the neighbour is found when it is popped; 12 bytes, not 16, for segments
+/// of megabytes).
 #[derive(PartialEq, Eq)]
 struct Pair {
     rank: u32,
     left: i32,
-    right: i32,
     len: u32,
 }
 
@@ -618,6 +822,26 @@ mod tests {
     }
 
     #[test]
+    fn the_build_time_table_is_what_the_model_parser_gives() {
+        let parsed = SentencePiece::from_model_bytes(&gemma3_model_bytes()).expect("parses");
+        let table = gemma3();
+        let Ranks::Map(map) = &parsed.ranks else {
+            panic!("the parser builds a map");
+        };
+        assert!(matches!(table.ranks, Ranks::Table(_)));
+        for (piece, &rank) in map {
+            assert_eq!(table.ranks.get(piece), Some(rank), "{piece:?}");
+        }
+        for absent in [&b"\xff\xfe"[..], b"no such piece in any vocabulary", b""] {
+            assert_eq!(table.ranks.get(absent), map.get(absent).copied());
+        }
+        assert_eq!(table.user_defined, parsed.user_defined);
+        assert_eq!(table.before_space, parsed.before_space);
+        assert_eq!(table.after_newline, parsed.after_newline);
+        assert_eq!(table.vocab_size, parsed.vocab_size);
+    }
+
+    #[test]
     fn known_counts_from_python_sentencepiece() {
         // Each count printed by sentencepiece 0.2.1 `encode(text)` with the same model.
         for (text, count) in [
@@ -655,12 +879,50 @@ mod tests {
         // (`Tokenizer::additive_cut`): no piece spans `\n` and a following letter.
         let after_newline = &gemma3().after_newline;
         assert!(
-            !after_newline.iter().any(char::is_ascii_alphabetic),
+            !after_newline.iter().any(|c| c.is_ascii_alphabetic()),
             "{after_newline:?}"
         );
         let text = "one\ntwo\n\nThree";
         let parts: Vec<&str> = gemma3().segments(text).collect();
         assert_eq!(parts, ["one\n", "two\n\n", "Three"]);
+    }
+
+    #[test]
+    fn a_long_run_without_a_cut_is_counted_exactly_and_stops_when_cancelled() {
+        // Random lowercase letters: no space, no newline, so one segment, one BPE run.
+        let mut seed = 11u64;
+        let run: String = (0..200_000)
+            .map(|_| {
+                seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                char::from(b'a' + ((seed >> 33) % 26) as u8)
+            })
+            .collect();
+        let model = gemma3();
+        let whole = model.count(&run);
+        assert!(whole > 200_000 / 8, "{whole}");
+        assert_eq!(model.count_until(&run, &|| false), Some(whole));
+        // The buffers a long segment grew are given back.
+        SCRATCH.with_borrow(|scratch| {
+            assert!(scratch.symbols.capacity() <= KEPT_SYMBOLS);
+            assert!(scratch.agenda.capacity() <= KEPT_SYMBOLS * 4);
+        });
+        // Cancelled in the middle of that one run: given up, not counted to the end.
+        let looks = std::cell::Cell::new(0);
+        let stop = || {
+            looks.set(looks.get() + 1);
+            looks.get() > 1
+        };
+        assert_eq!(model.count_until(&run, &stop), None);
+        assert_eq!(looks.get(), 2, "the flag is looked at inside the run");
+        // Many short segments: looked at every CHECK_BYTES of text.
+        let words = "word ".repeat(CHECK_BYTES);
+        looks.set(0);
+        assert_eq!(model.count_until(&words, &stop), None);
+        assert_eq!(looks.get(), 2);
+        assert_eq!(
+            model.count_until(&words, &|| false),
+            Some(model.count(&words))
+        );
     }
 
     #[test]

@@ -69,7 +69,47 @@ fn gemini_equals_python_sentencepiece() {
 fn assert_huggingface(name: &str) {
     let path = refs_dir().join(format!("{name}.tokenizer.json"));
     let tokenizer = HuggingFaceTokenizer::from_file(&path).expect("tokenizer.json loads");
+    // These files are counted piece by piece (bounded memory, cancellable), never
+    // through `encode_fast` whole: the reference counts check that path.
+    assert!(tokenizer.counts_in_pieces(), "{name}");
     assert_all_equal(name, |text| tokenizer.count(text));
+    // Hostile shapes at a size the references' cases do not reach: equal to the
+    // library's own count of the whole text.
+    for text in hostile_texts() {
+        assert_eq!(
+            tokenizer.count(&text),
+            tokenizer.count_whole(&text),
+            "{name}: {:?}...",
+            text.chars().take(10).collect::<String>()
+        );
+    }
+}
+
+/// Texts of a few hundred kilobytes that stress piece boundaries and limits: one
+/// digit run, code points from every plane, letter and space runs, added-token
+/// text back to back, combining marks (NFC), long mixed lines.
+fn hostile_texts() -> Vec<String> {
+    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let code_points: String = std::iter::from_fn(|| char::from_u32((next() % 0x11_0000) as u32))
+        .take(100_000)
+        .collect();
+    vec![
+        "7".repeat(300_000),
+        "1234567890".repeat(30_000),
+        code_points,
+        "a".repeat(20_000),
+        " ".repeat(50_000) + "x",
+        "\n\n \t".repeat(20_000),
+        "<|im_start|><|eot_id|><｜User｜>".repeat(5_000),
+        "e\u{301}\u{327}a\u{30A}\u{1100}\u{1161}\u{11A8} ".repeat(20_000),
+        "fn main() { let x = \"한국어 🦊\"; println!(\"{x}\"); }\n".repeat(5_000),
+    ]
 }
 
 #[test]

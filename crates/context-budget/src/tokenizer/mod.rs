@@ -181,7 +181,15 @@ impl Tokenizer {
             if cancelled() {
                 return None;
             }
-            total += self.count(part);
+            // A part with no cut inside (a family with none, a megabyte-long run of
+            // letters for gemma3) is counted by the family's own cancellable count.
+            total += match self {
+                Tokenizer::HuggingFace(tokenizer) => tokenizer.count_until(part, cancelled)?,
+                Tokenizer::Gemma3 if part.len() > PART_BYTES + PART_BYTES / 4 => {
+                    crate::sentencepiece::gemma3().count_until(part, cancelled)?
+                }
+                _ => self.count(part),
+            };
         }
         Some(total)
     }

@@ -1,0 +1,229 @@
+//! Hostile texts for the families whose count used to run whole: an open-weight
+//! `tokenizer.json` (counted by `encode_fast` in one go: 300-400 bytes of memory per
+//! byte of text, and no way to stop it) and Gemini on a run of letters with no
+//! space or newline (one SentencePiece BPE run of seconds). Against the built binary
+//! over loopback HTTP, a fresh server per test: peak memory from VmHWM, CPU from
+//! /proc/PID/stat after the request is given up. Every test stops by itself.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use test_support::Binary;
+use test_support::http1::{authority, post_mcp, request};
+use test_support::process::peak_rss_bytes;
+
+const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
+
+/// CPU time the process has used so far (user + system), in clock ticks (1/100 s).
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("proc stat");
+    let rest = &stat[stat.rfind(')').expect("comm") + 2..];
+    let fields: Vec<&str> = rest.split(' ').collect();
+    fields[11].parse::<u64>().expect("utime") + fields[12].parse::<u64>().expect("stime")
+}
+
+fn count_call(text: &str, model: &str) -> Vec<u8> {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+           "params": {"name": "count-tokens", "arguments": {"text": text, "model": model}}})
+    .to_string()
+    .into_bytes()
+}
+
+/// GPT-2's byte-level alphabet: printable Latin-1 bytes stand for themselves, the
+/// rest for U+0100 onwards.
+fn byte_chars() -> Vec<char> {
+    let mut next = 0x100u32;
+    (0..=255u8)
+        .map(|b| {
+            if matches!(b, b'!'..=b'~' | 0xA1..=0xAC) || b >= 0xAE {
+                char::from(b)
+            } else {
+                next += 1;
+                char::from_u32(next - 1).expect("char")
+            }
+        })
+        .collect()
+}
+
+/// A folder with a byte-level BPE tokenizer.json shaped like Qwen3's (NFC, its
+/// regex split with single digits, byte-level alphabet, an added token) and a
+/// models file declaring it as `open-bpe-1b`.
+fn models_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "context-loader-abuse-tok-{name}-{}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let mut vocab = serde_json::Map::new();
+    for c in byte_chars() {
+        vocab.insert(c.to_string(), vocab.len().into());
+    }
+    let mut merges = Vec::new();
+    for (a, b) in [("Ġ", "t"), ("h", "e"), ("Ġt", "he"), ("1", "2"), ("Ġ", "Ġ")] {
+        vocab.insert(format!("{a}{b}"), vocab.len().into());
+        merges.push(format!("{a} {b}"));
+    }
+    let split = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+    let tokenizer = json!({
+        "version": "1.0", "truncation": null, "padding": null,
+        "added_tokens": [{"id": 300, "content": "<|im_start|>", "single_word": false,
+            "lstrip": false, "rstrip": false, "normalized": false, "special": true}],
+        "normalizer": {"type": "NFC"},
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": split}, "behavior": "Isolated",
+             "invert": false},
+            {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": false,
+             "use_regex": false}]},
+        "post_processor": null, "decoder": null,
+        "model": {"type": "BPE", "dropout": null, "unk_token": null,
+            "continuing_subword_prefix": null, "end_of_word_suffix": null,
+            "fuse_unk": false, "byte_fallback": false, "ignore_merges": false,
+            "vocab": vocab, "merges": merges}
+    });
+    std::fs::write(dir.join("tokenizer.json"), tokenizer.to_string()).expect("write");
+    std::fs::write(
+        dir.join("models.json"),
+        r#"{"models": [{"name": "open-bpe-1b", "family": "open-bpe",
+            "tokenizer": "huggingface", "tokenizer_file": "tokenizer.json",
+            "context_window": 131072, "max_output_tokens": 4096,
+            "input_usd_per_mtok": 0.0, "output_usd_per_mtok": 0.0}]}"#,
+    )
+    .expect("write models file");
+    dir
+}
+
+/// The issue's row: 8 MiB of digits with Qwen3's tokenizer.json took 3.1 GB (every
+/// digit a piece, a string and a token object in `encode_fast`). Now counted piece
+/// by piece: the count is the library's, and the peak is a small multiple of the
+/// request over what the server held before it.
+#[tokio::test]
+async fn a_tokenizer_json_counts_megabytes_of_digits_exactly_in_bounded_memory() {
+    let dir = models_dir("memory");
+    let models = dir.join("models.json").to_string_lossy().into_owned();
+    let (server, url) = BIN
+        .spawn_http(
+            &["--models-file", &models],
+            &["--stateless", "--max-body-bytes", "40000000"],
+        )
+        .await;
+    let pid = server.id().expect("pid");
+    let addr = authority(&url);
+    // Warm: the tokenizer.json loaded and one small count served.
+    let warm = post_mcp(&addr, &[], &count_call("12 the", "open-bpe-1b")).await;
+    assert_eq!(warm.status, 200, "{warm:?}");
+    let baseline = peak_rss_bytes(pid);
+
+    let text = "1234567890".repeat(400_000) + "<|im_start|> the end";
+    let expected = context_budget::HuggingFaceTokenizer::from_file(&dir.join("tokenizer.json"))
+        .expect("loads")
+        .count_whole(&text);
+    let reply = post_mcp(&addr, &[], &count_call(&text, "open-bpe-1b")).await;
+    assert_eq!(reply.status, 200, "{reply:?}");
+    let body: Value = reply.json();
+    assert_eq!(
+        body["result"]["structuredContent"]["token_count"], expected,
+        "{body}"
+    );
+    // The request body, its parsed value and the typed copy are ~3x the text; the
+    // count itself adds a few buffers. Before: ~350x (1.4 GB for these 4 MB).
+    let grown = peak_rss_bytes(pid).saturating_sub(baseline);
+    let bound = 20 * text.len() as u64 + 32 * 1024 * 1024;
+    assert!(
+        grown <= bound,
+        "peak grew by {} MB for a {} MB text (bound {} MB)",
+        grown >> 20,
+        text.len() >> 20,
+        bound >> 20
+    );
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Give up the request at `--request-timeout` and measure the CPU the server still
+/// spends over the next three seconds (before: the count ran on to its end).
+async fn cpu_after_timeout(global: &[&str], text: &str, model: &str) -> u64 {
+    let (server, url) = BIN
+        .spawn_http(
+            global,
+            &[
+                "--stateless",
+                "--max-body-bytes",
+                "40000000",
+                "--request-timeout",
+                "1",
+            ],
+        )
+        .await;
+    let pid = server.id().expect("pid");
+    let addr = authority(&url);
+    // Warm: the vocabulary loaded (in a debug build that can outlast the timeout;
+    // the load finishes regardless, so ask again).
+    let mut warm = post_mcp(&addr, &[], &count_call("warm up", model)).await;
+    for _ in 0..30 {
+        if warm.status == 200 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        warm = post_mcp(&addr, &[], &count_call("warm up", model)).await;
+    }
+    assert_eq!(warm.status, 200, "{warm:?}");
+    let reply = post_mcp(&addr, &[], &count_call(text, model)).await;
+    assert_eq!(
+        reply.status, 408,
+        "the count must outlast the timeout: {reply:?}"
+    );
+    // Let the flag be seen (a check is at most 64 KiB of text or 8k merges away).
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let before = cpu_ticks(pid);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let spent = cpu_ticks(pid) - before;
+    assert_eq!(
+        request(&addr, "GET", "/healthz", &[], b"").await.status,
+        200
+    );
+    drop(server);
+    spent
+}
+
+/// The issue's row: a count with a tokenizer.json could not be stopped (7-14 s of
+/// CPU for 8 MiB whatever the client did). Now it stops within 64 KiB of text.
+#[tokio::test]
+async fn a_timed_out_tokenizer_json_count_stops_its_cpu() {
+    let dir = models_dir("cancel");
+    let models = dir.join("models.json").to_string_lossy().into_owned();
+    // Digits and code points from every plane: short pieces, megabytes of them.
+    let mut seed = 5u64;
+    let mixed: String = std::iter::from_fn(|| {
+        seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+        char::from_u32(((seed >> 33) % 0x11_0000) as u32)
+    })
+    .take(400_000)
+    .collect();
+    let text = "7".repeat(6 << 20) + &mixed;
+    let spent = cpu_after_timeout(&["--models-file", &models], &text, "open-bpe-1b").await;
+    assert!(
+        spent < 100,
+        "{spent} ticks of CPU within 3 s after the request was given up"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The issue's row: gemini-2.5-pro on random lowercase (no space, no newline: no
+/// cut, one BPE run) kept 3-9.6 s of CPU after a cancel. Now the run looks at the
+/// flag every 8k merges.
+#[tokio::test]
+async fn a_timed_out_gemini_count_of_one_long_run_stops_its_cpu() {
+    let mut seed = 3u64;
+    let text: String = (0..1_500_000)
+        .map(|_| {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            char::from(b'a' + ((seed >> 33) % 26) as u8)
+        })
+        .collect();
+    let spent = cpu_after_timeout(&[], &text, "gemini-2.5-pro").await;
+    assert!(
+        spent < 100,
+        "{spent} ticks of CPU within 3 s after the request was given up"
+    );
+}
