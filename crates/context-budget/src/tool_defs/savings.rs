@@ -16,6 +16,10 @@ use crate::Tokenizer;
 pub const MIN_HOIST_BYTES: usize = 48;
 /// Most subtrees hoisted per tool: each hoist walks the schema again.
 pub const MAX_HOISTS_PER_TOOL: usize = 32;
+/// Largest schema (compact JSON bytes) searched for repeats: the search serializes
+/// every subtree once per hoist, so its cost grows with size × depth × hoists.
+/// Bigger schemas are measured, not rewritten.
+pub const MAX_HOIST_SCHEMA_BYTES: usize = 256 * 1024;
 /// Rows in the heaviest-tools and heaviest-descriptions lists.
 pub const HEAVIEST: usize = 10;
 /// Undescribed parameters listed by name (all are counted).
@@ -276,7 +280,7 @@ fn replace_subschemas(schema: &mut Value, target: &Value, replacement: &Value) -
 /// where they are (a `$ref` would change what they mean).
 pub fn hoist_repeated(schema: &Value) -> (Value, usize) {
     let mut doc = schema.clone();
-    if !doc.is_object() {
+    if !doc.is_object() || compact(&doc).len() > MAX_HOIST_SCHEMA_BYTES {
         return (doc, 0);
     }
     let mut hoisted = 0;

@@ -1,0 +1,217 @@
+//! Connecting to one configured server through rmcp's client and listing what it
+//! advertises, within a time limit; a spawned server's whole process group is ended
+//! whatever happened.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use context_budget::tool_defs::{ServerDefinitions, tool_definitions};
+use process_wrap::tokio::{CommandWrap, ProcessGroup};
+use rmcp::RoleClient;
+use rmcp::model::ProtocolVersion;
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use tokio::io::AsyncReadExt;
+
+use super::config::{ServerConfig, Transport};
+use crate::tools::mcp_tokens::{Listed, MeasuredServer};
+
+/// The end of a failed server's stderr shown with its error.
+const STDERR_TAIL_BYTES: usize = 2048;
+
+/// Measure `config` within `timeout`.
+pub async fn measure(config: ServerConfig, timeout: Duration) -> MeasuredServer {
+    let name = config.name.clone();
+    let source = config.source.clone();
+    let failed = |error: String| MeasuredServer {
+        definitions: ServerDefinitions {
+            name: Some(name.clone()),
+            ..ServerDefinitions::default()
+        },
+        error: Some(error),
+        listed: None,
+        source: source.clone(),
+    };
+    if let Some(variable) = &config.unset {
+        return failed(format!(
+            "its config names ${{{variable}}}, which is not set"
+        ));
+    }
+    let result = match config.transport {
+        Transport::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => {
+            let mut wrapped = CommandWrap::with_new(&command, |c| {
+                c.args(&args).envs(&env).stdin(Stdio::piped());
+                if let Some(cwd) = &cwd {
+                    c.current_dir(cwd);
+                }
+            });
+            // Its own process group: a server's children are ended with it.
+            wrapped.wrap(ProcessGroup::leader());
+            let spawned = TokioChildProcess::builder(wrapped)
+                .stderr(Stdio::piped())
+                .spawn();
+            let (child, stderr) = match spawned {
+                Ok(spawned) => spawned,
+                Err(e) => return failed(format!("cannot start `{command}`: {e}")),
+            };
+            let group = child.id();
+            // Drained all along, so a chatty server never blocks on a full pipe.
+            let stderr_tail = tokio::spawn(async move {
+                let mut tail = Vec::new();
+                if let Some(mut stderr) = stderr {
+                    let mut buf = [0u8; 4096];
+                    while let Ok(n) = stderr.read(&mut buf).await {
+                        if n == 0 {
+                            break;
+                        }
+                        tail.extend_from_slice(&buf[..n]);
+                        if tail.len() > STDERR_TAIL_BYTES {
+                            tail.drain(..tail.len() - STDERR_TAIL_BYTES);
+                        }
+                    }
+                }
+                String::from_utf8_lossy(&tail).trim().to_string()
+            });
+            let result = match tokio::time::timeout(timeout, session(child)).await {
+                Ok(result) => result,
+                Err(_) => Err(timed_out(timeout)),
+            };
+            if let Some(pid) = group {
+                end_group(pid);
+            }
+            let tail = tokio::time::timeout(Duration::from_secs(1), stderr_tail)
+                .await
+                .ok()
+                .and_then(Result::ok)
+                .unwrap_or_default();
+            result.map_err(|error| with_stderr(error, &tail))
+        }
+        Transport::Http { url, headers } => {
+            let _ = rustls::crypto::ring::default_provider().install_default();
+            let mut custom = std::collections::HashMap::new();
+            for (key, value) in &headers {
+                let parsed = (
+                    reqwest::header::HeaderName::from_bytes(key.as_bytes()),
+                    reqwest::header::HeaderValue::from_str(value),
+                );
+                match parsed {
+                    (Ok(k), Ok(v)) => {
+                        custom.insert(k, v);
+                    }
+                    _ => return failed(format!("header `{key}` is not a valid HTTP header")),
+                }
+            }
+            let mut transport_config = StreamableHttpClientTransportConfig::with_uri(url);
+            transport_config.custom_headers = custom;
+            let transport = StreamableHttpClientTransport::from_config(transport_config);
+            match tokio::time::timeout(timeout, session(transport)).await {
+                Ok(result) => result,
+                Err(_) => Err(timed_out(timeout)),
+            }
+        }
+    };
+    match result {
+        Ok((definitions, listed)) => MeasuredServer {
+            definitions: ServerDefinitions {
+                name: Some(name),
+                ..definitions
+            },
+            error: None,
+            listed: Some(listed),
+            source,
+        },
+        Err(error) => failed(error),
+    }
+}
+
+fn timed_out(timeout: Duration) -> String {
+    format!("no answer within {} s (--timeout)", timeout.as_secs_f64())
+}
+
+fn with_stderr(error: String, tail: &str) -> String {
+    match tail.is_empty() {
+        true => error,
+        false => format!("{error}; its stderr: {tail}"),
+    }
+}
+
+/// Kill the process group `pid` leads (the server and anything it started).
+fn end_group(pid: u32) {
+    if let Ok(pid) = i32::try_from(pid) {
+        // SAFETY: kill(2) with a negative pid signals that process group; no memory
+        // is shared.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+}
+
+/// Handshake (`server/discover`, falling back to `initialize`), then every page of
+/// tools, prompts, resources and resource templates the server says it has.
+async fn session<T, E, A>(transport: T) -> Result<(ServerDefinitions, Listed), String>
+where
+    T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let lifecycle = ClientLifecycleMode::Auto {
+        preferred_versions: vec![ProtocolVersion::LATEST],
+        legacy_version: None,
+    };
+    let client: RunningService<RoleClient, ()> = ()
+        .serve_with_lifecycle(transport, lifecycle)
+        .await
+        .map_err(|e| format!("handshake failed: {e}"))?;
+    let found = list(&client).await;
+    let _ = client.cancel().await;
+    found
+}
+
+async fn list(
+    client: &RunningService<RoleClient, ()>,
+) -> Result<(ServerDefinitions, Listed), String> {
+    let info = client.peer_info();
+    let capabilities = info
+        .as_ref()
+        .map(|i| i.capabilities.clone())
+        .unwrap_or_default();
+    let tools = client
+        .list_all_tools()
+        .await
+        .map_err(|e| format!("tools/list failed: {e}"))?;
+    let tools = serde_json::to_value(&tools).map_err(|e| e.to_string())?;
+    let tools = tool_definitions(&tools).map_err(|e| format!("tools/list: {e}"))?;
+    let mut listed = Listed::default();
+    if capabilities.prompts.is_some() {
+        listed.prompts = client
+            .list_all_prompts()
+            .await
+            .map_err(|e| format!("prompts/list failed: {e}"))?
+            .len();
+    }
+    if capabilities.resources.is_some() {
+        listed.resources = client
+            .list_all_resources()
+            .await
+            .map_err(|e| format!("resources/list failed: {e}"))?
+            .len();
+        listed.resource_templates = client
+            .list_all_resource_templates()
+            .await
+            .map_err(|e| format!("resources/templates/list failed: {e}"))?
+            .len();
+    }
+    Ok((
+        ServerDefinitions {
+            name: None,
+            tools,
+            instructions: info.and_then(|i| i.instructions.clone()),
+        },
+        listed,
+    ))
+}
