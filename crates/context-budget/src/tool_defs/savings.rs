@@ -110,14 +110,23 @@ pub fn savings(
                 }
             }
 
-            let (hoisted, hoists) = hoist_repeated(&tool.input_schema);
+            // The cookbook rule reads no nested schema and no `$ref`: a hoist would
+            // only hide a property's type and description from it, a saving that is
+            // not one. Under that rule hoisting is not measured.
+            let (hoisted, hoists) = match rendering {
+                Rendering::Anthropic => hoist_repeated(&tool.input_schema),
+                Rendering::Openai => (tool.input_schema.clone(), 0),
+            };
             let hoist_saved = saved(before, hoists, count(&hoisted));
             record(&mut hoisting, &name, hoist_saved, hoists);
             let (stripped, removed) = strip_unneeded(&tool.input_schema);
             let strip_saved = saved(before, removed, count(&stripped));
             record(&mut unneeded, &name, strip_saved, removed);
             // Both: strip first (a title that differs can keep two subtrees apart).
-            let (both, _) = hoist_repeated(&stripped);
+            let (both, _) = match rendering {
+                Rendering::Anthropic => hoist_repeated(&stripped),
+                Rendering::Openai => (stripped.clone(), 0),
+            };
             let after = count(&both).min(count(&stripped)).min(before);
             after_total += after;
         }

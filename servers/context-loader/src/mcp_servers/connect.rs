@@ -186,25 +186,18 @@ async fn list(
         .map_err(|e| format!("tools/list failed: {e}"))?;
     let tools = serde_json::to_value(&tools).map_err(|e| e.to_string())?;
     let tools = tool_definitions(&tools).map_err(|e| format!("tools/list: {e}"))?;
+    // Listed for the record (clients do not send them with every request); a server
+    // that declares a capability but not every method of it (-32601) has none.
     let mut listed = Listed::default();
     if capabilities.prompts.is_some() {
-        listed.prompts = client
-            .list_all_prompts()
-            .await
-            .map_err(|e| format!("prompts/list failed: {e}"))?
-            .len();
+        listed.prompts = optional(client.list_all_prompts().await, "prompts/list")?;
     }
     if capabilities.resources.is_some() {
-        listed.resources = client
-            .list_all_resources()
-            .await
-            .map_err(|e| format!("resources/list failed: {e}"))?
-            .len();
-        listed.resource_templates = client
-            .list_all_resource_templates()
-            .await
-            .map_err(|e| format!("resources/templates/list failed: {e}"))?
-            .len();
+        listed.resources = optional(client.list_all_resources().await, "resources/list")?;
+        listed.resource_templates = optional(
+            client.list_all_resource_templates().await,
+            "resources/templates/list",
+        )?;
     }
     Ok((
         ServerDefinitions {
@@ -214,4 +207,17 @@ async fn list(
         },
         listed,
     ))
+}
+
+/// How many items a listing returned; none when the server has no such method.
+fn optional<T>(listed: Result<Vec<T>, rmcp::ServiceError>, method: &str) -> Result<usize, String> {
+    match listed {
+        Ok(items) => Ok(items.len()),
+        Err(rmcp::ServiceError::McpError(error))
+            if error.code == rmcp::model::ErrorCode::METHOD_NOT_FOUND =>
+        {
+            Ok(0)
+        }
+        Err(error) => Err(format!("{method} failed: {error}")),
+    }
 }

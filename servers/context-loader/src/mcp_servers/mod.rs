@@ -226,7 +226,7 @@ pub fn table(output: &McpTokens, per_tool: bool) -> String {
     let savings = &summary.savings;
     text.push_str(&format!(
         "\nsavings: {} tokens by hoisting repeated schema parts into $defs ({} tools), {} by \
-         dropping keys models do not need ({} tools); both: {} -> {} tokens",
+         dropping keys models do not need ({} tools); with both: {} -> {} tokens",
         savings.hoisting.tokens_saved,
         savings.hoisting.tools.len(),
         savings.unneeded_keys.tokens_saved,
@@ -236,7 +236,7 @@ pub fn table(output: &McpTokens, per_tool: bool) -> String {
     ));
     if savings.undescribed_parameter_count > 0 {
         text.push_str(&format!(
-            "\n{} parameters have no description",
+            "\nparameters without a description: {}",
             savings.undescribed_parameter_count
         ));
     }
