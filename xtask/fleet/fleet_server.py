@@ -15,10 +15,18 @@ import os
 import sys
 import time
 
-import anyio
-import mcp_types as types
-from mcp.server.lowlevel import Server
-from mcp.server.stdio import stdio_server
+# Before the SDK's imports (about a second of CPU): these modes never get that far.
+if __name__ == "__main__" and sys.argv[1] == "exits":
+    print("fleet: cannot open the database (exiting)", file=sys.stderr)
+    sys.exit(3)
+if __name__ == "__main__" and sys.argv[1] == "hangs":
+    time.sleep(3600)
+    sys.exit(0)
+
+import anyio  # noqa: E402
+import mcp_types as types  # noqa: E402
+from mcp.server.lowlevel import Server  # noqa: E402
+from mcp.server.stdio import stdio_server  # noqa: E402
 
 
 def address(depth):
@@ -108,12 +116,6 @@ def page(items, params, size):
 
 def main():
     mode = sys.argv[1]
-    if mode == "exits":
-        print("fleet: cannot open the database (exiting)", file=sys.stderr)
-        sys.exit(3)
-    if mode == "hangs":
-        time.sleep(3600)
-        return
     if mode == "needs-env" and not os.environ.get("FLEET_SECRET"):
         print("fleet: FLEET_SECRET is not set", file=sys.stderr)
         sys.exit(2)

@@ -10,6 +10,7 @@ mod conformance;
 mod fuzz;
 mod load;
 mod load_generator;
+mod mcp_fleet;
 mod nginx;
 mod node;
 mod peer;
@@ -86,6 +87,13 @@ enum Task {
     Clients,
     /// mcp-fuzzer, tools and protocol modes over stdio and HTTP: 0 crashes, 0 hangs.
     Fuzz,
+    /// mcp-tokens: our own tool list under its budget, and a loopback fleet of Python
+    /// SDK servers in every client config format (issue 24). `--bench`: 20 servers
+    /// against PyPI mcp-token-lint.
+    McpTokens {
+        #[arg(long)]
+        bench: bool,
+    },
     /// Check the README's marked examples against the built binary (ci runs the same
     /// test); `--bless` rewrites the ones that differ from a real run.
     Readme {
@@ -112,6 +120,7 @@ fn main() -> anyhow::Result<()> {
         Task::Proxy => nginx::run(),
         Task::Clients => clients::run(&workspace_root()),
         Task::Fuzz => fuzz::run(&workspace_root()),
+        Task::McpTokens { bench } => mcp_fleet::run(&workspace_root(), bench),
         Task::Readme { bless } => readme(bless),
     }
 }
@@ -189,6 +198,9 @@ fn ci() -> anyhow::Result<()> {
     })?;
     timing::step("mcp-fuzzer (tools + protocol, stdio + HTTP)", || {
         fuzz::run(&workspace_root())
+    })?;
+    timing::step("mcp-tokens: own tool list budget, Python SDK fleet", || {
+        mcp_fleet::run(&workspace_root(), false)
     })?;
     // Keep the benchmark harness working (figures are printed, never asserted: a timed
     // check on a shared 2-core machine is noise).
