@@ -15,6 +15,7 @@ mod install;
 mod kube;
 mod load;
 mod load_generator;
+mod mcp_fleet;
 mod nginx;
 mod node;
 mod peer;
@@ -108,6 +109,13 @@ enum Task {
     /// deploy/kubernetes rendered and validated (Kubernetes 1.37); the Deployment's
     /// container run from the image with its args, env and user, probed, drained.
     Kube,
+    /// mcp-tokens: our own tool list under its budget, and a loopback fleet of Python
+    /// SDK servers in every client config format (issue 24). `--bench`: 20 servers
+    /// against PyPI mcp-token-lint.
+    McpTokens {
+        #[arg(long)]
+        bench: bool,
+    },
     /// Check the README's marked examples against the built binary (ci runs the same
     /// test); `--bless` rewrites the ones that differ from a real run.
     Readme {
@@ -134,6 +142,7 @@ fn main() -> anyhow::Result<()> {
         Task::Proxy => nginx::run(),
         Task::Clients => clients::run(&workspace_root()),
         Task::Fuzz => fuzz::run(&workspace_root()),
+        Task::McpTokens { bench } => mcp_fleet::run(&workspace_root(), bench),
         Task::Readme { bless } => readme(bless),
         Task::Install => install::run(&workspace_root()),
         Task::Actionlint => actionlint::run(&workspace_root()),
@@ -233,6 +242,9 @@ fn ci() -> anyhow::Result<()> {
     })?;
     timing::step("Kubernetes manifests (kustomize, validate, run)", || {
         kube::run(&workspace_root())
+    })?;
+    timing::step("mcp-tokens: own tool list budget, Python SDK fleet", || {
+        mcp_fleet::run(&workspace_root(), false)
     })?;
     // Keep the benchmark harness working (figures are printed, never asserted: a timed
     // check on a shared 2-core machine is noise).

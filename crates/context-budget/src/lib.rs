@@ -39,6 +39,7 @@ pub mod sentencepiece;
 pub mod spec;
 mod suggest;
 mod tokenizer;
+pub mod tool_defs;
 pub mod wire;
 
 pub use answer::{AnswerLimit, AnswerSize, HIGHEST_ESTIMATE, Page};

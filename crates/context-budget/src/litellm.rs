@@ -377,6 +377,10 @@ struct Overrides {
     /// Whole entries (our format): added, or replacing a generated one by name.
     #[serde(default)]
     models: Vec<serde_json::Map<String, Value>>,
+    /// Anthropic's tool-use system prompt per model: read by `tool_defs`, not part of
+    /// the generated catalog.
+    #[allow(dead_code)]
+    tool_use_system_prompt: Option<Value>,
 }
 
 /// Why a catalog could not be generated.

@@ -15,6 +15,7 @@ pub mod config;
 pub mod errors;
 pub mod http;
 pub mod input;
+pub mod mcp_servers;
 pub mod registry;
 pub mod roots;
 pub mod scan;

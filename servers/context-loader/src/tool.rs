@@ -65,6 +65,13 @@ pub trait Tool: 'static {
         Vec::new()
     }
 
+    /// The CLI's exit code for an answer (a CI gate such as `mcp-tokens --max-tokens`
+    /// exits 1 over its budget); 0 for every other tool.
+    fn exit_code(output: &Self::Output) -> u8 {
+        let _ = output;
+        0
+    }
+
     /// The answer as a person reads it on a terminal.
     fn render(output: &Self::Output) -> Rendered;
 }

@@ -46,6 +46,7 @@ async fn tools_list_has_valid_schemas_and_read_only_annotations() {
                 "fit-messages",
                 "list-models",
                 "load-files",
+                "mcp-tokens",
                 "spec-budget",
                 "spec-tokens"
             ],

@@ -66,8 +66,8 @@ fn run_tool<T: Tool>(service: &Service, matches: &ArgMatches) -> u8 {
     });
     progress.finish();
     match result {
-        Ok(output) if json => print_json(&output),
-        Ok(output) => print_rendered(T::render(&output)),
+        Ok(output) if json => print_json(&output).max(T::exit_code(&output)),
+        Ok(output) => print_rendered(T::render(&output)).max(T::exit_code(&output)),
         Err(error) => {
             if json {
                 print_json(&error.to_json());

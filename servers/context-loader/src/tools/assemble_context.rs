@@ -23,14 +23,14 @@ pub struct AssembleContextParams {
     #[schemars(schema_with = "mcp_common::tool::shape_only::<Vec<Section>>")]
     #[arg(skip)]
     pub sections: Vec<Section>,
-    /// Total tokens. Default: 90 % of the model's window (or the preset's total).
+    /// Total tokens. Default 90% of the window (or the preset's total).
     #[arg(
         long,
         short,
         help = "Total tokens for the assembled text (default: 90 % of the model's window)"
     )]
     pub budget: Option<u64>,
-    /// Model or encoding. Default `gpt-4`.
+    /// Default `gpt-4`.
     #[arg(long, short, help = "Model whose tokenizer counts (default gpt-4)")]
     pub model: Option<String>,
     /// `adr-layered`: the budgeting ADR's eight layers (a section's `budget` adjusts its
@@ -51,9 +51,9 @@ pub struct AssembleContextParams {
 impl Tool for AssembleContextTool {
     const NAME: &'static str = "assemble-context";
     const TITLE: &'static str = "Assemble context";
-    const DESCRIPTION: &'static str = "Build a prompt from prioritized sections within a token budget: each section \
-within its own budget, an over-budget one cut at a token boundary with a visible mark or dropped with a reason. \
-Returns the text and each section's tokens.";
+    const DESCRIPTION: &'static str = "Build a prompt from prioritized sections within a token budget (and each \
+section's own): an over-budget section is cut at a token boundary with a mark, or dropped with a reason. \
+Returns the text and per-section tokens.";
     const COMMAND: &'static str = "assemble";
     const ABOUT: &'static str =
         "Assemble a prompt from sections (JSON) within a budget (the `assemble-context` tool)";

@@ -22,8 +22,8 @@ pub struct CountTokensParams {
         help = "The text to count; `-` or nothing reads stdin"
     )]
     pub text: String,
-    /// Model (`gpt-4o`, `claude-sonnet-4-5`, `gemini-2.5-pro`, ...) or encoding
-    /// (`o200k_base`). Default `gpt-4`.
+    /// Model (`gpt-4o`, `claude-opus-4-7`, ...) or encoding (`o200k_base`).
+    /// Default `gpt-4`.
     #[arg(long, short, help = "Model or encoding name (default gpt-4)")]
     pub model: Option<String>,
     /// Read the text from this file instead (command line only).
@@ -36,8 +36,8 @@ impl Tool for CountTokensTool {
     const NAME: &'static str = "count-tokens";
     const TITLE: &'static str = "Count tokens";
     const DESCRIPTION: &'static str = "Count a text's tokens for a model: exact for OpenAI, Gemini and \
-open-weight models, an estimate that errs high for Claude (`exact: false`) unless the server asks Anthropic. \
-Also: window share, input cost.";
+open-weight models; for Claude an estimate erring high (`exact: false`) unless the server asks Anthropic. \
+Also window share, input cost.";
     const COMMAND: &'static str = "count";
     const ABOUT: &'static str = "Count the tokens of a text (the `count-tokens` tool)";
     const EXAMPLES: &'static str = "\

@@ -24,7 +24,7 @@ pub struct FileTokensParams {
         help = "Files, folders or globs (`src`, `README.md`, `'src/**/*.rs'`); default: every root"
     )]
     pub paths: Vec<String>,
-    /// Model or encoding. Default `gpt-4`.
+    /// Default `gpt-4`.
     #[arg(long, short, help = "Model or encoding name (default gpt-4)")]
     pub model: Option<String>,
     /// Globs a file must match.
@@ -39,7 +39,7 @@ pub struct FileTokensParams {
     #[serde(default)]
     #[arg(long, help = "Also walk hidden files and folders")]
     pub hidden: bool,
-    /// Most rows (default 100; 0 = all); `next` pages on.
+    /// Rows (default 100; 0 = all).
     #[arg(
         long,
         help = "Most file rows (default 100; 0 = all, within the answer limit)"
@@ -57,7 +57,7 @@ impl Tool for FileTokensTool {
     const NAME: &'static str = "file-tokens";
     const TITLE: &'static str = "Measure files";
     const DESCRIPTION: &'static str = "Measure files, folders or globs under the roots without loading them: \
-total tokens, largest files, per-folder totals, skipped files. Use before load-files.";
+tokens, largest files, folder totals, skipped files. Use before load-files.";
     const COMMAND: &'static str = "files";
     const ABOUT: &'static str =
         "Measure files, folders and globs under the roots (the `file-tokens` tool)";

@@ -25,7 +25,7 @@ pub struct FitMessagesParams {
     /// A model (not a bare encoding). Default `gpt-4`.
     #[arg(long, short, help = "Model name (default gpt-4)")]
     pub model: Option<String>,
-    /// Share of the window left unused, in [0, 1). Default 0.1.
+    /// Share of the window left unused. Default 0.1.
     #[arg(
         long,
         help = "Share of the window to leave unused, in [0, 1) (default 0.10)"
@@ -34,7 +34,7 @@ pub struct FitMessagesParams {
     /// Tokens kept free for the reply.
     #[arg(long, help = "Tokens to keep free for the reply (default 0)")]
     pub reserve_output_tokens: Option<u64>,
-    /// Keep the newest (`last`, default) or the oldest (`first`) messages.
+    /// Keep the newest (`last`, default) or oldest (`first`) messages.
     #[arg(
         long,
         value_parser = wire_value::<Strategy>(),
@@ -60,7 +60,7 @@ impl Tool for FitMessagesTool {
     const NAME: &'static str = "fit-messages";
     const TITLE: &'static str = "Fit messages";
     const DESCRIPTION: &'static str = "Trim a chat history to fit a model's window: whole messages in order, the \
-system message kept, tool calls kept with their results. Budget: window × (1 − margin) − \
+system message kept, tool calls kept with their results. Budget: window*(1-margin) - \
 reserve_output_tokens.";
     const COMMAND: &'static str = "fit-messages";
     const ABOUT: &'static str =

@@ -16,7 +16,7 @@ pub struct ListModelsParams {
     /// Name or family prefix, e.g. `claude` or `gpt-4o`.
     #[arg(help = "Name or family prefix, e.g. `claude` or `gpt-4.1`")]
     pub filter: Option<String>,
-    /// Most rows (default 100; 0 = all); `next` pages on.
+    /// Rows (default 100; 0 = all).
     #[arg(
         long,
         help = "Most models listed (default 100; 0 = all, within the answer limit)"
@@ -30,8 +30,8 @@ pub struct ListModelsParams {
 impl Tool for ListModelsTool {
     const NAME: &'static str = "list-models";
     const TITLE: &'static str = "List models";
-    const DESCRIPTION: &'static str = "List the models known here: encoding, whether counts are exact, context \
-window, max output tokens and USD per 1M input/output tokens.";
+    const DESCRIPTION: &'static str = "List known models: encoding, exactness, context window, max output \
+tokens, USD per 1M input/output tokens.";
     const COMMAND: &'static str = "models";
     const ABOUT: &'static str =
         "List supported models with windows and prices (the `list-models` tool)";

@@ -22,10 +22,10 @@ pub struct LoadFilesParams {
         help = "Files, folders or globs (`src`, `README.md`, `'src/**/*.rs'`), in the order wanted; default: every root"
     )]
     pub paths: Vec<String>,
-    /// Model or encoding. Default `gpt-4`.
+    /// Default `gpt-4`.
     #[arg(long, short, help = "Model or encoding name (default gpt-4)")]
     pub model: Option<String>,
-    /// Most tokens of the answer. Default: 90 % of the window, capped.
+    /// Most tokens of the answer. Default 90% of the window, capped.
     #[arg(
         long,
         help = "Token budget (default: 90 % of the model's window minus a reserve for the answer)"
@@ -52,7 +52,7 @@ pub struct LoadFilesParams {
     #[serde(default)]
     #[arg(long, help = "Also walk hidden files and folders")]
     pub hidden: bool,
-    /// Rows per file list (default 10; 0 = all); lists count toward the budget.
+    /// Rows per file list (default 10; 0 = all).
     #[arg(
         long,
         help = "Rows listed in included/omitted/skipped each (default 10; 0 = all); they take from the budget"

@@ -13,6 +13,7 @@ pub mod file_tokens;
 pub mod fit_messages;
 pub mod list_models;
 pub mod load_files;
+pub mod mcp_tokens;
 pub mod spec_budget;
 pub mod spec_tokens;
 
@@ -28,6 +29,7 @@ pub fn register(tools: &mut impl Register) {
     tools.tool::<spec_budget::SpecBudgetTool>();
     tools.tool::<fit_messages::FitMessagesTool>();
     tools.tool::<assemble_context::AssembleContextTool>();
+    tools.tool::<mcp_tokens::McpTokensTool>();
 }
 
 #[cfg(test)]
@@ -63,5 +65,6 @@ mod tests {
         schema_and_parser_agree::<super::spec_budget::SpecBudgetParams>();
         schema_and_parser_agree::<super::fit_messages::FitMessagesParams>();
         schema_and_parser_agree::<super::assemble_context::AssembleContextParams>();
+        schema_and_parser_agree::<super::mcp_tokens::McpTokensParams>();
     }
 }

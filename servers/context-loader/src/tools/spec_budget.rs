@@ -24,10 +24,10 @@ pub struct SpecBudgetParams {
     /// Token budget for all of them together.
     #[arg(long, help = "The token budget for all of them together")]
     pub budget: u64,
-    /// Model or encoding. Default `gpt-4`.
+    /// Default `gpt-4`.
     #[arg(long, short, help = "Model or encoding name (default gpt-4)")]
     pub model: Option<String>,
-    /// A previous answer's `next` (rows of `specs`; the plan covers all).
+    /// A previous answer's `next`; the plan covers all specs.
     #[serde(default)]
     #[arg(
         long,
@@ -39,8 +39,8 @@ pub struct SpecBudgetParams {
 impl Tool for SpecBudgetTool {
     const NAME: &'static str = "spec-budget";
     const TITLE: &'static str = "Plan specs into a budget";
-    const DESCRIPTION: &'static str = "Plan several specs into one token budget: each spec's cost (README only, \
-and with sub-specs), whether all fit, and the largest loading plan that does, READMEs first.";
+    const DESCRIPTION: &'static str = "Plan specs into one token budget: each spec's cost (README only, with \
+sub-specs), whether all fit, and the largest plan that does, READMEs first.";
     const COMMAND: &'static str = "spec-budget";
     const ABOUT: &'static str = "Check several specs against one budget (the `spec-budget` tool)";
     const EXAMPLES: &'static str = "\

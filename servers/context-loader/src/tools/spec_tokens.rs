@@ -22,7 +22,7 @@ pub struct SpecTokensParams {
         help = "Spec to measure (`59`, `059-name`, `name`, `059/DESIGN.md`); omit to list all"
     )]
     pub spec_path: Option<String>,
-    /// Count sub-specs (DESIGN.md, ...), not only the README.
+    /// Count sub-specs too, not only the README.
     #[serde(rename = "includeSubSpecs", default)]
     #[arg(long, help = "Count sub-spec files too (default: README.md only)")]
     pub include_sub_specs: bool,
@@ -33,7 +33,7 @@ pub struct SpecTokensParams {
         help = "Add the breakdown (prose/code/tables/frontmatter) and performance figures"
     )]
     pub detailed: bool,
-    /// Model or encoding. Default `gpt-4`.
+    /// Default `gpt-4`.
     #[arg(long, short, help = "Model or encoding name (default gpt-4)")]
     pub model: Option<String>,
     /// A budget to check the spec against.
@@ -42,13 +42,13 @@ pub struct SpecTokensParams {
     /// Default `tokens` (largest first).
     #[arg(long, value_parser = wire_value::<SortOrder>(), help = "Listing order")]
     pub sort: Option<SortOrder>,
-    /// List only specs up to this many tokens.
+    /// Only specs up to this many tokens.
     #[arg(long, help = "Listing filter: at most this many tokens")]
     pub max_tokens: Option<u64>,
-    /// List only specs from this many tokens.
+    /// Only specs from this many tokens.
     #[arg(long, help = "Listing filter: at least this many tokens")]
     pub min_tokens: Option<u64>,
-    /// Most rows (default 100; 0 = all); `next` pages on.
+    /// Rows (default 100; 0 = all).
     #[arg(
         long,
         help = "Most rows to list (default 100; 0 = all, within the answer limit)"

@@ -1,0 +1,378 @@
+//! The MCP client config files people have, read into one [`ServerConfig`] shape:
+//! Claude Desktop and Claude Code (`mcpServers`, `~/.claude.json` with per-project
+//! servers), VS Code (`servers`), Cursor, Gemini CLI (`mcpServers`, `httpUrl`) and
+//! Codex (`config.toml`, `[mcp_servers.NAME]`). `${VAR}`, `${env:VAR}` and
+//! `${VAR:-default}` are expanded as the clients do.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+/// Largest config file read: real ones are a few KiB (`~/.claude.json` holds a
+/// history and can reach a few MiB).
+pub const MAX_CONFIG_BYTES: u64 = 16 * 1024 * 1024;
+/// Most servers measured in one run.
+pub const MAX_SERVERS: usize = 200;
+
+/// One configured server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerConfig {
+    pub name: String,
+    pub transport: Transport,
+    /// The file it came from (`None`: the command line).
+    pub source: Option<PathBuf>,
+    /// A variable its config names that is not set: the server is reported, not run.
+    pub unset: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Transport {
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: BTreeMap<String, String>,
+        cwd: Option<PathBuf>,
+    },
+    Http {
+        url: String,
+        headers: Vec<(String, String)>,
+    },
+}
+
+/// The config files a client would read for this project and user, that exist.
+pub fn discover(project: &Path, home: Option<&Path>) -> Vec<PathBuf> {
+    let mut candidates = vec![
+        project.join(".mcp.json"),
+        project.join(".vscode/mcp.json"),
+        project.join(".cursor/mcp.json"),
+        project.join(".gemini/settings.json"),
+    ];
+    if let Some(home) = home {
+        candidates.extend([
+            home.join(".claude.json"),
+            home.join(".cursor/mcp.json"),
+            home.join(".gemini/settings.json"),
+            std::env::var_os("CODEX_HOME")
+                .map_or_else(|| home.join(".codex"), PathBuf::from)
+                .join("config.toml"),
+            home.join(".config/Claude/claude_desktop_config.json"),
+            home.join("Library/Application Support/Claude/claude_desktop_config.json"),
+        ]);
+    }
+    let mut found: Vec<PathBuf> = Vec::new();
+    for path in candidates {
+        if path.is_file() && !found.contains(&path) {
+            found.push(path);
+        }
+    }
+    found
+}
+
+/// The servers of one config file; `project` picks `~/.claude.json`'s per-project
+/// servers.
+pub fn read(path: &Path, project: &Path) -> Result<Vec<ServerConfig>, String> {
+    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut text = String::new();
+    file.take(MAX_CONFIG_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    if text.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(format!(
+            "{}: over {MAX_CONFIG_BYTES} bytes; not a client config",
+            path.display()
+        ));
+    }
+    let toml = path.extension().is_some_and(|e| e == "toml");
+    let document = match toml {
+        true => toml_to_json(&text).map_err(|e| format!("{}: not TOML: {e}", path.display()))?,
+        false => serde_json::from_str::<Value>(&text)
+            .map_err(|e| format!("{}: not JSON: {e}", path.display()))?,
+    };
+    let mut servers = Vec::new();
+    let mut add = |table: Option<&Value>| -> Result<(), String> {
+        if let Some(table) = table {
+            let table = table
+                .as_object()
+                .ok_or_else(|| format!("{}: the servers entry is not an object", path.display()))?;
+            for (name, entry) in table {
+                servers.push(server(name, entry, path)?);
+            }
+        }
+        Ok(())
+    };
+    if toml {
+        add(document.get("mcp_servers"))?;
+    } else {
+        add(document.get("mcpServers"))?;
+        // VS Code.
+        add(document.get("servers"))?;
+        // ~/.claude.json: the servers of this project too.
+        if let Some(projects) = document.get("projects").and_then(Value::as_object) {
+            let key = project.to_string_lossy();
+            add(projects.get(key.as_ref()).and_then(|p| p.get("mcpServers")))?;
+        }
+    }
+    Ok(servers)
+}
+
+fn server(name: &str, entry: &Value, path: &Path) -> Result<ServerConfig, String> {
+    let bad = |what: &str| format!("{}: server `{name}`: {what}", path.display());
+    let entry = entry.as_object().ok_or_else(|| bad("not an object"))?;
+    let string = |key: &str| entry.get(key).and_then(Value::as_str).map(str::to_string);
+    let mut expansion = Expansion::default();
+    let url = string("url")
+        .or_else(|| string("httpUrl"))
+        .or_else(|| string("serverUrl"));
+    let transport = match (string("command"), url) {
+        (Some(command), _) => {
+            let args = match entry.get("args") {
+                None => Vec::new(),
+                Some(Value::Array(args)) => args
+                    .iter()
+                    .map(|a| a.as_str().map(str::to_string))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(|| bad("`args` holds a non-string"))?,
+                Some(_) => return Err(bad("`args` is not an array")),
+            };
+            Transport::Stdio {
+                command: expansion.expand(&command),
+                args: args.iter().map(|a| expansion.expand(a)).collect(),
+                env: strings(entry.get("env"))
+                    .map_err(|e| bad(&e))?
+                    .into_iter()
+                    .map(|(k, v)| (k, expansion.expand(&v)))
+                    .collect(),
+                cwd: string("cwd").map(|c| PathBuf::from(expansion.expand(&c))),
+            }
+        }
+        (None, Some(url)) => {
+            let mut headers: Vec<(String, String)> =
+                strings(entry.get("headers").or_else(|| entry.get("http_headers")))
+                    .map_err(|e| bad(&e))?
+                    .into_iter()
+                    .map(|(k, v)| (k, expansion.expand(&v)))
+                    .collect();
+            // Codex: headers and a bearer token from variables.
+            for (header, variable) in strings(entry.get("env_http_headers")).map_err(|e| bad(&e))? {
+                headers.push((header, expansion.variable(&variable)));
+            }
+            if let Some(variable) = string("bearer_token_env_var") {
+                let token = expansion.variable(&variable);
+                headers.push(("Authorization".into(), format!("Bearer {token}")));
+            }
+            Transport::Http {
+                url: expansion.expand(&url),
+                headers,
+            }
+        }
+        (None, None) => return Err(bad("neither `command` nor `url`")),
+    };
+    Ok(ServerConfig {
+        name: name.to_string(),
+        transport,
+        source: Some(path.to_path_buf()),
+        unset: expansion.unset,
+    })
+}
+
+/// A string map (`env`, `headers`).
+fn strings(value: Option<&Value>) -> Result<BTreeMap<String, String>, String> {
+    let Some(value) = value else {
+        return Ok(BTreeMap::new());
+    };
+    let map = value
+        .as_object()
+        .ok_or("`env`/`headers` is not an object")?;
+    map.iter()
+        .map(|(k, v)| match v {
+            Value::String(s) => Ok((k.clone(), s.clone())),
+            Value::Number(n) => Ok((k.clone(), n.to_string())),
+            Value::Bool(b) => Ok((k.clone(), b.to_string())),
+            _ => Err(format!("`{k}` is not a string")),
+        })
+        .collect()
+}
+
+/// `${VAR}`, `${env:VAR}` and `${VAR:-default}` from the environment; the first
+/// variable that is not set (and has no default) is remembered.
+#[derive(Default)]
+pub struct Expansion {
+    pub unset: Option<String>,
+}
+
+impl Expansion {
+    pub fn expand(&mut self, text: &str) -> String {
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(start) = rest.find("${") {
+            out.push_str(&rest[..start]);
+            let Some(end) = rest[start..].find('}') else {
+                out.push_str(&rest[start..]);
+                return out;
+            };
+            let inner = &rest[start + 2..start + end];
+            let inner = inner.strip_prefix("env:").unwrap_or(inner);
+            let (name, default) = match inner.split_once(":-") {
+                Some((name, default)) => (name, Some(default)),
+                None => (inner, None),
+            };
+            match (std::env::var(name), default) {
+                (Ok(value), _) => out.push_str(&value),
+                (Err(_), Some(default)) => out.push_str(default),
+                (Err(_), None) => {
+                    self.unset.get_or_insert_with(|| name.to_string());
+                }
+            }
+            rest = &rest[start + end + 1..];
+        }
+        out.push_str(rest);
+        out
+    }
+
+    /// A variable named outright (Codex's `bearer_token_env_var`).
+    fn variable(&mut self, name: &str) -> String {
+        std::env::var(name).unwrap_or_else(|_| {
+            self.unset.get_or_insert_with(|| name.to_string());
+            String::new()
+        })
+    }
+}
+
+/// A TOML document as JSON (tables, arrays, strings, numbers, booleans; dates as
+/// strings).
+fn toml_to_json(text: &str) -> Result<Value, String> {
+    use toml_edit::{DocumentMut, Item};
+    let document: DocumentMut = text
+        .parse()
+        .map_err(|e: toml_edit::TomlError| e.to_string())?;
+    fn value(v: &toml_edit::Value) -> Value {
+        use toml_edit::Value as T;
+        match v {
+            T::String(s) => Value::String(s.value().clone()),
+            T::Integer(i) => Value::from(*i.value()),
+            T::Float(f) => {
+                serde_json::Number::from_f64(*f.value()).map_or(Value::Null, Value::Number)
+            }
+            T::Boolean(b) => Value::Bool(*b.value()),
+            T::Datetime(d) => Value::String(d.value().to_string()),
+            T::Array(a) => Value::Array(a.iter().map(value).collect()),
+            T::InlineTable(t) => {
+                Value::Object(t.iter().map(|(k, v)| (k.to_string(), value(v))).collect())
+            }
+        }
+    }
+    fn item(i: &Item) -> Value {
+        match i {
+            Item::None => Value::Null,
+            Item::Value(v) => value(v),
+            Item::Table(t) => Value::Object(
+                t.iter()
+                    .map(|(k, v)| (k.to_string(), item(v)))
+                    .collect::<Map<_, _>>(),
+            ),
+            Item::ArrayOfTables(a) => Value::Array(
+                a.iter()
+                    .map(|t| {
+                        Value::Object(t.iter().map(|(k, v)| (k.to_string(), item(v))).collect())
+                    })
+                    .collect(),
+            ),
+        }
+    }
+    Ok(item(document.as_item()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+        let path = dir.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    #[test]
+    fn every_format_reads_to_the_same_servers() {
+        let dir = std::env::temp_dir().join(format!("mcp-configs-{}", std::process::id()));
+        let project = Path::new("/work/project");
+        // SAFETY: tests in this module are the only readers of this variable.
+        unsafe { std::env::set_var("MCP_CONFIG_TEST_TOKEN", "s3cret") };
+        let json_servers = r#"{"docs": {"command": "uvx", "args": ["docs-mcp", "--token", "${MCP_CONFIG_TEST_TOKEN}"], "env": {"LEVEL": "${env:MCP_CONFIG_TEST_TOKEN}"}},
+            "api": {"type": "http", "url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer ${MCP_CONFIG_TEST_TOKEN}"}}}"#;
+        let files = [
+            write(
+                &dir,
+                "claude_desktop_config.json",
+                &format!(r#"{{"mcpServers": {json_servers}}}"#),
+            ),
+            write(
+                &dir,
+                ".vscode/mcp.json",
+                &format!(r#"{{"servers": {json_servers}, "inputs": []}}"#),
+            ),
+            write(
+                &dir,
+                ".claude.json",
+                &format!(
+                    r#"{{"numStartups": 3, "projects": {{"/work/project": {{"mcpServers": {json_servers}}}, "/elsewhere": {{"mcpServers": {{"x": {{"command": "x"}}}}}}}}}}"#
+                ),
+            ),
+            write(
+                &dir,
+                ".gemini/settings.json",
+                &format!(
+                    r#"{{"mcpServers": {}}}"#,
+                    json_servers.replace("\"url\"", "\"httpUrl\"")
+                ),
+            ),
+            write(
+                &dir,
+                "config.toml",
+                "model = \"o3\"\n[mcp_servers.docs]\ncommand = \"uvx\"\nargs = [\"docs-mcp\", \"--token\", \"${MCP_CONFIG_TEST_TOKEN}\"]\nenv = { LEVEL = \"${env:MCP_CONFIG_TEST_TOKEN}\" }\n\n[mcp_servers.api]\nurl = \"http://127.0.0.1:9/mcp\"\nbearer_token_env_var = \"MCP_CONFIG_TEST_TOKEN\"\n",
+            ),
+        ];
+        for file in &files {
+            let mut servers = read(file, project).unwrap_or_else(|e| panic!("{e}"));
+            servers.sort_by(|a, b| a.name.cmp(&b.name));
+            let summary: Vec<(String, Transport)> =
+                servers.into_iter().map(|s| (s.name, s.transport)).collect();
+            assert_eq!(
+                summary,
+                [
+                    (
+                        "api".to_string(),
+                        Transport::Http {
+                            url: "http://127.0.0.1:9/mcp".into(),
+                            headers: vec![("Authorization".into(), "Bearer s3cret".into())],
+                        }
+                    ),
+                    (
+                        "docs".to_string(),
+                        Transport::Stdio {
+                            command: "uvx".into(),
+                            args: vec!["docs-mcp".into(), "--token".into(), "s3cret".into()],
+                            env: BTreeMap::from([("LEVEL".into(), "s3cret".into())]),
+                            cwd: None,
+                        }
+                    ),
+                ],
+                "{}",
+                file.display()
+            );
+        }
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn an_unset_variable_is_named_and_a_default_applies() {
+        let mut expansion = Expansion::default();
+        assert_eq!(expansion.expand("a${MCP_CONFIG_TEST_UNSET:-b}c"), "abc");
+        assert_eq!(expansion.unset, None);
+        assert_eq!(expansion.expand("x${MCP_CONFIG_TEST_UNSET}y"), "xy");
+        assert_eq!(expansion.unset.as_deref(), Some("MCP_CONFIG_TEST_UNSET"));
+    }
+}

@@ -1,0 +1,275 @@
+//! Connecting to one configured server through rmcp's client and listing what it
+//! advertises, within a time limit; a spawned server's whole process group is ended
+//! whatever happened.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use context_budget::tool_defs::{ServerDefinitions, tool_definitions};
+use process_wrap::tokio::{CommandWrap, ProcessGroup};
+use rmcp::RoleClient;
+use rmcp::model::ProtocolVersion;
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use tokio::io::AsyncReadExt;
+
+use super::config::{ServerConfig, Transport};
+use crate::tools::mcp_tokens::{Listed, MeasuredServer};
+
+/// The end of a failed server's stderr shown with its error.
+const STDERR_TAIL_BYTES: usize = 2048;
+
+/// Measure `config` within `timeout`.
+pub async fn measure(config: ServerConfig, timeout: Duration) -> MeasuredServer {
+    let name = config.name.clone();
+    let source = config.source.clone();
+    let failed = |error: String| MeasuredServer {
+        definitions: ServerDefinitions {
+            name: Some(name.clone()),
+            ..ServerDefinitions::default()
+        },
+        error: Some(error),
+        listed: None,
+        source: source.clone(),
+    };
+    if let Some(variable) = &config.unset {
+        return failed(format!(
+            "its config names ${{{variable}}}, which is not set"
+        ));
+    }
+    let deadline = tokio::time::Instant::now() + timeout;
+    // `initialize` first: every server of the current protocol answers it, and a
+    // `server/discover` probe that a slow server answers late (rmcp's auto mode gives
+    // up after 10 s) breaks the fallback handshake. A server that refuses
+    // `initialize` with an error is asked again, on a new connection, with
+    // `server/discover`.
+    let mut result = Err(String::new());
+    for lifecycle in [Handshake::Initialize, Handshake::Discover] {
+        result = match &config.transport {
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => stdio(command, args, env, cwd.as_deref(), deadline, lifecycle).await,
+            Transport::Http { url, headers } => http(url, headers, deadline, lifecycle).await,
+        };
+        match &result {
+            Err(error) if error.starts_with(REFUSED) => continue,
+            _ => break,
+        }
+    }
+    let result = result.map_err(|e| {
+        e.replacen(REFUSED, "", 1)
+            .replacen(TIME_LIMIT, &format!("{} s", timeout.as_secs_f64()), 1)
+    });
+    match result {
+        Ok((definitions, listed)) => MeasuredServer {
+            definitions: ServerDefinitions {
+                name: Some(name),
+                ..definitions
+            },
+            error: None,
+            listed: Some(listed),
+            source,
+        },
+        Err(error) => failed(error),
+    }
+}
+
+/// Marks a handshake the server answered with an error (worth the other handshake).
+const REFUSED: &str = "refused: ";
+
+#[derive(Debug, Clone, Copy)]
+enum Handshake {
+    Initialize,
+    Discover,
+}
+
+async fn stdio(
+    command: &str,
+    args: &[String],
+    env: &std::collections::BTreeMap<String, String>,
+    cwd: Option<&std::path::Path>,
+    deadline: tokio::time::Instant,
+    handshake: Handshake,
+) -> Result<(ServerDefinitions, Listed), String> {
+    let mut wrapped = CommandWrap::with_new(command, |c| {
+        c.args(args).envs(env).stdin(Stdio::piped());
+        if let Some(cwd) = cwd {
+            c.current_dir(cwd);
+        }
+    });
+    // Its own process group: a server's children are ended with it.
+    wrapped.wrap(ProcessGroup::leader());
+    let (child, stderr) = TokioChildProcess::builder(wrapped)
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start `{command}`: {e}"))?;
+    let group = child.id();
+    // Drained all along, so a chatty server never blocks on a full pipe.
+    let stderr_tail = tokio::spawn(async move {
+        let mut tail = Vec::new();
+        if let Some(mut stderr) = stderr {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = stderr.read(&mut buf).await {
+                if n == 0 {
+                    break;
+                }
+                tail.extend_from_slice(&buf[..n]);
+                if tail.len() > STDERR_TAIL_BYTES {
+                    tail.drain(..tail.len() - STDERR_TAIL_BYTES);
+                }
+            }
+        }
+        String::from_utf8_lossy(&tail).trim().to_string()
+    });
+    let result = match tokio::time::timeout_at(deadline, session(child, handshake)).await {
+        Ok(result) => result,
+        Err(_) => Err(timed_out()),
+    };
+    if let Some(pid) = group {
+        end_group(pid);
+    }
+    let tail = tokio::time::timeout(Duration::from_secs(1), stderr_tail)
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .unwrap_or_default();
+    result.map_err(|error| with_stderr(error, &tail))
+}
+
+async fn http(
+    url: &str,
+    headers: &[(String, String)],
+    deadline: tokio::time::Instant,
+    handshake: Handshake,
+) -> Result<(ServerDefinitions, Listed), String> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut custom = std::collections::HashMap::new();
+    for (key, value) in headers {
+        let parsed = (
+            reqwest::header::HeaderName::from_bytes(key.as_bytes()),
+            reqwest::header::HeaderValue::from_str(value),
+        );
+        match parsed {
+            (Ok(k), Ok(v)) => {
+                custom.insert(k, v);
+            }
+            _ => return Err(format!("header `{key}` is not a valid HTTP header")),
+        }
+    }
+    let mut transport_config = StreamableHttpClientTransportConfig::with_uri(url);
+    transport_config.custom_headers = custom;
+    let transport = StreamableHttpClientTransport::from_config(transport_config);
+    match tokio::time::timeout_at(deadline, session(transport, handshake)).await {
+        Ok(result) => result,
+        Err(_) => Err(timed_out()),
+    }
+}
+
+/// Said of a timeout until `measure` knows its length.
+const TIME_LIMIT: &str = "the time limit";
+
+fn timed_out() -> String {
+    format!("no answer within {TIME_LIMIT} (--timeout)")
+}
+
+fn with_stderr(error: String, tail: &str) -> String {
+    match tail.is_empty() {
+        true => error,
+        false => format!("{error}; its stderr: {tail}"),
+    }
+}
+
+/// Kill the process group `pid` leads (the server and anything it started).
+fn end_group(pid: u32) {
+    if let Ok(pid) = i32::try_from(pid) {
+        // SAFETY: kill(2) with a negative pid signals that process group; no memory
+        // is shared.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+}
+
+/// Handshake (`server/discover`, falling back to `initialize`), then every page of
+/// tools, prompts, resources and resource templates the server says it has.
+async fn session<T, E, A>(
+    transport: T,
+    handshake: Handshake,
+) -> Result<(ServerDefinitions, Listed), String>
+where
+    T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let lifecycle = match handshake {
+        Handshake::Initialize => ClientLifecycleMode::Initialize,
+        Handshake::Discover => ClientLifecycleMode::Discover {
+            preferred_versions: vec![ProtocolVersion::LATEST],
+        },
+    };
+    let client: RunningService<RoleClient, ()> =
+        ().serve_with_lifecycle(transport, lifecycle)
+            .await
+            .map_err(|e| match e {
+                rmcp::service::ClientInitializeError::JsonRpcError(_) => {
+                    format!("{REFUSED}handshake failed: {e}")
+                }
+                e => format!("handshake failed: {e}"),
+            })?;
+    let found = list(&client).await;
+    let _ = client.cancel().await;
+    found
+}
+
+async fn list(
+    client: &RunningService<RoleClient, ()>,
+) -> Result<(ServerDefinitions, Listed), String> {
+    let info = client.peer_info();
+    let capabilities = info
+        .as_ref()
+        .map(|i| i.capabilities.clone())
+        .unwrap_or_default();
+    let tools = client
+        .list_all_tools()
+        .await
+        .map_err(|e| format!("tools/list failed: {e}"))?;
+    let tools = serde_json::to_value(&tools).map_err(|e| e.to_string())?;
+    let tools = tool_definitions(&tools).map_err(|e| format!("tools/list: {e}"))?;
+    // Listed for the record (clients do not send them with every request); a server
+    // that declares a capability but not every method of it (-32601) has none.
+    let mut listed = Listed::default();
+    if capabilities.prompts.is_some() {
+        listed.prompts = optional(client.list_all_prompts().await, "prompts/list")?;
+    }
+    if capabilities.resources.is_some() {
+        listed.resources = optional(client.list_all_resources().await, "resources/list")?;
+        listed.resource_templates = optional(
+            client.list_all_resource_templates().await,
+            "resources/templates/list",
+        )?;
+    }
+    Ok((
+        ServerDefinitions {
+            name: None,
+            tools,
+            instructions: info.and_then(|i| i.instructions.clone()),
+        },
+        listed,
+    ))
+}
+
+/// How many items a listing returned; none when the server has no such method.
+fn optional<T>(listed: Result<Vec<T>, rmcp::ServiceError>, method: &str) -> Result<usize, String> {
+    match listed {
+        Ok(items) => Ok(items.len()),
+        Err(rmcp::ServiceError::McpError(error))
+            if error.code == rmcp::model::ErrorCode::METHOD_NOT_FOUND =>
+        {
+            Ok(0)
+        }
+        Err(error) => Err(format!("{method} failed: {error}")),
+    }
+}

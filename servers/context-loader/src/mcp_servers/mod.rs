@@ -1,0 +1,253 @@
+//! `context-loader mcp-tokens`'s sources: the servers of client config files (found
+//! for this project and user, or named), one stdio command, or one URL, connected to
+//! concurrently (bounded), each within its time limit. Command line only: the MCP tool
+//! measures definitions its caller sends and never connects anywhere.
+
+pub mod config;
+mod connect;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_common::{ErrorCode, ToolError};
+
+use crate::tools::mcp_tokens::{McpTokens, MeasuredServer, Status};
+pub use config::{ServerConfig, Transport};
+
+/// Where the servers to measure are.
+#[derive(Debug, Clone, Default)]
+pub struct Sources {
+    pub configs: Vec<PathBuf>,
+    pub command: Vec<String>,
+    pub url: Option<String>,
+    /// `Name: value`.
+    pub headers: Vec<String>,
+    pub timeout: Duration,
+    pub concurrency: usize,
+}
+
+/// The configured servers of `sources`, and the config files read.
+pub fn servers(sources: &Sources) -> Result<(Vec<ServerConfig>, Vec<PathBuf>), ToolError> {
+    let project = std::env::current_dir().unwrap_or_default();
+    let bad = |message: String, suggestion: &str| {
+        ToolError::new(ErrorCode::InvalidInput, message, suggestion)
+    };
+    let mut servers = Vec::new();
+    if let Some((command, args)) = sources.command.split_first() {
+        servers.push(ServerConfig {
+            name: server_name(command),
+            transport: Transport::Stdio {
+                command: command.clone(),
+                args: args.to_vec(),
+                env: Default::default(),
+                cwd: None,
+            },
+            source: None,
+            unset: None,
+        });
+    }
+    if let Some(url) = &sources.url {
+        let mut headers = Vec::new();
+        for header in &sources.headers {
+            let (key, value) = header.split_once(':').ok_or_else(|| {
+                bad(
+                    format!("`{header}` is not a header"),
+                    "Give --header as `Name: value`.",
+                )
+            })?;
+            headers.push((key.trim().to_string(), value.trim().to_string()));
+        }
+        let name = reqwest::Url::parse(url)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_string))
+            .unwrap_or_else(|| "server".into());
+        servers.push(ServerConfig {
+            name,
+            transport: Transport::Http {
+                url: url.clone(),
+                headers,
+            },
+            source: None,
+            unset: None,
+        });
+    }
+    let mut read = Vec::new();
+    let files = match (sources.configs.is_empty(), servers.is_empty()) {
+        (false, _) => sources.configs.clone(),
+        (true, true) => {
+            let home = std::env::var_os("HOME").map(PathBuf::from);
+            let found = config::discover(&project, home.as_deref());
+            if found.is_empty() {
+                return Err(bad(
+                    "no MCP client config found for this project or user (looked for .mcp.json, \
+                     .vscode/mcp.json, .cursor/mcp.json, .gemini/settings.json, ~/.claude.json, \
+                     ~/.codex/config.toml, Claude Desktop's config)"
+                        .into(),
+                    "Name one with --config FILE, or measure one server with -- CMD ARGS or --url URL.",
+                ));
+            }
+            found
+        }
+        (true, false) => Vec::new(),
+    };
+    for file in files {
+        servers.extend(config::read(&file, &project).map_err(|e| {
+            bad(
+                format!("cannot read the config {e}"),
+                "Check the file, or pass another with --config.",
+            )
+        })?);
+        read.push(file);
+    }
+    if servers.len() > config::MAX_SERVERS {
+        return Err(bad(
+            format!(
+                "{} servers configured; at most {} are measured in one run",
+                servers.len(),
+                config::MAX_SERVERS
+            ),
+            "Pass fewer config files with --config.",
+        ));
+    }
+    Ok((servers, read))
+}
+
+/// A short name for a command line's server: its program's file name.
+fn server_name(command: &str) -> String {
+    std::path::Path::new(command)
+        .file_name()
+        .map_or_else(|| command.to_string(), |n| n.to_string_lossy().into_owned())
+}
+
+/// Connect to every server, at most `concurrency` at once; results in config order.
+pub fn measure_all(servers: Vec<ServerConfig>, sources: &Sources) -> Vec<MeasuredServer> {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            return servers
+                .into_iter()
+                .map(|s| MeasuredServer::failed(&s, format!("no runtime: {e}")))
+                .collect();
+        }
+    };
+    let timeout = sources.timeout;
+    let limit = Arc::new(tokio::sync::Semaphore::new(sources.concurrency.max(1)));
+    let measured = runtime.block_on(async move {
+        let mut tasks = tokio::task::JoinSet::new();
+        for (index, server) in servers.into_iter().enumerate() {
+            let limit = limit.clone();
+            tasks.spawn(async move {
+                let _permit = limit.acquire_owned().await;
+                (index, connect::measure(server, timeout).await)
+            });
+        }
+        let mut measured = Vec::new();
+        while let Some(done) = tasks.join_next().await {
+            if let Ok(done) = done {
+                measured.push(done);
+            }
+        }
+        measured.sort_by_key(|(index, _)| *index);
+        measured.into_iter().map(|(_, m)| m).collect()
+    });
+    // Child-process cleanup tasks rmcp spawned on drop get a moment to reap.
+    runtime.shutdown_timeout(Duration::from_millis(200));
+    measured
+}
+
+/// The terminal rendering: one row per server, each tool under it with `--per-tool`,
+/// then the totals and what cutting would save.
+pub fn table(output: &McpTokens, per_tool: bool) -> String {
+    let total = output.summary.total_tokens.max(1) as f64;
+    let mut rows = Vec::new();
+    for server in &output.servers {
+        let share = format!("{:.1}%", server.cost.total_tokens as f64 * 100.0 / total);
+        match server.status {
+            Status::Ok => rows.push(vec![
+                server.name.clone(),
+                "ok".into(),
+                server.cost.tools.len().to_string(),
+                server.cost.total_tokens.to_string(),
+                share,
+            ]),
+            Status::Error => rows.push(vec![
+                server.name.clone(),
+                format!("error: {}", server.error.as_deref().unwrap_or_default()),
+                String::new(),
+                String::new(),
+                String::new(),
+            ]),
+        }
+        if per_tool {
+            for tool in &server.cost.tools {
+                rows.push(vec![
+                    format!("  {}", tool.name),
+                    String::new(),
+                    String::new(),
+                    tool.tokens.to_string(),
+                    format!("{:.1}%", tool.tokens as f64 * 100.0 / total),
+                ]);
+            }
+        }
+    }
+    let mut text = crate::table::table(
+        &["server", "status", "tools", "tokens", "share"],
+        &[2, 3, 4],
+        rows,
+    );
+    let kind = if output.exact { "exact" } else { "estimate" };
+    let summary = &output.summary;
+    text.push_str(&format!(
+        "\n\ntotal: {} tokens ({}, {}, {} rendering, {kind}) = {:.1}% of the ADR's {}-token tool layer",
+        summary.total_tokens,
+        output.model,
+        output.encoding,
+        output.render.name(),
+        summary.layer_percent,
+        summary.layer_budget,
+    ));
+    if let Some(overhead) = &summary.request_overhead {
+        text.push_str(&format!(
+            "\nper request: {} tokens with the provider's fixed tool prompt (+{})",
+            summary.request_tokens, overhead.tokens
+        ));
+        if let Some(percent) = summary.window_percent {
+            text.push_str(&format!(
+                " = {percent:.1}% of a {}-token window",
+                summary.context_window.unwrap_or_default()
+            ));
+        }
+    }
+    let savings = &summary.savings;
+    text.push_str(&format!(
+        "\nsavings: {} tokens by hoisting repeated schema parts into $defs ({} tools), {} by \
+         dropping keys models do not need ({} tools); with both: {} -> {} tokens",
+        savings.hoisting.tokens_saved,
+        savings.hoisting.tools.len(),
+        savings.unneeded_keys.tokens_saved,
+        savings.unneeded_keys.tools.len(),
+        savings.tokens_before,
+        savings.tokens_after,
+    ));
+    if savings.undescribed_parameter_count > 0 {
+        text.push_str(&format!(
+            "\nparameters without a description: {}",
+            savings.undescribed_parameter_count
+        ));
+    }
+    if let Some(heaviest) = savings.heaviest_tools.first() {
+        text.push_str(&format!(
+            "\nheaviest tool: {} ({} tokens)",
+            heaviest.name, heaviest.tokens
+        ));
+    }
+    for over in output.over_budget.iter().flatten() {
+        text.push_str(&format!("\nover budget: {over}"));
+    }
+    text
+}

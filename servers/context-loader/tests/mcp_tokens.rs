@@ -1,0 +1,347 @@
+//! `mcp-tokens`: the MCP tool over every transport (definitions a caller sends, never
+//! a connection), and the CLI against real servers: this server itself (rmcp) over
+//! stdio and HTTP, and servers that hang, exit at once, fail to start or need a
+//! variable their config names. The Python SDK fleet and the comparison with what
+//! Claude Code sends are `cargo xtask mcp-tokens`.
+
+use std::path::Path;
+
+use context_budget::Tokenizer;
+use serde_json::{Value, json};
+use test_support::{ALL, Binary, Transport, call, structured};
+
+const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
+
+fn address() -> Value {
+    json!({"type": "object", "description": "A postal address",
+        "properties": {"street": {"type": "string", "description": "Street and number"},
+                       "city": {"type": "string", "description": "City name"}}})
+}
+
+/// Three tools in the Anthropic shape, two with a repeated nested object.
+fn tools() -> Value {
+    json!([
+        {"name": "ship", "description": "Ship a parcel.", "input_schema": {"type": "object",
+            "properties": {"from": address(), "to": address(), "weight": {"type": "number"}}}},
+        {"name": "track", "description": "Track a parcel.", "input_schema": {"type": "object",
+            "properties": {"id": {"type": "string", "description": "Parcel id"}}, "required": ["id"]}},
+        {"name": "rates", "description": "Price a parcel.", "input_schema": {"type": "object",
+            "properties": {"from": address(), "to": address()}}}
+    ])
+}
+
+/// The o200k tokens of a tool as Claude Code sends it, computed here by hand.
+fn claude_code_tokens(tool: &Value) -> usize {
+    let entry = json!({"name": tool["name"], "description": tool["description"], "input_schema": tool["input_schema"]});
+    Tokenizer::O200kBase.count(&serde_json::to_string(&entry).unwrap())
+}
+
+#[tokio::test]
+async fn the_tool_measures_what_it_is_sent_on_every_transport() {
+    let expected: usize = tools()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(claude_code_tokens)
+        .sum();
+    for transport in ALL {
+        let conn = BIN.connect(transport, &[]).await;
+        let result = call(
+            &conn.client,
+            "mcp-tokens",
+            json!({"tools": tools(), "model": "gpt-4o"}),
+        )
+        .await;
+        assert_eq!(result.is_error, Some(false), "{transport:?}: {result:?}");
+        let answer = structured(&result);
+        assert_eq!(answer["total_tokens"], expected, "{transport:?}");
+        assert_eq!(answer["servers"][0]["status"], "ok");
+        assert_eq!(answer["servers"][0]["tools"].as_array().unwrap().len(), 3);
+        // gpt-4o is no Claude model: no Anthropic tool-use prompt.
+        assert!(answer.get("request_overhead").is_none(), "{answer}");
+        let hoisting = &answer["savings"]["hoisting"];
+        assert_eq!(hoisting["tools"].as_array().unwrap().len(), 2, "{answer}");
+        assert!(hoisting["tokens_saved"].as_u64().unwrap() > 0);
+        assert_eq!(
+            answer["savings"]["undescribed_parameter_count"], 1,
+            "ship.weight"
+        );
+        assert_eq!(answer["layer_budget"], 4000);
+
+        // Claude by default: the estimate, and the tool-use prompt once.
+        let claude = call(&conn.client, "mcp-tokens", json!({"tools": tools()})).await;
+        let claude = structured(&claude);
+        assert_eq!(claude["model"], "claude-opus-4-7");
+        assert_eq!(claude["request_overhead"]["tokens"], 346);
+        assert_eq!(claude["request_overhead"]["forced_choice_tokens"], 313);
+        assert_eq!(
+            claude["request_tokens"].as_u64().unwrap(),
+            claude["total_tokens"].as_u64().unwrap() + 346
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_tool_refuses_what_is_not_a_tool_list_and_never_takes_a_command() {
+    let conn = BIN.connect(Transport::Stdio, &[]).await;
+    let empty = call(&conn.client, "mcp-tokens", json!({})).await;
+    assert_eq!(empty.is_error, Some(true));
+    assert_eq!(structured(&empty)["error_code"], "INVALID_INPUT");
+    assert!(
+        structured(&empty)["suggestion"]
+            .as_str()
+            .unwrap()
+            .contains("context-loader mcp-tokens"),
+        "{empty:?}"
+    );
+    let nameless = call(
+        &conn.client,
+        "mcp-tokens",
+        json!({"tools": [{"description": "x"}]}),
+    )
+    .await;
+    assert!(
+        structured(&nameless)["message"]
+            .as_str()
+            .unwrap()
+            .contains("tools[0]"),
+        "{nameless:?}"
+    );
+    // The CLI's sources are no arguments of the tool.
+    for field in ["command", "config", "url"] {
+        let refused = call(
+            &conn.client,
+            "mcp-tokens",
+            json!({"tools": tools(), field: ["sh", "-c", "touch /tmp/never"]}),
+        )
+        .await;
+        assert_eq!(
+            structured(&refused)["error_code"],
+            "INVALID_INPUT",
+            "{field}"
+        );
+    }
+    // The session goes on.
+    let ok = call(&conn.client, "mcp-tokens", json!({"tools": tools()})).await;
+    assert_eq!(ok.is_error, Some(false));
+}
+
+/// Our own tool list as Claude Code sends it, counted by hand (tests/tool_list.rs's way).
+async fn own_tool_tokens() -> (usize, usize) {
+    let conn = BIN.connect(Transport::Stdio, &[]).await;
+    let tools = conn.client.list_all_tools().await.unwrap();
+    let instructions = conn
+        .client
+        .peer_info()
+        .and_then(|i| i.instructions.clone())
+        .unwrap_or_default();
+    let total = tools
+        .iter()
+        .map(|t| {
+            let entry = json!({"name": format!("mcp__context-loader__{}", t.name),
+                "description": t.description.as_deref().unwrap_or_default(),
+                "input_schema": *t.input_schema});
+            Tokenizer::O200kBase.count(&serde_json::to_string(&entry).unwrap())
+        })
+        .sum();
+    (total, Tokenizer::O200kBase.count(&instructions))
+}
+
+#[tokio::test]
+async fn the_cli_measures_a_stdio_server_and_gates_on_max_tokens() {
+    let (tools, instructions) = own_tool_tokens().await;
+    let run = |max: &str| {
+        BIN.run_cli(
+            &[
+                "mcp-tokens",
+                "--json",
+                "--model",
+                "gpt-4o",
+                "--max-tokens",
+                max,
+                "--",
+                BIN.path(),
+                "stdio",
+            ],
+            None,
+        )
+    };
+    let (code, out, err) = run("100000");
+    assert_eq!(code, 0, "{err}");
+    let answer: Value = serde_json::from_str(&out).unwrap();
+    let server = &answer["servers"][0];
+    assert_eq!(server["name"], "context-loader");
+    assert_eq!(server["status"], "ok");
+    assert_eq!(
+        server["tool_tokens"], tools,
+        "the same count as the tool-list budget test"
+    );
+    assert_eq!(server["instructions_tokens"], instructions);
+    assert_eq!(answer["total_tokens"], tools + instructions);
+    assert_eq!(answer["over_budget"], json!([]));
+
+    let (code, out, _) = run("100");
+    assert_eq!(code, 1, "over --max-tokens: exit 1");
+    let answer: Value = serde_json::from_str(&out).unwrap();
+    assert!(
+        answer["over_budget"][0]
+            .as_str()
+            .unwrap()
+            .contains("over 100"),
+        "{answer}"
+    );
+}
+
+fn write_config(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+/// Whether process `pid` still exists.
+fn alive(pid: i32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+        && !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.contains(") Z "))
+}
+
+#[tokio::test]
+async fn failing_servers_get_their_reason_and_the_others_are_still_measured() {
+    let dir = std::env::temp_dir().join(format!("mcp-tokens-fleet-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pidfile = dir.join("grandchild.pid");
+    // A server that never answers and leaves a child of its own.
+    let hang = format!("sleep 300 & echo $! > {}; wait", pidfile.display());
+    let (conn, url) = BIN.spawn_http(&[], &[]).await;
+    let config = json!({"mcpServers": {
+        "own": {"command": BIN.path(), "args": ["stdio"]},
+        "own-http": {"type": "http", "url": url, "headers": {"X-Test": "${MCP_FLEET_TOKEN}"}},
+        "needs-env": {"command": BIN.path(), "args": ["stdio"], "env": {"TOKEN": "${MCP_FLEET_UNSET_VARIABLE}"}},
+        "hangs": {"command": "sh", "args": ["-c", hang]},
+        "exits": {"command": "sh", "args": ["-c", "echo cannot open the database >&2; exit 3"]},
+        "missing": {"command": "/nonexistent/mcp-server"}
+    }});
+    let path = write_config(&dir, ".mcp.json", &config.to_string());
+    let started = std::time::Instant::now();
+    let (code, out, err) = BIN.run_cli_with_env(
+        &[
+            "mcp-tokens",
+            "--json",
+            "--config",
+            &path,
+            "--timeout",
+            "2",
+            "--model",
+            "gpt-4o",
+        ],
+        None,
+        &[("MCP_FLEET_TOKEN", "t0k3n")],
+    );
+    drop(conn);
+    assert_eq!(
+        code, 0,
+        "no --max-tokens: failures are reported, not fatal: {err}"
+    );
+    assert!(
+        started.elapsed().as_secs() < 20,
+        "the hang is cut at --timeout"
+    );
+    let answer: Value = serde_json::from_str(&out).unwrap();
+    let servers: Vec<(&str, &str, &str)> = answer["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap(),
+                s["status"].as_str().unwrap(),
+                s["error"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    let find = |name: &str| {
+        *servers
+            .iter()
+            .find(|s| s.0 == name)
+            .unwrap_or_else(|| panic!("{name}: {servers:?}"))
+    };
+    assert_eq!(find("own").1, "ok");
+    assert_eq!(find("own-http").1, "ok", "{servers:?}");
+    assert!(
+        find("needs-env").2.contains("MCP_FLEET_UNSET_VARIABLE"),
+        "{servers:?}"
+    );
+    assert!(find("hangs").2.contains("within 2 s"), "{servers:?}");
+    assert!(
+        find("exits").2.contains("cannot open the database"),
+        "its stderr: {servers:?}"
+    );
+    assert!(find("missing").2.contains("cannot start"), "{servers:?}");
+    // Both ok servers are this server: the same schemas (the names differ by prefix).
+    let own = &answer["servers"].as_array().unwrap();
+    let schemas = |name: &str| -> Vec<u64> {
+        let server = own.iter().find(|s| s["name"] == name).unwrap();
+        let mut tokens: Vec<u64> = server["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["schema_tokens"].as_u64().unwrap())
+            .collect();
+        tokens.sort_unstable();
+        tokens
+    };
+    assert_eq!(schemas("own").len(), 9);
+    assert_eq!(schemas("own"), schemas("own-http"));
+    assert_eq!(answer["configs"], json!([path]));
+    // The hanging server's own child went with its process group.
+    let grandchild: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while alive(grandchild) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(!alive(grandchild), "pid {grandchild} outlived mcp-tokens");
+
+    // The needed variable set: that server is measured too.
+    let (_, out, _) = BIN.run_cli_with_env(
+        &["mcp-tokens", "--json", "--config", &path, "--timeout", "2"],
+        None,
+        &[
+            ("MCP_FLEET_UNSET_VARIABLE", "set"),
+            ("MCP_FLEET_TOKEN", "t"),
+        ],
+    );
+    let answer: Value = serde_json::from_str(&out).unwrap();
+    let needs_env = answer["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "needs-env")
+        .unwrap();
+    assert_eq!(needs_env["status"], "ok", "{needs_env}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn without_a_config_it_says_where_it_looked() {
+    let dir = std::env::temp_dir().join(format!("mcp-tokens-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = BIN
+        .command()
+        .args(["mcp-tokens"])
+        .current_dir(&dir)
+        .env("HOME", &dir)
+        .env_remove("CODEX_HOME")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("no MCP client config found") && err.contains("--config"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
