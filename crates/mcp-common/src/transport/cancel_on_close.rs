@@ -8,6 +8,9 @@
 //! `notifications/cancelled` the client would have sent, which cancels the call's
 //! token like any cancellation (the tools stop at their next check).
 //!
+//! A `DELETE` of the session cancels its running calls the same way: rmcp would let
+//! them run up to 5 s more while it drains their responses for nobody.
+//!
 //! The MCP spec lets a client resume a broken stream (`GET` with `Last-Event-ID`)
 //! and says a disconnection alone is not a cancellation. So the cancellation waits
 //! [`RESUME_GRACE`] first: a stream resumed within it keeps its call; one nobody
@@ -36,11 +39,15 @@ pub const RESUME_GRACE: Duration = Duration::from_secs(5);
 /// `http_request_id` part of their event ids): cancelled when resumed.
 type Pending = Arc<Mutex<HashMap<(SessionId, String), CancellationToken>>>;
 
+/// Calls whose response stream is still open, by session: a `DELETE` cancels them.
+type Running = Arc<Mutex<HashMap<SessionId, Vec<RequestId>>>>;
+
 /// rmcp's in-memory sessions, with request streams that cancel their call when
-/// dropped early and not resumed.
+/// dropped early and not resumed, and sessions whose calls stop when they are deleted.
 pub struct CancelOnClose {
     sessions: Arc<LocalSessionManager>,
     pending: Pending,
+    running: Running,
 }
 
 impl CancelOnClose {
@@ -48,6 +55,42 @@ impl CancelOnClose {
         CancelOnClose {
             sessions,
             pending: Pending::default(),
+            running: Running::default(),
+        }
+    }
+}
+
+/// One call's entry in [`Running`], removed when its stream ends or is dropped.
+struct Registered {
+    running: Running,
+    session: SessionId,
+    request: RequestId,
+}
+
+impl Registered {
+    fn new(running: &Running, session: &SessionId, request: &RequestId) -> Self {
+        if let Ok(mut map) = running.lock() {
+            map.entry(session.clone())
+                .or_default()
+                .push(request.clone());
+        }
+        Registered {
+            running: running.clone(),
+            session: session.clone(),
+            request: request.clone(),
+        }
+    }
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        if let Ok(mut map) = self.running.lock()
+            && let Some(calls) = map.get_mut(&self.session)
+        {
+            calls.retain(|id| *id != self.request);
+            if calls.is_empty() {
+                map.remove(&self.session);
+            }
         }
     }
 }
@@ -83,6 +126,8 @@ struct Guarded<S> {
     inner: Pin<Box<S>>,
     /// Set until the stream ends by itself (the response was sent).
     armed: Option<Armed>,
+    /// The call among its session's running calls, until its stream ends.
+    _registered: Option<Registered>,
 }
 
 impl<S: Stream<Item = ServerSseMessage>> Stream for Guarded<S> {
@@ -175,6 +220,20 @@ impl SessionManager for CancelOnClose {
     }
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
+        // rmcp lets a closed session's handlers run up to 5 s more (draining their
+        // responses) before it cancels them; a client that deleted its session wants
+        // none of them, so they are cancelled first.
+        let calls = self
+            .running
+            .lock()
+            .ok()
+            .and_then(|mut map| map.remove(id))
+            .unwrap_or_default();
+        for request in calls {
+            if let Some(message) = cancelled(&request, "the client ended the session") {
+                let _ = self.sessions.accept_message(id, message).await;
+            }
+        }
         self.sessions.close_session(id).await
     }
 
@@ -189,6 +248,9 @@ impl SessionManager for CancelOnClose {
         };
         let stream = self.sessions.create_stream(id, message).await?;
         Ok(Guarded {
+            _registered: request
+                .as_ref()
+                .map(|request| Registered::new(&self.running, id, request)),
             inner: Box::pin(stream),
             armed: request.map(|request| Armed {
                 sessions: self.sessions.clone(),
