@@ -164,6 +164,31 @@ pub fn run(root: &Path, node: &NodeEnv) -> anyhow::Result<()> {
     );
     println!("Claude Code {VERSION}: claude mcp list: {line}");
 
+    // mcp-tokens' rendering is checked against what Claude Code sends for the same
+    // servers: ours and the Python SDK fleet of `cargo xtask mcp-tokens`.
+    let python = crate::python::ensure_venv(&target)?.join("python");
+    let fleet_script = root.join("xtask/fleet/fleet_server.py");
+    let mut measured_servers = vec![(
+        SERVER,
+        json!({"command": server, "args": [
+        "--root", tree_arg, "--specs-dir", specs_arg, "stdio"]}),
+    )];
+    for mode in FLEET {
+        let (python, script) = (
+            python.to_str().context("python path is not UTF-8")?,
+            fleet_script.to_str().context("script path is not UTF-8")?,
+        );
+        let added = home.run(&claude, &["mcp", "add", mode, "--", python, script, mode])?;
+        ensure!(
+            added.status.success(),
+            "claude mcp add {mode} failed ({}): {}{}",
+            added.status,
+            stdout(&added),
+            stderr(&added)
+        );
+        measured_servers.push((mode, json!({"command": python, "args": [script, mode]})));
+    }
+
     // Every check runs and prints its figures; the step then fails on any that failed.
     let mut failures = Vec::new();
 
@@ -174,6 +199,12 @@ pub fn run(root: &Path, node: &NodeEnv) -> anyhow::Result<()> {
         let turn = home.call(&claude, tool, input)?;
         if !definitions_checked {
             if let Err(failure) = check_tool_definitions(&turn.definitions) {
+                failures.push(failure.to_string());
+            }
+            let config = home.dir.join("mcp-tokens.json");
+            if let Err(failure) =
+                check_mcp_tokens(&turn.definitions, &measured_servers, &config, root)
+            {
                 failures.push(failure.to_string());
             }
             definitions_checked = true;
@@ -616,6 +647,102 @@ fn run_bounded(mut command: Command, args: &[&str]) -> anyhow::Result<Output> {
         stdout: out_reader.join().unwrap_or_default(),
         stderr: err_reader.join().unwrap_or_default(),
     })
+}
+
+/// The Python SDK fleet servers Claude Code also connects (`xtask/fleet`): small, 60
+/// tools of deep repeated schemas, 25 tools served 10 a page.
+const FLEET: [&str; 3] = ["small", "big", "paginated"];
+
+/// How far `mcp-tokens`' count of a server's tools may be from what Claude Code sent.
+const MCP_TOKENS_TOLERANCE: f64 = 0.01;
+
+/// `context-loader mcp-tokens` over the servers Claude Code had connected (same
+/// commands, in a Claude Desktop-style config) must count each server's tools within
+/// [`MCP_TOKENS_TOLERANCE`] of the o200k tokens of the entries Claude Code sent.
+fn check_mcp_tokens(
+    sent: &[Value],
+    servers: &[(&str, Value)],
+    config: &Path,
+    root: &Path,
+) -> anyhow::Result<()> {
+    let entries: serde_json::Map<String, Value> = servers
+        .iter()
+        .map(|(name, entry)| (name.to_string(), entry.clone()))
+        .collect();
+    std::fs::write(config, json!({"mcpServers": entries}).to_string())?;
+    // What Claude Code sent, kept beside the config for a look when they differ.
+    std::fs::write(
+        config.with_file_name("claude-code-tools.json"),
+        serde_json::to_string_pretty(sent)?,
+    )?;
+    let bin = root.join("target/debug/context-loader");
+    let out = Command::new(&bin)
+        .args(["mcp-tokens", "--json", "--model", "gpt-4o", "--config"])
+        .arg(config)
+        .current_dir(root)
+        .stderr(Stdio::inherit())
+        .output()
+        .context("cannot run context-loader mcp-tokens")?;
+    let answer: Value = serde_json::from_slice(&out.stdout).with_context(|| {
+        format!(
+            "mcp-tokens gave no JSON ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })?;
+    let mut failures = Vec::new();
+    println!(
+        "Claude Code vs mcp-tokens: each server's tool entries as Claude Code sent them, o200k \
+         (tolerance {:.0} %):",
+        MCP_TOKENS_TOLERANCE * 100.0
+    );
+    println!(
+        "  {:<16} {:>6} {:>9} {:>6} {:>11} {:>7}",
+        "server", "tools", "sent", "tools", "mcp-tokens", "diff"
+    );
+    for (name, _) in servers {
+        let prefix = format!("mcp__{name}__");
+        let ours: Vec<&Value> = sent
+            .iter()
+            .filter(|t| t["name"].as_str().is_some_and(|n| n.starts_with(&prefix)))
+            .collect();
+        let sent_tokens: usize = ours
+            .iter()
+            .map(|t| Tokenizer::O200kBase.count(&t.to_string()))
+            .sum();
+        let measured = answer["servers"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|s| s["name"] == *name);
+        let Some(measured) = measured else {
+            failures.push(format!("mcp-tokens did not report {name}: {answer}"));
+            continue;
+        };
+        let tokens = measured["tool_tokens"].as_u64().unwrap_or(0) as f64;
+        let tools = measured["tools"].as_array().map_or(0, Vec::len);
+        let diff = (tokens - sent_tokens as f64) / (sent_tokens.max(1) as f64);
+        println!(
+            "  {:<16} {:>6} {:>9} {:>6} {:>11} {:>+6.2}%",
+            name,
+            ours.len(),
+            sent_tokens,
+            tools,
+            tokens,
+            diff * 100.0
+        );
+        if measured["status"] != "ok" || tools != ours.len() || diff.abs() > MCP_TOKENS_TOLERANCE {
+            failures.push(format!(
+                "mcp-tokens counts {name} as {tokens} tokens over {tools} tools; Claude Code sent \
+                 {} tools of {sent_tokens} tokens ({:+.2} %, status {})",
+                ours.len(),
+                diff * 100.0,
+                measured["status"]
+            ));
+        }
+    }
+    ensure!(failures.is_empty(), "{}", failures.join("\n"));
+    Ok(())
 }
 
 /// Our tools as Claude Code sends them, within the budget.

@@ -375,10 +375,9 @@ fn check_against_python_client(
         let total: usize = tools
             .iter()
             .map(|t| {
-                let mut schema = t["inputSchema"].clone();
-                if let Some(map) = schema.as_object_mut() {
-                    map.shift_remove("$schema");
-                }
+                // As listed, `$schema` included: Claude Code sends it (see
+                // claude_code.rs, which checks mcp-tokens against its real request).
+                let schema = t["inputSchema"].clone();
                 let entry = json!({
                     "name": format!("mcp__{name}__{}", t["name"].as_str().unwrap_or_default()),
                     "description": t["description"].as_str().unwrap_or_default(),

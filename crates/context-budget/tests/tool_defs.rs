@@ -54,8 +54,7 @@ fn inline(value: &Value, defs: &serde_json::Map<String, Value>) -> Value {
 }
 
 fn claude_code_entry(server: &str, tool: &Value, schema: &Value) -> String {
-    let mut schema = schema.clone();
-    schema.as_object_mut().unwrap().shift_remove("$schema");
+    let schema = schema.clone();
     serde_json::to_string(&json!({
         "name": format!("mcp__{server}__{}", tool["name"].as_str().unwrap()),
         "description": tool["description"],

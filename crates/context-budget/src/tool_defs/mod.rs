@@ -45,8 +45,8 @@ pub struct ToolDefinition {
 #[serde(rename_all = "lowercase")]
 pub enum Rendering {
     /// Claude Code's Messages API entry: compact JSON
-    /// `{"name":"mcp__<server>__<tool>","description":…,"input_schema":…}`, `$schema`
-    /// stripped.
+    /// `{"name":"mcp__<server>__<tool>","description":…,"input_schema":…}`, the schema
+    /// as listed (`$schema` included: Claude Code keeps it).
     #[default]
     Anthropic,
     /// An OpenAI function tool, counted by the function-calling rule of OpenAI's

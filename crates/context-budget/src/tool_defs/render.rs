@@ -13,14 +13,12 @@ pub struct Rendered {
     pub beyond_rule: Vec<String>,
 }
 
-/// The input schema as a client sends it: `$schema` stripped (Claude Code does; it
-/// tells the model nothing).
+/// The input schema as Claude Code sends it: as the server listed it. Claude Code
+/// 2.1.328 keeps `$schema` (its recorded request carried it for all 60 tools of the
+/// fleet's `big` server, 1,020 o200k tokens); dropping it is a saving the server's
+/// author can make (`savings.unneeded_keys`), not something the client does.
 pub fn model_schema(schema: &Value) -> Value {
-    let mut schema = schema.clone();
-    if let Value::Object(map) = &mut schema {
-        map.shift_remove("$schema");
-    }
-    schema
+    schema.clone()
 }
 
 /// Claude Code's Messages API entry for a tool.
