@@ -21,6 +21,11 @@ pub const DEFAULT_MAX_MESSAGES: usize = 20_000;
 /// Default most sections one assemble-context call accepts: prompts have tens.
 pub const DEFAULT_MAX_SECTIONS: usize = 1_000;
 
+/// Default work of mcp-tokens' hoisting search per call, as a multiple of the tool
+/// schemas' bytes (at least 8 MiB): a hostile list (deep chains over wide blobs, many
+/// near-duplicates) would otherwise cost size x depth x hoists, gigabytes of JSON.
+pub const DEFAULT_HOIST_WORK_FACTOR: usize = 16;
+
 /// The bounds on how many things, and how long a name, one call may send. Each is a
 /// server flag; the error names the field and the limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,6 +36,9 @@ pub struct InputLimits {
     pub max_name_bytes: usize,
     pub max_messages: usize,
     pub max_sections: usize,
+    /// mcp-tokens: the hoisting search's work, as a multiple of the schemas' bytes
+    /// (`tool_defs::HoistWork`).
+    pub hoist_work_factor: usize,
 }
 
 impl Default for InputLimits {
@@ -40,6 +48,7 @@ impl Default for InputLimits {
             max_name_bytes: DEFAULT_MAX_NAME_BYTES,
             max_messages: DEFAULT_MAX_MESSAGES,
             max_sections: DEFAULT_MAX_SECTIONS,
+            hoist_work_factor: DEFAULT_HOIST_WORK_FACTOR,
         }
     }
 }

@@ -94,6 +94,7 @@ fn hoisting_keeps_the_meaning_and_its_saving_is_the_recounted_difference() {
         o200k,
         Some(128_000),
         Rendering::Anthropic,
+        context_budget::limits::DEFAULT_HOIST_WORK_FACTOR,
     );
     let total: usize = list["tools"]
         .as_array()

@@ -85,6 +85,18 @@ pub struct GlobalArgs {
         default_value_t = DEFAULT_MAX_SECTIONS
     )]
     pub max_sections: usize,
+    /// mcp-tokens: the work the hoisting search may do per call, as a multiple of
+    /// the tool schemas' bytes (at least 8 MiB); past it the hoisting saving is
+    /// partial and the answer says so.
+    #[arg(
+        long,
+        global = true,
+        hide_env_values = true,
+        help_heading = "Limits",
+        env = "CONTEXT_LOADER_MAX_HOIST_WORK",
+        default_value_t = context_budget::limits::DEFAULT_HOIST_WORK_FACTOR
+    )]
+    pub max_hoist_work: usize,
     /// Most tokens of one answer, by the highest local estimate (Claude Opus 4.7's):
     /// load-files' default budget is capped by it, listings page under it, and an
     /// answer over it becomes ANSWER_TOO_LARGE. The default stays under Claude Code's
@@ -397,6 +409,7 @@ impl GlobalArgs {
                     max_name_bytes: self.max_name_bytes,
                     max_messages: self.max_messages,
                     max_sections: self.max_sections,
+                    hoist_work_factor: self.max_hoist_work,
                 },
             ),
             SpecStore::new(&self.specs_dir).with_name_limit(self.max_name_bytes),

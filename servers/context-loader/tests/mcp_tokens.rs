@@ -345,3 +345,71 @@ fn without_a_config_it_says_where_it_looked() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A hostile list for the hoisting search: each schema is 50 levels of `items` over
+/// 1,000 pairs of equal subtrees (each pair different), ~200 KB. Unbounded, the
+/// search serializes the blob once per level for each of its 32 hoists, twice per
+/// tool: ~1 GB of JSON per tool.
+fn hostile_tools(count: usize) -> Value {
+    let tool = |n: usize| {
+        let mut properties = serde_json::Map::new();
+        for k in 0..1000 {
+            let twin = json!({"type": "object", "description": format!("near duplicate {n}.{k}"),
+                "properties": {"v": {"type": "string", "description": format!("value {k}")}}});
+            properties.insert(format!("a{k}"), twin.clone());
+            properties.insert(format!("b{k}"), twin);
+        }
+        let mut schema = json!({"type": "object", "properties": properties});
+        for _ in 0..50 {
+            schema = json!({"type": "array", "items": schema});
+        }
+        json!({"name": format!("t{n}"), "description": "hostile",
+            "input_schema": {"type": "object", "properties": {"x": schema}}})
+    };
+    Value::Array((0..count).map(tool).collect())
+}
+
+fn assert_partial_hoisting(answer: &Value) {
+    let hoisting = &answer["savings"]["hoisting"];
+    assert_eq!(hoisting["partial"], true, "{hoisting}");
+    let before = answer["savings"]["tokens_before"].as_u64().unwrap();
+    let after = answer["savings"]["tokens_after"].as_u64().unwrap();
+    assert!(after <= before, "{after} > {before}");
+    assert_eq!(answer["servers"][0]["tools"].as_array().unwrap().len(), 4);
+}
+
+/// The hoisting search of one call stops at `--max-hoist-work` (16 x the schemas'
+/// bytes): the answer comes (within the client's 30 s patience; unbounded it took
+/// minutes) and says the hoisting saving is partial.
+#[tokio::test]
+async fn a_hostile_list_gets_a_partial_hoisting_saving_not_a_stall() {
+    let tools = hostile_tools(4);
+    for transport in [Transport::Stdio, Transport::Http] {
+        let conn = BIN.connect(transport, &[]).await;
+        let result = call(
+            &conn.client,
+            "mcp-tokens",
+            json!({"tools": tools, "model": "gpt-4o"}),
+        )
+        .await;
+        assert_eq!(result.is_error, Some(false), "{transport:?}");
+        let answer = structured(&result);
+        assert_partial_hoisting(answer);
+        assert!(
+            answer["warnings"].to_string().contains("--max-hoist-work"),
+            "{transport:?}: {}",
+            answer["warnings"]
+        );
+    }
+    let (code, out, err) = BIN.run_cli(
+        &["mcp-tokens", "--json", "--model", "gpt-4o", "--file", "-"],
+        Some(&tools.to_string()),
+    );
+    assert_eq!(code, 0, "{err}");
+    let answer: Value = serde_json::from_str(&out).unwrap();
+    assert_partial_hoisting(&answer);
+    assert!(
+        answer["warnings"].to_string().contains("--max-hoist-work"),
+        "{answer}"
+    );
+}

@@ -20,7 +20,7 @@ use crate::Tokenizer;
 
 pub use parse::{MAX_SCHEMA_DEPTH, ToolDefsError, tool_definitions};
 pub use render::{OpenAiRule, Rendered, render_tool};
-pub use savings::Savings;
+pub use savings::{HoistWork, Savings};
 
 /// The budgeting ADR's layer for tool definitions, in tokens (8th in priority).
 pub const TOOL_LAYER_BUDGET: usize = 4_000;
@@ -293,18 +293,29 @@ pub struct Summary {
     pub savings: Savings,
 }
 
+/// The compact JSON bytes of every tool's schema: what the hoisting budget scales with.
+pub fn schema_bytes(servers: &[ServerDefinitions]) -> usize {
+    servers
+        .iter()
+        .flat_map(|s| &s.tools)
+        .map(|t| compact(&t.input_schema).len())
+        .sum()
+}
+
 /// The cookbook rule's source, shown with its overhead.
 pub const OPENAI_RULE_SOURCE: &str = "OpenAI cookbook, How to count tokens with tiktoken \
 (num_tokens_for_tools): 12 tokens closing the function list";
 
 /// Measure every server, and the totals, for the model whose tokenizer is
-/// `tokenizer` (catalog name `model`, window `context_window`).
+/// `tokenizer` (catalog name `model`, window `context_window`). The hoisting search
+/// may do `hoist_work_factor` times the schemas' bytes of work ([`HoistWork`]).
 pub fn measure(
     servers: &[ServerDefinitions],
     model: &str,
     tokenizer: Tokenizer,
     context_window: Option<u64>,
     rendering: Rendering,
+    hoist_work_factor: usize,
 ) -> (Vec<ServerCost>, Summary) {
     let costs: Vec<ServerCost> = servers
         .iter()
@@ -339,7 +350,12 @@ pub fn measure(
             .map(|w| percent(request_tokens, w as f64)),
         layer_budget: TOOL_LAYER_BUDGET,
         layer_percent: percent(total_tokens, TOOL_LAYER_BUDGET as f64),
-        savings: savings::savings(servers, tokenizer, rendering),
+        savings: savings::savings(
+            servers,
+            tokenizer,
+            rendering,
+            &mut HoistWork::for_call(schema_bytes(servers), hoist_work_factor),
+        ),
     };
     (costs, summary)
 }
@@ -404,6 +420,7 @@ mod tests {
             Tokenizer::Claude47Estimate,
             Some(200_000),
             Rendering::Anthropic,
+            savings::DEFAULT_HOIST_WORK_FACTOR,
         );
         let instructions = Tokenizer::Claude47Estimate.count("Use a.");
         assert_eq!(costs[0].instructions_tokens, instructions);

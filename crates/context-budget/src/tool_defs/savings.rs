@@ -20,6 +20,13 @@ pub const MAX_HOISTS_PER_TOOL: usize = 32;
 /// every subtree once per hoist, so its cost grows with size × depth × hoists.
 /// Bigger schemas are measured, not rewritten.
 pub const MAX_HOIST_SCHEMA_BYTES: usize = 256 * 1024;
+/// Default [`HoistWork`] factor: the repeat search of one call may serialize or
+/// compare 16 times the bytes of the call's schemas (at least
+/// [`MIN_HOIST_WORK_BYTES`]).
+pub use crate::limits::DEFAULT_HOIST_WORK_FACTOR;
+/// The least work the search may do, whatever the size: ordinary lists (the test
+/// fleet's 60 deeply nested tools need ~3 MiB) are searched to the end.
+pub const MIN_HOIST_WORK_BYTES: usize = 8 * 1024 * 1024;
 /// Rows in the heaviest-tools and heaviest-descriptions lists.
 pub const HEAVIEST: usize = 10;
 /// Undescribed parameters listed by name (all are counted).
@@ -49,6 +56,10 @@ pub struct Savings {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Rewrite {
     pub tokens_saved: usize,
+    /// The search stopped at its work budget (`--max-hoist-work`): `tokens_saved`
+    /// is what the hoists it made save, a lower bound of what hoisting could.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
     /// Tools the rewrite shrinks, most saved first.
     pub tools: Vec<RewrittenTool>,
 }
@@ -67,11 +78,48 @@ pub struct Heavy {
     pub tokens: usize,
 }
 
-/// The savings over every tool of `servers`, in `rendering` with `tokenizer`.
+/// How much JSON the repeat search may still serialize or compare, in bytes: one
+/// budget per call, drawn from by every [`hoist_within`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HoistWork {
+    pub limit: usize,
+    pub spent: usize,
+}
+
+impl HoistWork {
+    /// The budget of a call whose schemas are `schema_bytes` of compact JSON:
+    /// `factor` times that, at least [`MIN_HOIST_WORK_BYTES`].
+    pub fn for_call(schema_bytes: usize, factor: usize) -> HoistWork {
+        HoistWork::bytes(
+            schema_bytes
+                .saturating_mul(factor)
+                .max(MIN_HOIST_WORK_BYTES),
+        )
+    }
+
+    pub fn bytes(limit: usize) -> HoistWork {
+        HoistWork { limit, spent: 0 }
+    }
+
+    /// Charge `bytes`; false once the budget is spent (the work charged last may
+    /// pass it by one subtree, at most [`MAX_HOIST_SCHEMA_BYTES`]).
+    fn charge(&mut self, bytes: usize) -> bool {
+        self.spent = self.spent.saturating_add(bytes);
+        self.spent <= self.limit
+    }
+
+    pub fn exhausted(&self) -> bool {
+        self.spent > self.limit
+    }
+}
+
+/// The savings over every tool of `servers`, in `rendering` with `tokenizer`; the
+/// hoisting search does at most `work` (see [`HoistWork`]).
 pub fn savings(
     servers: &[ServerDefinitions],
     tokenizer: Tokenizer,
     rendering: Rendering,
+    work: &mut HoistWork,
 ) -> Savings {
     let mut before_total = 0;
     let mut after_total = 0;
@@ -114,7 +162,7 @@ pub fn savings(
             // only hide a property's type and description from it, a saving that is
             // not one. Under that rule hoisting is not measured.
             let (hoisted, hoists) = match rendering {
-                Rendering::Anthropic => hoist_repeated(&tool.input_schema),
+                Rendering::Anthropic => hoist_within(&tool.input_schema, work),
                 Rendering::Openai => (tool.input_schema.clone(), 0),
             };
             let hoist_saved = saved(before, hoists, count(&hoisted));
@@ -124,13 +172,14 @@ pub fn savings(
             record(&mut unneeded, &name, strip_saved, removed);
             // Both: strip first (a title that differs can keep two subtrees apart).
             let (both, _) = match rendering {
-                Rendering::Anthropic => hoist_repeated(&stripped),
+                Rendering::Anthropic => hoist_within(&stripped, work),
                 Rendering::Openai => (stripped.clone(), 0),
             };
             let after = count(&both).min(count(&stripped)).min(before);
             after_total += after;
         }
     }
+    hoisting.partial = work.exhausted();
     for rewrite in [&mut hoisting, &mut unneeded] {
         rewrite.tools.sort_by(|a, b| {
             b.tokens_saved
@@ -218,34 +267,38 @@ const SCHEMA_VALUES: [&str; 11] = [
 ];
 
 /// Call `visit` on every subschema of `schema` (not `schema` itself), with whether it
-/// is a definition (a value of `$defs`/`definitions`).
-fn each_subschema<'a>(schema: &'a Value, visit: &mut dyn FnMut(&'a Value, bool)) {
+/// is a definition (a value of `$defs`/`definitions`), until `visit` returns false.
+/// Returns false when it was stopped.
+fn each_subschema<'a>(schema: &'a Value, visit: &mut dyn FnMut(&'a Value, bool) -> bool) -> bool {
     let Some(map) = schema.as_object() else {
-        return;
+        return true;
     };
     for (key, value) in map {
         let key = key.as_str();
         let mut child = |child: &'a Value, definition: bool| {
-            if child.is_object() {
-                visit(child, definition);
-                each_subschema(child, visit);
-            }
+            !child.is_object() || (visit(child, definition) && each_subschema(child, visit))
         };
-        if SCHEMA_MAPS.contains(&key) {
-            if let Some(children) = value.as_object() {
-                let definition = key == "$defs" || key == "definitions";
-                children.values().for_each(|c| child(c, definition));
-            }
+        let going = if SCHEMA_MAPS.contains(&key) {
+            let definition = key == "$defs" || key == "definitions";
+            value
+                .as_object()
+                .is_none_or(|children| children.values().all(|c| child(c, definition)))
         } else if SCHEMA_LISTS.contains(&key) && value.is_array() {
             value
                 .as_array()
                 .into_iter()
                 .flatten()
-                .for_each(|c| child(c, false));
+                .all(|c| child(c, false))
         } else if SCHEMA_VALUES.contains(&key) {
-            child(value, false);
+            child(value, false)
+        } else {
+            true
+        };
+        if !going {
+            return false;
         }
     }
+    true
 }
 
 /// The same walk, mutable: replace every subschema equal to `target` (definitions
@@ -286,29 +339,54 @@ fn replace_subschemas(schema: &mut Value, target: &Value, replacement: &Value) -
 /// `schema` with its repeated subtrees moved into `$defs` and referenced by `$ref`,
 /// the subtree that saves the most bytes first; and how many subtrees were hoisted.
 /// Subtrees that set their own `$id`/`$anchor` or use relative references stay
-/// where they are (a `$ref` would change what they mean).
+/// where they are (a `$ref` would change what they mean). One schema's search is
+/// bounded by [`MAX_HOIST_SCHEMA_BYTES`] x its depth x [`MAX_HOISTS_PER_TOOL`];
+/// [`hoist_within`] bounds a whole call.
 pub fn hoist_repeated(schema: &Value) -> (Value, usize) {
+    hoist_within(schema, &mut HoistWork::bytes(usize::MAX))
+}
+
+/// [`hoist_repeated`] drawing on `work`: every byte serialized by the search (and,
+/// as much again, compared by the replacement) is charged. Once `work` is spent the
+/// search stops and keeps the hoists it finished, so the result is still a valid
+/// rewrite and its saving a true one, only maybe not the largest.
+pub fn hoist_within(schema: &Value, work: &mut HoistWork) -> (Value, usize) {
     let mut doc = schema.clone();
-    if !doc.is_object() || compact(&doc).len() > MAX_HOIST_SCHEMA_BYTES {
+    if !doc.is_object() || work.exhausted() {
+        return (doc, 0);
+    }
+    let size = compact(&doc).len();
+    if !work.charge(size) || size > MAX_HOIST_SCHEMA_BYTES {
         return (doc, 0);
     }
     let mut hoisted = 0;
     while hoisted < MAX_HOISTS_PER_TOOL {
         let mut seen: HashMap<String, (usize, &Value)> = HashMap::new();
-        each_subschema(&doc, &mut |node, definition| {
+        let mut searched = 0usize;
+        let finished = each_subschema(&doc, &mut |node, definition| {
             if definition {
-                return;
+                return true;
             }
             let text = compact(node);
+            searched += text.len();
+            if !work.charge(text.len()) {
+                return false;
+            }
             if text.len() < MIN_HOIST_BYTES
                 || text.contains("\"$id\"")
                 || text.contains("\"$anchor\"")
                 || text.contains("\"$ref\":\"#\"")
             {
-                return;
+                return true;
             }
             seen.entry(text).or_insert((0, node)).0 += 1;
+            true
         });
+        // Replacing compares each subtree with the target: at most what the search
+        // serialized.
+        if !finished || !work.charge(searched) {
+            break;
+        }
         let best = seen
             .iter()
             .filter(|(_, (count, _))| *count >= 2)
@@ -439,6 +517,96 @@ mod tests {
             hoisted["properties"]["a"]["properties"].is_object(),
             "{hoisted}"
         );
+    }
+
+    /// A hostile schema: `depth` levels of `items` over `pairs` pairs of equal
+    /// subtrees, each pair different: every search serializes the blob once per
+    /// level, and every pair is worth a hoist.
+    fn hostile(depth: usize, pairs: usize) -> Value {
+        let mut properties = Map::new();
+        for k in 0..pairs {
+            let twin = json!({"type": "object", "description": format!("near duplicate {k}"),
+                "properties": {"v": {"type": "string", "description": format!("value {k}")}}});
+            properties.insert(format!("a{k}"), twin.clone());
+            properties.insert(format!("b{k}"), twin);
+        }
+        let mut schema = json!({"type": "object", "properties": properties});
+        for _ in 0..depth {
+            schema = json!({"type": "array", "items": schema});
+        }
+        json!({"type": "object", "properties": {"x": schema}})
+    }
+
+    /// Put every `{"$ref": "#/$defs/sN"}` back: what the rewrite means.
+    fn expand(value: &Value, defs: &Map<String, Value>) -> Value {
+        match value {
+            Value::Object(map) => {
+                if let Some(Value::String(target)) = map.get("$ref") {
+                    let name = target.trim_start_matches("#/$defs/");
+                    return expand(&defs[name], defs);
+                }
+                Value::Object(
+                    map.iter()
+                        .filter(|(k, _)| *k != "$defs")
+                        .map(|(k, v)| (k.clone(), expand(v, defs)))
+                        .collect(),
+                )
+            }
+            Value::Array(items) => Value::Array(items.iter().map(|v| expand(v, defs)).collect()),
+            other => other.clone(),
+        }
+    }
+
+    #[test]
+    fn the_search_stops_at_its_budget_with_a_rewrite_that_still_means_the_same() {
+        let schema = hostile(24, 60);
+        let size = compact(&schema).len();
+        // Unbounded, one schema costs ~ size x depth x 32 hoists.
+        let mut work = HoistWork::bytes(20 * size);
+        let (hoisted, count) = hoist_within(&schema, &mut work);
+        assert!(work.exhausted());
+        assert!(
+            work.spent <= work.limit + MAX_HOIST_SCHEMA_BYTES,
+            "spent {} of {}",
+            work.spent,
+            work.limit
+        );
+        assert!(count < MAX_HOISTS_PER_TOOL, "{count}");
+        let defs = hoisted
+            .get("$defs")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(expand(&hoisted, &defs), schema);
+        // A spent budget searches nothing more, and says so in the savings.
+        let (untouched, none) = hoist_within(&schema, &mut work);
+        assert_eq!((untouched, none), (schema.clone(), 0));
+        let server = ServerDefinitions {
+            name: Some("s".into()),
+            tools: vec![ToolDefinition {
+                name: "t".into(),
+                description: None,
+                input_schema: schema,
+            }],
+            instructions: None,
+        };
+        let mut small = HoistWork::bytes(size);
+        let partial = savings(
+            std::slice::from_ref(&server),
+            Tokenizer::O200kBase,
+            Rendering::Anthropic,
+            &mut small,
+        );
+        assert!(partial.hoisting.partial);
+        assert!(partial.tokens_after <= partial.tokens_before);
+        let whole = savings(
+            &[server],
+            Tokenizer::O200kBase,
+            Rendering::Anthropic,
+            &mut HoistWork::bytes(usize::MAX),
+        );
+        assert!(!whole.hoisting.partial);
+        assert!(whole.hoisting.tokens_saved > partial.hoisting.tokens_saved);
     }
 
     #[test]

@@ -249,5 +249,8 @@ pub fn table(output: &McpTokens, per_tool: bool) -> String {
     for over in output.over_budget.iter().flatten() {
         text.push_str(&format!("\nover budget: {over}"));
     }
+    for warning in &output.warnings {
+        text.push_str(&format!("\nwarning: {warning}"));
+    }
     text
 }

@@ -205,6 +205,10 @@ pub struct McpTokens {
     /// `--max-tokens`: what is over it (command line only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub over_budget: Option<Vec<String>>,
+    /// What went differently from what was asked: an exact count that fell back to
+    /// the estimate, a hoisting search stopped at its budget.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// The client configs read (command line only).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub configs: Vec<String>,
@@ -290,11 +294,13 @@ context-loader mcp-tokens --file tools.json --render openai --model gpt-4o";
     }
 
     fn warnings(output: &McpTokens) -> Vec<String> {
-        output
+        let mut warnings: Vec<String> = output
             .servers
             .iter()
             .filter_map(|s| s.error.as_ref().map(|e| format!("{}: {e}", s.name)))
-            .collect()
+            .collect();
+        warnings.extend(output.warnings.iter().cloned());
+        warnings
     }
 
     fn exit_code(output: &McpTokens) -> u8 {
@@ -366,7 +372,14 @@ fn measure(
         .map(|s| s.definitions.clone())
         .collect();
     let window = model.entry().map(|e| e.context_window);
-    let (costs, summary) = tool_defs::measure(&ok, model.name(), tokenizer, window, render);
+    let (costs, summary) = tool_defs::measure(
+        &ok,
+        model.name(),
+        tokenizer,
+        window,
+        render,
+        counter.limits().hoist_work_factor,
+    );
     let mut costs = costs.into_iter();
     let reports: Vec<ServerReport> = servers
         .into_iter()
@@ -418,7 +431,16 @@ fn measure(
             Vec::new()
         }
     });
+    let mut warnings = Vec::new();
+    if summary.savings.hoisting.partial {
+        warnings.push(
+            "hoisting: the search for repeated subtrees stopped at its work budget \
+             (--max-hoist-work); its saving is what the hoists made so far save, a lower bound"
+                .into(),
+        );
+    }
     Ok(McpTokens {
+        warnings,
         model: model.name().to_string(),
         encoding: tokenizer.name(),
         exact: tokenizer.is_exact(),
