@@ -23,6 +23,22 @@ pub trait ExactCounter: Send + Sync {
     fn count_messages(&self, model: &str, messages: &[Message]) -> Result<u64, ExactCountFailure>;
     /// Tokens of `text` sent as one user message to `model`.
     fn count_text(&self, model: &str, text: &str) -> Result<u64, ExactCountFailure>;
+    /// Tokens of one request to `model` carrying `tools` (Anthropic tool entries,
+    /// `{name, description, input_schema}`; none: no `tools` parameter), `system`
+    /// when given, and one short user message: the provider's whole count, its
+    /// tool-use system prompt included. A counter that cannot send tools says so.
+    fn count_request(
+        &self,
+        model: &str,
+        system: Option<&str>,
+        tools: &[serde_json::Value],
+    ) -> Result<u64, ExactCountFailure> {
+        let _ = (model, system, tools);
+        Err(ExactCountFailure::new(
+            "exact Claude count unavailable: this counter sends no tool definitions; using the \
+             local estimate",
+        ))
+    }
     /// Shown as `encoding` on an exact count (no local tokenizer was used).
     fn encoding(&self) -> &'static str;
     /// Shown as `method` on an exact count.

@@ -208,6 +208,15 @@ impl ExactCounter for AnthropicCounter {
         self.count_blocking(&text_request(model, text))
     }
 
+    fn count_request(
+        &self,
+        model: &str,
+        system: Option<&str>,
+        tools: &[Value],
+    ) -> Result<u64, ExactCountFailure> {
+        self.count_blocking(&tools_request(model, system, tools))
+    }
+
     fn encoding(&self) -> &'static str {
         EXACT_ENCODING
     }
@@ -245,6 +254,29 @@ pub fn api_model_id(requested: &str, canonical: &str) -> String {
     } else {
         canonical.to_string()
     }
+}
+
+/// The one short user message of a [`tools_request`]: the same in the request with
+/// tools and in its baseline without, so the difference is theirs.
+pub const TOOLS_REQUEST_MESSAGE: &str = ".";
+
+/// A request with `tools` (Anthropic entries; left out when empty), `system` when
+/// given, and one short user message: what a client's first request carries
+/// before the conversation.
+pub fn tools_request(model: &str, system: Option<&str>, tools: &[Value]) -> Value {
+    let mut body = Map::new();
+    body.insert("model".into(), json!(model));
+    if let Some(system) = system {
+        body.insert("system".into(), json!(system));
+    }
+    body.insert(
+        "messages".into(),
+        json!([{ "role": "user", "content": TOOLS_REQUEST_MESSAGE }]),
+    );
+    if !tools.is_empty() {
+        body.insert("tools".into(), Value::Array(tools.to_vec()));
+    }
+    Value::Object(body)
 }
 
 /// A request counting `text` as one user message.

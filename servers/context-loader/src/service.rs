@@ -326,6 +326,15 @@ impl ExactCounter for UntilCancelled<'_> {
         self.ask(|| self.exact.count_text(model, text))
     }
 
+    fn count_request(
+        &self,
+        model: &str,
+        system: Option<&str>,
+        tools: &[serde_json::Value],
+    ) -> Result<u64, ExactCountFailure> {
+        self.ask(|| self.exact.count_request(model, system, tools))
+    }
+
     fn encoding(&self) -> &'static str {
         self.exact.encoding()
     }

@@ -413,3 +413,163 @@ async fn a_hostile_list_gets_a_partial_hoisting_saving_not_a_stall() {
         "{answer}"
     );
 }
+
+/// The fake count_tokens API's rule: 5 for the user message, the system text's
+/// bytes, and with tools 346 (the documented tool-use system prompt) plus each
+/// entry's compact JSON bytes. A test can then predict every exact figure.
+fn tools_rule(body: &Value) -> u64 {
+    let system = body
+        .get("system")
+        .and_then(Value::as_str)
+        .map_or(0, str::len);
+    let tools = body.get("tools").and_then(Value::as_array).map_or(0, |t| {
+        346 + t.iter().map(|e| e.to_string().len()).sum::<usize>()
+    });
+    (5 + system + tools) as u64
+}
+
+/// Claude Code's entries for a bare Anthropic list: the tools as given.
+fn entries(tools: &Value) -> Vec<Value> {
+    tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| json!({"name": t["name"], "description": t["description"], "input_schema": t["input_schema"]}))
+        .collect()
+}
+
+fn estimate_total() -> u64 {
+    let (code, out, err) = BIN.run_cli(
+        &["mcp-tokens", "--json", "--file", "-"],
+        Some(&tools().to_string()),
+    );
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str::<Value>(&out).unwrap()["total_tokens"]
+        .as_u64()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn exact_claude_counts_send_the_tools_and_subtract_the_baseline() {
+    use test_support::anthropic::{FakeAnthropic, Reply};
+    let expected: usize = entries(&tools()).iter().map(|e| e.to_string().len()).sum();
+    for transport in [Transport::Stdio, Transport::Http] {
+        let fake = FakeAnthropic::start(Reply::Count(tools_rule)).await;
+        let conn = BIN
+            .connect_with_env(transport, &[], &fake.server_env())
+            .await;
+        let result = call(&conn.client, "mcp-tokens", json!({"tools": tools()})).await;
+        assert_eq!(result.is_error, Some(false), "{transport:?}: {result:?}");
+        let answer = structured(&result);
+        assert_eq!(answer["exact"], true, "{transport:?}: {answer}");
+        assert_eq!(answer["encoding"], "anthropic_count_tokens");
+        assert!(answer["method"].as_str().unwrap().contains("count_tokens"));
+        let server = &answer["servers"][0];
+        assert_eq!(server["exact"], true);
+        assert_eq!(server["tool_tokens"], expected, "{transport:?}");
+        assert_eq!(answer["total_tokens"], expected);
+        let per_tool: u64 = server["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["tokens"].as_u64().unwrap())
+            .sum();
+        assert_eq!(per_tool, expected as u64, "scaled tools add up");
+        // The tool-use system prompt once, in the overhead, not in the tools.
+        assert_eq!(answer["request_tokens"], expected + 346);
+        assert!(answer.get("warnings").is_none(), "{answer}");
+        // The requests: the baseline without tools, and the tools as Claude Code
+        // sends them, with the same one short message.
+        let bodies: Vec<Value> = fake.requests().into_iter().map(|(_, b)| b).collect();
+        assert_eq!(bodies.len(), 2, "{bodies:?}");
+        for body in &bodies {
+            assert_eq!(body["model"], "claude-opus-4-7");
+            assert_eq!(body["messages"], json!([{"role": "user", "content": "."}]));
+        }
+        assert!(bodies[0].get("tools").is_none(), "{}", bodies[0]);
+        assert_eq!(bodies[1]["tools"], Value::Array(entries(&tools())));
+    }
+}
+
+#[tokio::test]
+async fn exact_claude_failures_fall_back_to_the_estimate_with_the_reason() {
+    use test_support::anthropic::{FakeAnthropic, Reply};
+    let estimate = estimate_total();
+    for (reply, reason) in [
+        (Reply::Status(500), "server error (HTTP 500)"),
+        (
+            Reply::Slow(std::time::Duration::from_secs(5)),
+            "no answer within 300 ms",
+        ),
+    ] {
+        for transport in [Transport::Stdio, Transport::Http] {
+            let fake = FakeAnthropic::start(reply).await;
+            let conn = BIN
+                .connect_with_env(
+                    transport,
+                    &["--anthropic-timeout-ms", "300"],
+                    &fake.server_env(),
+                )
+                .await;
+            let result = call(&conn.client, "mcp-tokens", json!({"tools": tools()})).await;
+            assert_eq!(result.is_error, Some(false), "{transport:?}: {result:?}");
+            let answer = structured(&result);
+            assert_eq!(answer["exact"], false, "{answer}");
+            assert_eq!(answer["encoding"], "claude_4_7_estimate");
+            assert_eq!(answer["servers"][0]["exact"], false);
+            assert_eq!(answer["total_tokens"], estimate);
+            let warnings = answer["warnings"].to_string();
+            assert!(
+                warnings.contains("count_tokens") && warnings.contains(reason),
+                "{transport:?}: {warnings}"
+            );
+            // After the first failure nothing more is asked.
+            assert_eq!(fake.request_count(), 1, "{transport:?}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn exact_claude_counts_a_configured_server_on_the_command_line() {
+    use test_support::anthropic::{FakeAnthropic, Reply};
+    let fake = FakeAnthropic::start(Reply::Count(tools_rule)).await;
+    let url = fake.url().to_string();
+    let (code, out, err) = tokio::task::spawn_blocking(move || {
+        BIN.run_cli_with_env(
+            &["mcp-tokens", "--json", "--", BIN.path(), "stdio"],
+            None,
+            &[
+                ("ANTHROPIC_API_KEY", test_support::anthropic::API_KEY),
+                ("ANTHROPIC_BASE_URL", &url),
+                ("CONTEXT_LOADER_EXACT_CLAUDE", "true"),
+            ],
+        )
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, 0, "{err}");
+    let answer: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(answer["exact"], true, "{answer}");
+    let server = &answer["servers"][0];
+    let bodies: Vec<Value> = fake.requests().into_iter().map(|(_, b)| b).collect();
+    assert_eq!(bodies.len(), 3, "baseline, tools, instructions");
+    let sent = bodies[1]["tools"].as_array().unwrap();
+    assert_eq!(sent.len(), server["tools"].as_array().unwrap().len());
+    for entry in sent {
+        assert!(
+            entry["name"]
+                .as_str()
+                .unwrap()
+                .starts_with("mcp__context-loader__")
+        );
+        let keys: Vec<&String> = entry.as_object().unwrap().keys().collect();
+        assert_eq!(keys.len(), 3, "{entry}");
+        assert!(entry["input_schema"].is_object());
+    }
+    let tools: usize = sent.iter().map(|e| e.to_string().len()).sum();
+    assert_eq!(server["tool_tokens"], tools);
+    let instructions = bodies[2]["system"].as_str().unwrap();
+    assert!(bodies[2].get("tools").is_none());
+    assert_eq!(server["instructions_tokens"], instructions.len());
+    assert_eq!(answer["total_tokens"], tools + instructions.len());
+}

@@ -19,7 +19,7 @@ use serde_json::Value;
 use crate::Tokenizer;
 
 pub use parse::{MAX_SCHEMA_DEPTH, ToolDefsError, tool_definitions};
-pub use render::{OpenAiRule, Rendered, render_tool};
+pub use render::{OpenAiRule, Rendered, anthropic_entry, render_tool};
 pub use savings::{HoistWork, Savings};
 
 /// The budgeting ADR's layer for tool definitions, in tokens (8th in priority).
@@ -191,6 +191,51 @@ pub struct ServerCost {
     pub left_out: Vec<LeftOut>,
 }
 
+impl ServerCost {
+    /// Take a provider's exact figures for the server: `tool_tokens` for all its
+    /// tools together and `instructions_tokens`. A provider counts a request, not a
+    /// tool, so each tool's figures become the estimate scaled to the exact total
+    /// (largest remainders, so the tools still add up to it).
+    pub fn scale_to(&mut self, tool_tokens: usize, instructions_tokens: usize) {
+        let estimated = self.tool_tokens;
+        let share = |part: usize| -> (usize, u128) {
+            if estimated == 0 {
+                return (0, 0);
+            }
+            let exact = part as u128 * tool_tokens as u128;
+            (
+                (exact / estimated as u128) as usize,
+                exact % estimated as u128,
+            )
+        };
+        let mut remainders = Vec::with_capacity(self.tools.len());
+        for (i, tool) in self.tools.iter_mut().enumerate() {
+            let (tokens, remainder) = share(tool.tokens);
+            remainders.push((remainder, i));
+            tool.tokens = tokens;
+            tool.description_tokens = share(tool.description_tokens).0;
+            tool.schema_tokens = share(tool.schema_tokens).0;
+        }
+        let assigned: usize = self.tools.iter().map(|t| t.tokens).sum();
+        remainders.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        for (_, i) in remainders
+            .into_iter()
+            .take(tool_tokens.saturating_sub(assigned))
+        {
+            self.tools[i].tokens += 1;
+        }
+        self.tools
+            .sort_by(|a, b| b.tokens.cmp(&a.tokens).then_with(|| a.name.cmp(&b.name)));
+        self.tool_tokens = if self.tools.is_empty() {
+            0
+        } else {
+            tool_tokens
+        };
+        self.instructions_tokens = instructions_tokens;
+        self.total_tokens = self.tool_tokens + self.instructions_tokens;
+    }
+}
+
 /// Count one server's definitions with `tokenizer` in `rendering`.
 pub fn measure_server(
     server: &ServerDefinitions,
@@ -302,6 +347,24 @@ pub fn schema_bytes(servers: &[ServerDefinitions]) -> usize {
         .sum()
 }
 
+impl Summary {
+    /// The totals again after servers' costs changed (exact figures taken in).
+    pub fn retotal(&mut self, costs: &[ServerCost]) {
+        self.total_tokens = costs.iter().map(|c| c.total_tokens).sum();
+        self.request_tokens =
+            self.total_tokens + self.request_overhead.as_ref().map_or(0, |o| o.tokens);
+        self.window_percent = self
+            .context_window
+            .filter(|w| *w > 0)
+            .map(|w| percent(self.request_tokens, w as f64));
+        self.layer_percent = percent(self.total_tokens, self.layer_budget as f64);
+    }
+}
+
+fn percent(part: usize, whole: f64) -> f64 {
+    (part as f64 * 10_000.0 / whole).round() / 100.0
+}
+
 /// The cookbook rule's source, shown with its overhead.
 pub const OPENAI_RULE_SOURCE: &str = "OpenAI cookbook, How to count tokens with tiktoken \
 (num_tokens_for_tools): 12 tokens closing the function list";
@@ -339,7 +402,6 @@ pub fn measure(
     let any_tools = costs.iter().any(|c| !c.tools.is_empty());
     let request_overhead = request_overhead.filter(|_| any_tools);
     let request_tokens = total_tokens + request_overhead.as_ref().map_or(0, |o| o.tokens);
-    let percent = |part: usize, whole: f64| (part as f64 * 10_000.0 / whole).round() / 100.0;
     let summary = Summary {
         total_tokens,
         request_overhead,
@@ -396,6 +458,45 @@ mod tests {
         let entry =
             r#"{"name":"mcp__srv__ok","description":"fine","input_schema":{"type":"object"}}"#;
         assert_eq!(cost.tools[0].tokens, Tokenizer::O200kBase.count(entry));
+    }
+
+    #[test]
+    fn exact_totals_scale_the_tools_and_still_add_up() {
+        let server = ServerDefinitions {
+            name: Some("s".into()),
+            tools: vec![
+                tool("a", "first tool here", json!({"type": "object"})),
+                tool(
+                    "b",
+                    "second",
+                    json!({"type": "object", "properties": {"x": {"type": "string"}}}),
+                ),
+                tool("c", "third", json!({})),
+            ],
+            instructions: Some("hi".into()),
+        };
+        let mut cost = measure_server(&server, Tokenizer::O200kBase, Rendering::Anthropic);
+        let estimate: Vec<usize> = cost.tools.iter().map(|t| t.tokens).collect();
+        cost.scale_to(101, 7);
+        assert_eq!(cost.tools.iter().map(|t| t.tokens).sum::<usize>(), 101);
+        assert_eq!(
+            (
+                cost.tool_tokens,
+                cost.instructions_tokens,
+                cost.total_tokens
+            ),
+            (101, 7, 108)
+        );
+        // Each tool within one token of its share.
+        let sum: usize = estimate.iter().sum();
+        for (tool, before) in cost.tools.iter().zip(&estimate) {
+            let share = *before as f64 * 101.0 / sum as f64;
+            assert!(
+                (tool.tokens as f64 - share).abs() < 1.0,
+                "{} vs {share}",
+                tool.tokens
+            );
+        }
     }
 
     #[test]

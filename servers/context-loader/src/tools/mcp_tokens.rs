@@ -4,12 +4,14 @@
 //! CLI also connects to configured servers ([`crate::mcp_servers`]).
 
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use clap::builder::TypedValueParser;
 
+use context_budget::ExactCounter;
 use context_budget::tool_defs::{
-    self, Rendering, ServerCost, ServerDefinitions, Summary, tool_definitions,
+    self, MAX_TOOL_NAME_CHARS, Rendering, ServerCost, ServerDefinitions, Summary, anthropic_entry,
+    anthropic_tool_use_prompt, full_name, tool_definitions,
 };
 use mcp_common::{ErrorCode, ToolError};
 use schemars::JsonSchema;
@@ -184,6 +186,10 @@ pub struct ServerReport {
     pub error: Option<String>,
     #[serde(flatten)]
     pub cost: ServerCost,
+    /// With exact Claude counts on: whether this server's figures came from
+    /// Anthropic's count_tokens API (else the estimate; `warnings` says why).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exact: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub listed: Option<Listed>,
     /// The config file that names it.
@@ -243,9 +249,9 @@ context-loader mcp-tokens --file tools.json --render openai --model gpt-4o";
     ) -> Result<McpTokens, ToolError> {
         let bytes = serde_json::to_string(&params.tools).map_or(0, |text| text.len());
         service
-            .counting(bytes, &call, move |counter, _, _| {
+            .counting(bytes, &call, move |counter, exact, _| {
                 counter.check_input(bytes).map_err(tool_error)?;
-                measure(counter, params)
+                measure(counter, exact, params)
             })
             .await
     }
@@ -321,14 +327,28 @@ fn invalid(message: String, suggestion: &str) -> ToolError {
     ToolError::new(ErrorCode::InvalidInput, message, suggestion)
 }
 
+/// Most count_tokens requests one call sends (a baseline, then one per server with
+/// tools and one per server with instructions), one at a time: the API is rate
+/// limited per minute. Servers past it keep the estimate, with a warning.
+pub const MAX_EXACT_REQUESTS: usize = 64;
+/// Largest tool list (compact JSON) sent in one count_tokens request.
+pub const MAX_EXACT_REQUEST_BYTES: usize = 8 * 1024 * 1024;
+/// No count_tokens request is started this long after the call's first one (each
+/// is also bounded by `--anthropic-timeout-ms`).
+pub const EXACT_DEADLINE: Duration = Duration::from_secs(30);
+/// `method` of an answer whose servers were all counted by the API.
+pub const EXACT_TOOLS_METHOD: &str = "exact: Anthropic count_tokens API with `tools`, per server: \
+its request less the same request without tools, less the tool-use system prompt (counted once, \
+in request_overhead); each tool: the estimate scaled to its server's exact total";
+
 /// Read, count and total the definitions.
 fn measure(
     counter: &context_budget::TokenCounter,
+    exact: Option<&dyn ExactCounter>,
     params: McpTokensParams,
 ) -> Result<McpTokens, ToolError> {
-    let model = counter
-        .resolve(Some(params.model.as_deref().unwrap_or(DEFAULT_MCP_MODEL)))
-        .map_err(tool_error)?;
+    let requested = params.model.as_deref().unwrap_or(DEFAULT_MCP_MODEL);
+    let model = counter.resolve(Some(requested)).map_err(tool_error)?;
     let tokenizer = model.tokenizer();
     let mut servers: Vec<MeasuredServer> = params.measured;
     let configs = params
@@ -380,6 +400,23 @@ fn measure(
         render,
         counter.limits().hoist_work_factor,
     );
+    let (mut costs, mut summary) = (costs, summary);
+    let mut warnings = Vec::new();
+    // Exact Claude counts: only for the Messages API's own rendering.
+    let api_model = exact
+        .zip(model.entry())
+        .filter(|_| render == Rendering::Anthropic && !ok.is_empty())
+        .and_then(|(exact, entry)| Some((exact, exact.provider_model(requested, entry)?)));
+    let exact_servers = api_model.as_ref().map(|(exact, api_model)| {
+        let prompt = anthropic_tool_use_prompt(model.name()).map_or(0, |(p, _)| p.auto_none);
+        let counted = exact_pass(*exact, api_model, &ok, &mut costs, prompt, &mut warnings);
+        summary.retotal(&costs);
+        counted
+    });
+    let all_exact = exact_servers
+        .as_ref()
+        .is_some_and(|counted| counted.iter().all(|c| *c));
+    let mut exact_flags = exact_servers.clone().unwrap_or_default().into_iter();
     let mut costs = costs.into_iter();
     let reports: Vec<ServerReport> = servers
         .into_iter()
@@ -401,6 +438,7 @@ fn measure(
                         tools: Vec::new(),
                         left_out: Vec::new(),
                     },
+                    exact: None,
                     listed: server.listed,
                     config: server.source.as_ref().map(|p| p.display().to_string()),
                 },
@@ -409,6 +447,7 @@ fn measure(
                     status: Status::Ok,
                     error: None,
                     cost: costs.next().expect("one cost per measured server"),
+                    exact: exact_flags.next(),
                     listed: server.listed,
                     config: server.source.as_ref().map(|p| p.display().to_string()),
                 },
@@ -431,7 +470,6 @@ fn measure(
             Vec::new()
         }
     });
-    let mut warnings = Vec::new();
     if summary.savings.hoisting.partial {
         warnings.push(
             "hoisting: the search for repeated subtrees stopped at its work budget \
@@ -442,9 +480,16 @@ fn measure(
     Ok(McpTokens {
         warnings,
         model: model.name().to_string(),
-        encoding: tokenizer.name(),
-        exact: tokenizer.is_exact(),
-        method: tokenizer.method(),
+        encoding: match (all_exact, api_model) {
+            (true, Some((exact, _))) => exact.encoding(),
+            _ => tokenizer.name(),
+        },
+        exact: all_exact || tokenizer.is_exact(),
+        method: if all_exact {
+            EXACT_TOOLS_METHOD
+        } else {
+            tokenizer.method()
+        },
         render,
         summary,
         servers: reports,
@@ -452,4 +497,117 @@ fn measure(
         configs,
         per_tool: params.per_tool,
     })
+}
+
+/// Count each server's tools (and instructions) with the provider, as Claude Code
+/// sends them: one request with the server's tools and one short user message,
+/// less the same request without tools (the baseline) and less the documented
+/// tool-use system prompt, which the answer counts once as `request_overhead`.
+/// Instructions: a request with them as `system`, less the baseline. Returns per
+/// server whether its figures are the provider's; the others keep the estimate
+/// and `warnings` says why. Bounded by [`MAX_EXACT_REQUESTS`],
+/// [`MAX_EXACT_REQUEST_BYTES`] and [`EXACT_DEADLINE`]; after one failed request no
+/// other is sent.
+fn exact_pass(
+    exact: &dyn ExactCounter,
+    api_model: &str,
+    servers: &[ServerDefinitions],
+    costs: &mut [ServerCost],
+    prompt: usize,
+    warnings: &mut Vec<String>,
+) -> Vec<bool> {
+    let started = Instant::now();
+    let mut sent = 0usize;
+    let stopped = std::cell::Cell::new(false);
+    let mut not_asked = 0usize;
+    let mut ask = |system: Option<&str>, tools: &[Value]| -> Result<u64, String> {
+        let bytes = tools
+            .iter()
+            .map(|t| tool_defs::compact(t).len())
+            .sum::<usize>()
+            + system.map_or(0, str::len);
+        if bytes > MAX_EXACT_REQUEST_BYTES {
+            return Err(format!(
+                "exact Claude count not asked: the request would carry {bytes} bytes, over the \
+                 {MAX_EXACT_REQUEST_BYTES} one count_tokens request may; using the local estimate"
+            ));
+        }
+        let reason = if sent >= MAX_EXACT_REQUESTS {
+            Some(format!(
+                "{MAX_EXACT_REQUESTS} count_tokens requests were sent"
+            ))
+        } else if started.elapsed() > EXACT_DEADLINE {
+            Some(format!(
+                "the call's count_tokens requests took over {} s",
+                EXACT_DEADLINE.as_secs()
+            ))
+        } else {
+            None
+        };
+        if let Some(reason) = reason {
+            stopped.set(true);
+            return Err(format!(
+                "exact Claude count not asked: {reason}; using the local estimate"
+            ));
+        }
+        sent += 1;
+        exact
+            .count_request(api_model, system, tools)
+            .map_err(|failure| {
+                stopped.set(true);
+                failure.warning
+            })
+    };
+    let baseline = match ask(None, &[]) {
+        Ok(tokens) => tokens as usize,
+        Err(warning) => {
+            warnings.push(format!("every server (the baseline request): {warning}"));
+            return vec![false; servers.len()];
+        }
+    };
+    let mut counted = Vec::with_capacity(servers.len());
+    for (server, cost) in servers.iter().zip(costs.iter_mut()) {
+        let name = server.name.clone().unwrap_or_else(|| "tools".into());
+        if stopped.get() {
+            not_asked += 1;
+            counted.push(false);
+            continue;
+        }
+        let entries: Vec<Value> = server
+            .tools
+            .iter()
+            .filter_map(|tool| {
+                let full = full_name(server.name.as_deref(), &tool.name);
+                (full.chars().count() <= MAX_TOOL_NAME_CHARS).then(|| anthropic_entry(tool, &full))
+            })
+            .collect();
+        let tools = if entries.is_empty() {
+            Ok(0)
+        } else {
+            ask(None, &entries).map(|with| (with as usize).saturating_sub(baseline + prompt))
+        };
+        let instructions = match (&tools, server.instructions.as_deref()) {
+            (Ok(_), Some(text)) if !text.is_empty() => {
+                ask(Some(text), &[]).map(|with| (with as usize).saturating_sub(baseline))
+            }
+            (_, _) => Ok(0),
+        };
+        match (tools, instructions) {
+            (Ok(tools), Ok(instructions)) => {
+                cost.scale_to(tools, instructions);
+                counted.push(true);
+            }
+            (Err(warning), _) | (_, Err(warning)) => {
+                warnings.push(format!("{name}: {warning}"));
+                counted.push(false);
+            }
+        }
+    }
+    if not_asked > 0 {
+        warnings.push(format!(
+            "exact Claude count not asked for {not_asked} more server(s) after that; they keep \
+             the local estimate"
+        ));
+    }
+    counted
 }
