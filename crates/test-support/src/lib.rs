@@ -8,6 +8,7 @@
 //! - [`RawStdio`] and [`http1`]: hand-written JSON-RPC lines and HTTP/1.1 requests,
 //!   for tests about exactly what goes over the wire;
 //! - [`anthropic`]: a fake Anthropic count_tokens API on loopback;
+//! - [`discover_only`]: an rmcp server that answers only `server/discover`;
 //! - [`messages_api`]: a scripted Messages API stand-in on loopback, for driving a
 //!   real agent (Claude Code, in `cargo xtask clients`) against the server;
 //! - [`process`]: a server's peak memory, for tests that bound it;
@@ -20,6 +21,7 @@
 pub mod anthropic;
 mod binary;
 pub mod client;
+pub mod discover_only;
 pub mod http1;
 pub mod messages_api;
 pub mod process;

@@ -573,3 +573,124 @@ async fn exact_claude_counts_a_configured_server_on_the_command_line() {
     assert_eq!(server["instructions_tokens"], instructions.len());
     assert_eq!(answer["total_tokens"], tools + instructions.len());
 }
+
+/// A server that answers every request with "method not found": neither handshake.
+const NEITHER: &str = r#"while IFS= read -r line; do id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p'); if [ -n "$id" ]; then printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"Method not found"}}\n' "$id"; fi; done"#;
+
+/// The discover-only server's row: its two tools and instructions, counted as
+/// Claude Code sends them (o200k).
+fn assert_discover_only(server: &Value) {
+    use test_support::discover_only;
+    assert_eq!(server["status"], "ok", "{server}");
+    let listed = discover_only::tools();
+    let tools = server["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 2, "{server}");
+    let mut expected = 0;
+    for tool in tools {
+        let name = tool["name"].as_str().unwrap();
+        let source = listed
+            .iter()
+            .find(|t| name.ends_with(&format!("__{}", t["name"].as_str().unwrap())))
+            .unwrap_or_else(|| panic!("{name}"));
+        let tokens = claude_code_tokens(&json!({"name": name,
+            "description": source["description"], "input_schema": source["inputSchema"]}));
+        assert_eq!(tool["tokens"], tokens, "{name}");
+        expected += tokens;
+    }
+    assert_eq!(server["tool_tokens"], expected);
+    assert_eq!(
+        server["instructions_tokens"],
+        Tokenizer::O200kBase.count(discover_only::INSTRUCTIONS)
+    );
+}
+
+/// A server that refuses `initialize` and speaks only `server/discover` is measured
+/// over stdio and HTTP; one that speaks neither gets its reason and the others are
+/// still measured.
+#[tokio::test]
+async fn a_discover_only_server_is_measured_and_one_speaking_neither_is_an_error() {
+    use test_support::discover_only;
+    let url = discover_only::serve_http().await;
+    let (bash, bridge) = discover_only::serve_stdio_bridge().await;
+    // It does refuse `initialize`: what is measured below took the fallback.
+    let refused =
+        rmcp::ServiceExt::serve((), test_support::client::http_transport(url.clone())).await;
+    assert!(
+        matches!(
+            refused,
+            Err(rmcp::service::ClientInitializeError::JsonRpcError(_))
+        ),
+        "{:?}",
+        refused.err()
+    );
+    let cli = |args: Vec<String>| async move {
+        tokio::task::spawn_blocking(move || {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            BIN.run_cli(&args, None)
+        })
+        .await
+        .unwrap()
+    };
+    let base = [
+        "mcp-tokens",
+        "--json",
+        "--model",
+        "gpt-4o",
+        "--timeout",
+        "10",
+    ];
+    let base: Vec<String> = base.iter().map(|s| s.to_string()).collect();
+
+    let mut over_http = base.clone();
+    over_http.extend(["--url".into(), url.clone()]);
+    let (code, out, err) = cli(over_http).await;
+    assert_eq!(code, 0, "{err}");
+    let answer: Value = serde_json::from_str(&out).unwrap();
+    assert_discover_only(&answer["servers"][0]);
+
+    let mut over_stdio = base.clone();
+    over_stdio.push("--".into());
+    over_stdio.push(bash.clone());
+    over_stdio.extend(bridge.clone());
+    let (code, out, err) = cli(over_stdio).await;
+    assert_eq!(code, 0, "{err}");
+    let answer: Value = serde_json::from_str(&out).unwrap();
+    assert_discover_only(&answer["servers"][0]);
+
+    let dir = std::env::temp_dir().join(format!("mcp-tokens-discover-{}", std::process::id()));
+    let config = json!({"mcpServers": {
+        "discover-stdio": {"command": bash, "args": bridge},
+        "discover-http": {"type": "http", "url": url},
+        "neither": {"command": "bash", "args": ["-c", NEITHER]},
+        "own": {"command": BIN.path(), "args": ["stdio"]}
+    }});
+    let path = write_config(&dir, ".mcp.json", &config.to_string());
+    let mut configured = base.clone();
+    configured.extend(["--config".into(), path]);
+    let (code, out, err) = cli(configured).await;
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, 0, "{err}");
+    let answer: Value = serde_json::from_str(&out).unwrap();
+    let server = |name: &str| {
+        answer["servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name)
+            .unwrap_or_else(|| panic!("{name}: {answer}"))
+            .clone()
+    };
+    assert_discover_only(&server("discover-stdio"));
+    assert_discover_only(&server("discover-http"));
+    assert_eq!(server("own")["status"], "ok");
+    let neither = server("neither");
+    assert_eq!(neither["status"], "error", "{neither}");
+    let reason = neither["error"].as_str().unwrap();
+    assert!(
+        reason.contains("neither handshake")
+            && reason.contains("`initialize` was refused")
+            && reason.contains("`server/discover`")
+            && reason.contains("Method not found"),
+        "{reason}"
+    );
+}

@@ -45,6 +45,7 @@ pub async fn measure(config: ServerConfig, timeout: Duration) -> MeasuredServer 
     // `initialize` with an error is asked again, on a new connection, with
     // `server/discover`.
     let mut result = Err(String::new());
+    let mut refused_initialize = None;
     for lifecycle in [Handshake::Initialize, Handshake::Discover] {
         result = match &config.transport {
             Transport::Stdio {
@@ -55,10 +56,20 @@ pub async fn measure(config: ServerConfig, timeout: Duration) -> MeasuredServer 
             } => stdio(command, args, env, cwd.as_deref(), deadline, lifecycle).await,
             Transport::Http { url, headers } => http(url, headers, deadline, lifecycle).await,
         };
-        match &result {
-            Err(error) if error.starts_with(REFUSED) => continue,
+        match (&result, lifecycle) {
+            (Err(error), Handshake::Initialize) if error.starts_with(REFUSED) => {
+                refused_initialize = Some(error.replacen(REFUSED, "", 1));
+            }
             _ => break,
         }
+    }
+    // Neither handshake: say what each answered.
+    if let (Some(first), Err(second)) = (refused_initialize, &result) {
+        result = Err(format!(
+            "speaks neither handshake: `initialize` was refused ({first}), and then \
+             `server/discover` ({})",
+            second.replacen(REFUSED, "", 1)
+        ));
     }
     let result = result.map_err(|e| {
         e.replacen(REFUSED, "", 1)
