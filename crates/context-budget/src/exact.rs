@@ -52,12 +52,24 @@ pub trait ExactCounter: Send + Sync {
 pub struct ExactCountFailure {
     /// The sentence a response shows as `warning`.
     pub warning: String,
+    /// The provider refused this request's content (HTTP 400), not the requests:
+    /// another request may still be answered.
+    pub request_refused: bool,
 }
 
 impl ExactCountFailure {
     pub fn new(warning: impl Into<String>) -> Self {
         ExactCountFailure {
             warning: warning.into(),
+            request_refused: false,
+        }
+    }
+
+    /// A failure of this request's content alone (see `request_refused`).
+    pub fn refused(warning: impl Into<String>) -> Self {
+        ExactCountFailure {
+            request_refused: true,
+            ..ExactCountFailure::new(warning)
         }
     }
 }

@@ -185,7 +185,12 @@ impl AnthropicCounter {
 
 impl From<CountFailure> for ExactCountFailure {
     fn from(failure: CountFailure) -> Self {
-        ExactCountFailure::new(failure.warning())
+        match failure {
+            // The API read the request and refused what it says (an input schema it
+            // does not accept): other requests may still be counted.
+            CountFailure::Rejected(400, _) => ExactCountFailure::refused(failure.warning()),
+            _ => ExactCountFailure::new(failure.warning()),
+        }
     }
 }
 

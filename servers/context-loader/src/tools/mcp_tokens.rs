@@ -507,7 +507,8 @@ fn measure(
 /// server whether its figures are the provider's; the others keep the estimate
 /// and `warnings` says why. Bounded by [`MAX_EXACT_REQUESTS`],
 /// [`MAX_EXACT_REQUEST_BYTES`] and [`EXACT_DEADLINE`]; after one failed request no
-/// other is sent.
+/// other is sent, unless the API refused that request's content (HTTP 400: a
+/// schema it does not accept), which only that server's figures pay for.
 fn exact_pass(
     exact: &dyn ExactCounter,
     api_model: &str,
@@ -554,7 +555,12 @@ fn exact_pass(
         exact
             .count_request(api_model, system, tools)
             .map_err(|failure| {
-                stopped.set(true);
+                // A request the API refused for its content says nothing of the
+                // next one; any other failure (time, rate, server, network) would
+                // repeat: stop.
+                if !failure.request_refused {
+                    stopped.set(true);
+                }
                 failure.warning
             })
     };
@@ -610,4 +616,139 @@ fn exact_pass(
         ));
     }
     counted
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use context_budget::tool_defs::{ToolDefinition, measure_server};
+    use context_budget::{ExactCountFailure, Message, ModelEntry, Tokenizer};
+    use serde_json::json;
+
+    use super::*;
+
+    /// Counts `10 + system bytes + (346 + 100 per tool with tools)`; refuses (HTTP 400)
+    /// a request with a tool named `*bad*`; fails (500) its `fail_at`-th request.
+    struct Scripted {
+        requests: Mutex<usize>,
+        fail_at: Option<usize>,
+    }
+
+    impl ExactCounter for Scripted {
+        fn provider_model(&self, _: &str, _: &ModelEntry) -> Option<String> {
+            Some("claude-test".into())
+        }
+        fn count_messages(&self, _: &str, _: &[Message]) -> Result<u64, ExactCountFailure> {
+            Err(ExactCountFailure::new("unused"))
+        }
+        fn count_text(&self, _: &str, _: &str) -> Result<u64, ExactCountFailure> {
+            Err(ExactCountFailure::new("unused"))
+        }
+        fn count_request(
+            &self,
+            _: &str,
+            system: Option<&str>,
+            tools: &[Value],
+        ) -> Result<u64, ExactCountFailure> {
+            let mut requests = self.requests.lock().unwrap();
+            *requests += 1;
+            if Some(*requests) == self.fail_at {
+                return Err(ExactCountFailure::new("server error (HTTP 500)"));
+            }
+            if tools
+                .iter()
+                .any(|t| t["name"].as_str().unwrap().contains("bad"))
+            {
+                return Err(ExactCountFailure::refused("request rejected (HTTP 400)"));
+            }
+            let tools = if tools.is_empty() {
+                0
+            } else {
+                346 + 100 * tools.len()
+            };
+            Ok((10 + system.map_or(0, str::len) + tools) as u64)
+        }
+        fn encoding(&self) -> &'static str {
+            "test"
+        }
+        fn method(&self) -> &'static str {
+            "test"
+        }
+    }
+
+    fn servers(names: &[&str]) -> Vec<ServerDefinitions> {
+        names
+            .iter()
+            .map(|name| ServerDefinitions {
+                name: Some((*name).into()),
+                tools: vec![ToolDefinition {
+                    name: name.to_string(),
+                    description: Some("A tool.".into()),
+                    input_schema: json!({"type": "object"}),
+                }],
+                instructions: Some("Use it.".into()),
+            })
+            .collect()
+    }
+
+    fn pass(
+        fail_at: Option<usize>,
+        names: &[&str],
+    ) -> (Vec<bool>, Vec<ServerCost>, Vec<String>, usize) {
+        let exact = Scripted {
+            requests: Mutex::new(0),
+            fail_at,
+        };
+        let servers = servers(names);
+        let mut costs: Vec<ServerCost> = servers
+            .iter()
+            .map(|s| measure_server(s, Tokenizer::O200kBase, Rendering::Anthropic))
+            .collect();
+        let mut warnings = Vec::new();
+        let counted = exact_pass(
+            &exact,
+            "claude-test",
+            &servers,
+            &mut costs,
+            346,
+            &mut warnings,
+        );
+        let sent = *exact.requests.lock().unwrap();
+        (counted, costs, warnings, sent)
+    }
+
+    #[test]
+    fn the_pass_subtracts_the_baseline_and_the_prompt_and_stops_at_its_request_cap() {
+        let names: Vec<String> = (0..40).map(|i| format!("s{i}")).collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let (counted, costs, warnings, sent) = pass(None, &names);
+        assert_eq!(sent, MAX_EXACT_REQUESTS);
+        // A baseline, then two requests a server: 31 servers whole, the 32nd's
+        // instructions over the cap.
+        assert_eq!(counted.iter().filter(|c| **c).count(), 31);
+        assert!(!counted[31]);
+        assert_eq!(
+            (costs[0].tool_tokens, costs[0].instructions_tokens),
+            (100, "Use it.".len())
+        );
+        assert!(warnings[0].starts_with("s31: ") && warnings[0].contains("64 count_tokens"));
+        assert!(warnings[1].contains("8 more server"), "{warnings:?}");
+    }
+
+    #[test]
+    fn a_refused_request_costs_its_server_only_and_any_other_failure_stops_the_pass() {
+        let (counted, _, warnings, sent) = pass(None, &["a", "bad", "c"]);
+        assert_eq!(counted, [true, false, true]);
+        assert_eq!(sent, 6, "baseline, a (2), bad (1), c (2)");
+        assert!(warnings[0].starts_with("bad: ") && warnings[0].contains("400"));
+        let (counted, _, warnings, sent) = pass(Some(2), &["a", "b", "c"]);
+        assert_eq!(counted, [false, false, false]);
+        assert_eq!(sent, 2, "nothing after the 500");
+        assert!(warnings[0].starts_with("a: ") && warnings[0].contains("500"));
+        assert!(warnings[1].contains("2 more server"));
+        let (counted, _, warnings, sent) = pass(Some(1), &["a", "b"]);
+        assert_eq!((counted, sent), (vec![false, false], 1));
+        assert!(warnings[0].contains("baseline"));
+    }
 }
