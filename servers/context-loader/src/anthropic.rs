@@ -429,6 +429,29 @@ mod tests {
     }
 
     #[test]
+    fn a_tools_request_carries_the_tools_and_its_baseline_does_not() {
+        let tool = json!({"name": "t", "description": "d", "input_schema": {"type": "object"}});
+        let with = tools_request("claude-opus-4-7", Some("Be brief."), &[tool.clone()]);
+        assert_eq!(
+            with,
+            json!({"model": "claude-opus-4-7", "system": "Be brief.",
+                "messages": [{"role": "user", "content": "."}], "tools": [tool]})
+        );
+        let baseline = tools_request("claude-opus-4-7", None, &[]);
+        assert_eq!(
+            baseline,
+            json!({"model": "claude-opus-4-7", "messages": [{"role": "user", "content": "."}]})
+        );
+        // Only a refused request's content lets the next request go.
+        let refused = ExactCountFailure::from(CountFailure::Rejected(400, "bad schema".into()));
+        assert!(refused.request_refused && refused.warning.contains("400"));
+        assert!(
+            !ExactCountFailure::from(CountFailure::Rejected(401, String::new())).request_refused
+        );
+        assert!(!ExactCountFailure::from(CountFailure::RateLimited).request_refused);
+    }
+
+    #[test]
     fn dated_ids_are_sent_as_given_and_aliases_as_the_catalog_name() {
         assert_eq!(
             api_model_id("claude-sonnet-4-5-20250929", "claude-sonnet-4-5"),
