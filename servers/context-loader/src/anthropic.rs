@@ -431,7 +431,11 @@ mod tests {
     #[test]
     fn a_tools_request_carries_the_tools_and_its_baseline_does_not() {
         let tool = json!({"name": "t", "description": "d", "input_schema": {"type": "object"}});
-        let with = tools_request("claude-opus-4-7", Some("Be brief."), &[tool.clone()]);
+        let with = tools_request(
+            "claude-opus-4-7",
+            Some("Be brief."),
+            std::slice::from_ref(&tool),
+        );
         assert_eq!(
             with,
             json!({"model": "claude-opus-4-7", "system": "Be brief.",
