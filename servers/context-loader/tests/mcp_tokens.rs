@@ -488,6 +488,20 @@ async fn exact_claude_counts_send_the_tools_and_subtract_the_baseline() {
         }
         assert!(bodies[0].get("tools").is_none(), "{}", bodies[0]);
         assert_eq!(bodies[1]["tools"], Value::Array(entries(&tools())));
+        // The OpenAI rendering is not what the Messages API counts: estimated, said.
+        let openai = call(
+            &conn.client,
+            "mcp-tokens",
+            json!({"tools": tools(), "render": "openai"}),
+        )
+        .await;
+        let openai = structured(&openai);
+        assert_eq!(openai["exact"], false);
+        assert!(
+            openai["warnings"].to_string().contains("render openai"),
+            "{openai}"
+        );
+        assert_eq!(fake.request_count(), 2, "nothing sent for openai");
     }
 }
 

@@ -403,6 +403,16 @@ fn measure(
     let (mut costs, mut summary) = (costs, summary);
     let mut warnings = Vec::new();
     // Exact Claude counts: only for the Messages API's own rendering.
+    let claude = exact
+        .zip(model.entry())
+        .is_some_and(|(exact, entry)| exact.provider_model(requested, entry).is_some());
+    if claude && render != Rendering::Anthropic {
+        warnings.push(
+            "exact Claude counts go through the Messages API's `tools`: not asked for \
+             `--render openai`; these are the local estimate"
+                .to_string(),
+        );
+    }
     let api_model = exact
         .zip(model.entry())
         .filter(|_| render == Rendering::Anthropic && !ok.is_empty())
