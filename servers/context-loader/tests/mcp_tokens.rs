@@ -498,7 +498,9 @@ async fn exact_claude_counts_send_the_tools_and_subtract_the_baseline() {
         let openai = structured(&openai);
         assert_eq!(openai["exact"], false);
         assert!(
-            openai["warnings"].to_string().contains("render openai"),
+            openai["warnings"]
+                .to_string()
+                .contains("`openai` rendering"),
             "{openai}"
         );
         assert_eq!(fake.request_count(), 2, "nothing sent for openai");

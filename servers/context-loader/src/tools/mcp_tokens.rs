@@ -409,7 +409,7 @@ fn measure(
     if claude && render != Rendering::Anthropic {
         warnings.push(
             "exact Claude counts go through the Messages API's `tools`: not asked for \
-             `--render openai`; these are the local estimate"
+             the `openai` rendering; these are the local estimate"
                 .to_string(),
         );
     }
