@@ -8,6 +8,9 @@ here), one behaviour per mode:
   hangs      never answers
   exits      writes to stderr and exits at once
   needs-env  refuses to start unless FLEET_SECRET is set (its config passes it)
+  order      7 tools written byte for byte (no SDK): schema keys in unusual orders, a
+             tool without description or properties, a name with characters
+             clients replace; what a client does to them is what it sends
 
 Usage: fleet_server.py MODE [COPY]  (COPY names a copy: the benchmark runs 20)."""
 
@@ -22,6 +25,68 @@ if __name__ == "__main__" and sys.argv[1] == "exits":
 if __name__ == "__main__" and sys.argv[1] == "hangs":
     time.sleep(3600)
     sys.exit(0)
+
+# Raw JSON text, not dicts: any SDK re-serialises (pydantic sorts the top-level keys
+# of a schema), and the order of keys on the wire is what this mode is about.
+ORDER_TOOLS = (
+    '[{"name":"mixed","description":"Keys in an unusual order.","inputSchema":'
+    '{"additionalProperties":false,"properties":{"a":{"description":"An a","type":"string"}},'
+    '"title":"Mixed","required":["a"],"type":"object","description":"Top-level description",'
+    '"$defs":{"x":{"type":"string"}}}},'
+    '{"name":"bare","inputSchema":{"type":"object"}},'
+    '{"name":"schema.first","description":"Dotted name.","inputSchema":'
+    '{"type":"object","$schema":"https://json-schema.org/draft/2020-12/schema",'
+    '"required":[],"properties":{"n":{"type":"integer"}}}},'
+    '{"inputSchema":{"properties":{"z":{"type":"boolean"}},"type":"object"},'
+    '"description":"Name last.","name":"name_last"},'
+    '{"name":"sorted_keys","description":"Keys sorted, $schema first.","inputSchema":'
+    '{"$schema":"https://json-schema.org/draft/2020-12/schema",'
+    '"properties":{"q":{"type":"string"}},"required":["q"],"type":"object"}},'
+    '{"name":"draft7","description":"Draft 7.","inputSchema":'
+    '{"$schema":"http://json-schema.org/draft-07/schema#","type":"object",'
+    '"properties":{"q":{"type":"string"}}}},'
+    '{"name":"title_first","description":"Title first.","inputSchema":'
+    '{"title":"T","$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",'
+    '"properties":{"q":{"type":"string"}}}}]'
+)
+
+
+def serve_raw(tools_json):
+    """A minimal MCP server over stdio that answers with `tools_json` as written."""
+    import json
+
+    for line in sys.stdin:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        method, ident = message.get("method"), message.get("id")
+        if ident is None:
+            continue
+        if method == "initialize":
+            # Of the `initialize` era: a newer version asked for gets its latest.
+            version = message.get("params", {}).get("protocolVersion", "")
+            if version not in ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"):
+                version = "2025-11-25"
+            result = ('{"protocolVersion":%s,"capabilities":{"tools":{}},'
+                      '"serverInfo":{"name":"fleet-order","version":"1"}}' % json.dumps(version))
+        elif method == "tools/list":
+            result = '{"tools":%s}' % tools_json
+        elif method == "ping":
+            result = "{}"
+        else:
+            error = {"code": -32601, "message": f"no method {method}"}
+            reply = {"jsonrpc": "2.0", "id": ident, "error": error}
+            sys.stdout.write(json.dumps(reply) + "\n")
+            sys.stdout.flush()
+            continue
+        sys.stdout.write('{"jsonrpc":"2.0","id":%s,"result":%s}\n' % (json.dumps(ident), result))
+        sys.stdout.flush()
+    sys.exit(0)
+
+
+if __name__ == "__main__" and sys.argv[1] == "order":
+    serve_raw(ORDER_TOOLS)
 
 import anyio  # noqa: E402
 import mcp_types as types  # noqa: E402

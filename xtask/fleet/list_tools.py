@@ -21,7 +21,8 @@ async def main():
         env[key] = os.environ.get("FLEET_SECRET", "") if value.startswith("${") else value
     target = StdioServerParameters(command=config["command"], args=config.get("args", []), env=env)
     tools, cursor = [], None
-    async with Client(target, mode="legacy") as client:
+    # As Claude Code connects: server/discover, falling back to initialize.
+    async with Client(target, mode="auto") as client:
         while True:
             page = await client.list_tools(cursor=cursor)
             tools.extend(t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in page.tools)

@@ -546,6 +546,10 @@ impl Home {
             .env("DISABLE_ERROR_REPORTING", "1")
             // Otherwise MCP tools are deferred behind a ToolSearch tool.
             .env("ENABLE_TOOL_SEARCH", "false")
+            // The first request waits for every MCP server (else a server slower to start
+            // than the first turn, as the Python fleet is on a loaded machine, is left
+            // out of it: Claude Code offers WaitForMcpServers instead).
+            .env("CLAUDE_CODE_MCP_STARTUP_WAIT_MS", "60000")
             .env("NO_PROXY", "127.0.0.1,localhost")
             .env("TERM", "dumb")
             .stdin(Stdio::null());
@@ -651,7 +655,7 @@ fn run_bounded(mut command: Command, args: &[&str]) -> anyhow::Result<Output> {
 
 /// The Python SDK fleet servers Claude Code also connects (`xtask/fleet`): small, 60
 /// tools of deep repeated schemas, 25 tools served 10 a page.
-const FLEET: [&str; 3] = ["small", "big", "paginated"];
+const FLEET: [&str; 4] = ["small", "big", "paginated", "order"];
 
 /// How far `mcp-tokens`' count of a server's tools may be from what Claude Code sent.
 const MCP_TOKENS_TOLERANCE: f64 = 0.01;

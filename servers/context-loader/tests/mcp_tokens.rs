@@ -621,14 +621,14 @@ fn assert_discover_only(server: &Value) {
 }
 
 /// A server that refuses `initialize` and speaks only `server/discover` is measured
-/// over stdio and HTTP; one that speaks neither gets its reason and the others are
-/// still measured.
+/// over stdio and HTTP; one that speaks neither (every handshake, alone and combined,
+/// refused) gets what each answered and the others are still measured.
 #[tokio::test]
 async fn a_discover_only_server_is_measured_and_one_speaking_neither_is_an_error() {
     use test_support::discover_only;
     let url = discover_only::serve_http().await;
     let (bash, bridge) = discover_only::serve_stdio_bridge().await;
-    // It does refuse `initialize`: what is measured below took the fallback.
+    // It does refuse `initialize`: only `server/discover` measures it.
     let refused =
         rmcp::ServiceExt::serve((), test_support::client::http_transport(url.clone())).await;
     assert!(

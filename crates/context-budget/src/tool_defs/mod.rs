@@ -19,7 +19,7 @@ use serde_json::Value;
 use crate::Tokenizer;
 
 pub use parse::{MAX_SCHEMA_DEPTH, ToolDefsError, tool_definitions};
-pub use render::{OpenAiRule, Rendered, anthropic_entry, render_tool};
+pub use render::{OpenAiRule, Rendered, anthropic_entry, legacy_client_key_order, render_tool};
 pub use savings::{HoistWork, Savings};
 
 /// The budgeting ADR's layer for tool definitions, in tokens (8th in priority).

@@ -5,7 +5,7 @@
 use std::process::Stdio;
 use std::time::Duration;
 
-use context_budget::tool_defs::{ServerDefinitions, tool_definitions};
+use context_budget::tool_defs::{ServerDefinitions, legacy_client_key_order, tool_definitions};
 use process_wrap::tokio::{CommandWrap, ProcessGroup};
 use rmcp::RoleClient;
 use rmcp::model::ProtocolVersion;
@@ -39,14 +39,15 @@ pub async fn measure(config: ServerConfig, timeout: Duration) -> MeasuredServer 
         ));
     }
     let deadline = tokio::time::Instant::now() + timeout;
-    // `initialize` first: every server of the current protocol answers it, and a
-    // `server/discover` probe that a slow server answers late (rmcp's auto mode gives
-    // up after 10 s) breaks the fallback handshake. A server that refuses
-    // `initialize` with an error is asked again, on a new connection, with
-    // `server/discover`.
+    // As Claude Code connects: `server/discover`, falling back to `initialize` on the
+    // same connection when the server is of the older protocol (rmcp's auto mode).
+    // What a server lists can differ by protocol (the Python SDK orders schema keys
+    // differently), so the handshake Claude Code makes is the one measured. A probe
+    // answered late (auto mode gives up on it after 10 s) can break that fallback; then
+    // each handshake is tried alone on a new connection.
     let mut result = Err(String::new());
-    let mut refused_initialize = None;
-    for lifecycle in [Handshake::Initialize, Handshake::Discover] {
+    let mut refused = Vec::new();
+    for lifecycle in [Handshake::Auto, Handshake::Initialize, Handshake::Discover] {
         result = match &config.transport {
             Transport::Stdio {
                 command,
@@ -56,19 +57,23 @@ pub async fn measure(config: ServerConfig, timeout: Duration) -> MeasuredServer 
             } => stdio(command, args, env, cwd.as_deref(), deadline, lifecycle).await,
             Transport::Http { url, headers } => http(url, headers, deadline, lifecycle).await,
         };
-        match (&result, lifecycle) {
-            (Err(error), Handshake::Initialize) if error.starts_with(REFUSED) => {
-                refused_initialize = Some(error.replacen(REFUSED, "", 1));
+        match &result {
+            Err(error) if error.starts_with(REFUSED) => {
+                refused.push((lifecycle, error.replacen(REFUSED, "", 1)));
             }
             _ => break,
         }
     }
-    // Neither handshake: say what each answered.
-    if let (Some(first), Err(second)) = (refused_initialize, &result) {
+    // Every handshake refused: say what each answered alone.
+    if let [
+        _,
+        (Handshake::Initialize, initialize),
+        (Handshake::Discover, discover),
+    ] = refused.as_slice()
+    {
         result = Err(format!(
-            "speaks neither handshake: `initialize` was refused ({first}), and then \
-             `server/discover` ({})",
-            second.replacen(REFUSED, "", 1)
+            "speaks neither handshake: `initialize` was refused ({initialize}), and so was \
+             `server/discover` ({discover})"
         ));
     }
     let result = result.map_err(|e| {
@@ -89,11 +94,13 @@ pub async fn measure(config: ServerConfig, timeout: Duration) -> MeasuredServer 
     }
 }
 
-/// Marks a handshake the server answered with an error (worth the other handshake).
+/// Marks a handshake that failed in a way worth the next handshake.
 const REFUSED: &str = "refused: ";
 
 #[derive(Debug, Clone, Copy)]
 enum Handshake {
+    /// `server/discover`, falling back to `initialize` on the same connection.
+    Auto,
     Initialize,
     Discover,
 }
@@ -205,7 +212,7 @@ fn end_group(pid: u32) {
     }
 }
 
-/// Handshake (`server/discover`, falling back to `initialize`), then every page of
+/// Handshake, then every page of
 /// tools, prompts, resources and resource templates the server says it has.
 async fn session<T, E, A>(
     transport: T,
@@ -216,6 +223,10 @@ where
     E: std::error::Error + Send + Sync + 'static,
 {
     let lifecycle = match handshake {
+        Handshake::Auto => ClientLifecycleMode::Auto {
+            preferred_versions: vec![ProtocolVersion::LATEST],
+            legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
+        },
         Handshake::Initialize => ClientLifecycleMode::Initialize,
         Handshake::Discover => ClientLifecycleMode::Discover {
             preferred_versions: vec![ProtocolVersion::LATEST],
@@ -224,11 +235,13 @@ where
     let client: RunningService<RoleClient, ()> =
         ().serve_with_lifecycle(transport, lifecycle)
             .await
-            .map_err(|e| match e {
-                rmcp::service::ClientInitializeError::JsonRpcError(_) => {
+            .map_err(|e| match (handshake, e) {
+                // Auto mode's fallback broke: each handshake alone is still worth a try.
+                (Handshake::Auto, e) => format!("{REFUSED}handshake failed: {e}"),
+                (_, e @ rmcp::service::ClientInitializeError::JsonRpcError(_)) => {
                     format!("{REFUSED}handshake failed: {e}")
                 }
-                e => format!("handshake failed: {e}"),
+                (_, e) => format!("handshake failed: {e}"),
             })?;
     let found = list(&client).await;
     let _ = client.cancel().await;
@@ -247,7 +260,18 @@ async fn list(
         .list_all_tools()
         .await
         .map_err(|e| format!("tools/list failed: {e}"))?;
-    let tools = serde_json::to_value(&tools).map_err(|e| e.to_string())?;
+    let mut tools = serde_json::to_value(&tools).map_err(|e| e.to_string())?;
+    // Claude Code's client of the `initialize` era rewrites each schema's key order.
+    if info
+        .as_ref()
+        .is_some_and(|i| i.protocol_version.has_initialize())
+    {
+        for tool in tools.as_array_mut().into_iter().flatten() {
+            if let Some(schema) = tool.get_mut("inputSchema") {
+                *schema = legacy_client_key_order(schema);
+            }
+        }
+    }
     let tools = tool_definitions(&tools).map_err(|e| format!("tools/list: {e}"))?;
     // Listed for the record (clients do not send them with every request); a server
     // that declares a capability but not every method of it (-32601) has none.
