@@ -533,7 +533,15 @@ fn benchmark(
             .sum()
     };
     // The binary a user installs.
-    crate::bench::build(true)?;
+    crate::cargo(&[
+        "build",
+        "--locked",
+        "--release",
+        "-p",
+        "context-loader",
+        "--bin",
+        "context-loader",
+    ])?;
     let bin = root.join("target/release/context-loader");
     // 20 servers: 7 small, 7 paginated, 6 with 60 tools.
     let mut servers = serde_json::Map::new();

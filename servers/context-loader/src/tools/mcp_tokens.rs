@@ -110,10 +110,9 @@ pub struct McpTokensParams {
     #[arg(
         long,
         value_name = "N",
-        default_value_t = 8,
-        help = "Servers measured at once"
+        help = "Servers measured at once [default: the number of cores, at most 8]"
     )]
-    pub concurrency: usize,
+    pub concurrency: Option<usize>,
     /// One stdio server (command line only).
     #[serde(skip)]
     #[arg(
@@ -267,7 +266,9 @@ context-loader mcp-tokens --file tools.json --render openai --model gpt-4o";
                 url: params.url.clone(),
                 headers: params.header.clone(),
                 timeout: Duration::from_secs(params.timeout.max(1)),
-                concurrency: params.concurrency,
+                concurrency: params
+                    .concurrency
+                    .unwrap_or_else(crate::mcp_servers::default_concurrency),
             };
             let (servers, read) = crate::mcp_servers::servers(&sources)?;
             params.configs_read = read;
