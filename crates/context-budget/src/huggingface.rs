@@ -229,8 +229,10 @@ pub const CHECK_BYTES: usize = 64 * 1024;
 struct Stream {
     /// Unique per stream in the process: whose counts a thread's cache holds.
     id: u64,
-    raw_added: aho_corasick::AhoCorasick,
-    normalized_added: aho_corasick::AhoCorasick,
+    /// `None` when there are none: an automaton of no patterns still reads every
+    /// byte (Llama 3 and Qwen3 have no `normalized` added tokens).
+    raw_added: Option<aho_corasick::AhoCorasick>,
+    normalized_added: Option<aho_corasick::AhoCorasick>,
     nfc: bool,
     splits: Vec<Splitter>,
     byte_chars: [char; 256],
@@ -308,10 +310,14 @@ impl Stream {
             }
         }
         let trie = |patterns: Vec<String>| {
+            if patterns.is_empty() {
+                return Some(None);
+            }
             aho_corasick::AhoCorasick::builder()
                 .match_kind(aho_corasick::MatchKind::LeftmostLongest)
                 .build(patterns)
                 .ok()
+                .map(Some)
         };
         static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         Some(Stream {
@@ -339,7 +345,11 @@ impl Stream {
             word: String::new(),
         };
         let mut at = 0;
-        for found in self.raw_added.find_iter(text) {
+        for found in self
+            .raw_added
+            .iter()
+            .flat_map(|added| added.find_iter(text))
+        {
             run.normalize_and_count(&text[at..found.start()])?;
             run.tokens += 1;
             at = found.end();
@@ -421,7 +431,8 @@ impl Run<'_> {
 
     fn count_normalized(&mut self, text: &str) -> Option<()> {
         let mut at = 0;
-        for found in self.stream.normalized_added.find_iter(text) {
+        let added = self.stream.normalized_added.as_ref();
+        for found in added.into_iter().flat_map(|added| added.find_iter(text)) {
             self.split(0, &text[at..found.start()])?;
             self.tokens += 1;
             at = found.end();
