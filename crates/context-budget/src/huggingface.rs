@@ -218,9 +218,9 @@ pub const CHECK_BYTES: usize = 64 * 1024;
 /// 2. the text between them is normalized (identity, or NFC in parts cut before an
 ///    ASCII character, where NFC never reaches across) and searched for the
 ///    `normalized` added tokens;
-/// 3. the rest is split by each `Split` regex in turn (the library's `SysRegex`,
-///    so even its stop at a backtracking limit is the same), every match and every
-///    gap a piece;
+/// 3. the rest is split by each `Split` regex in turn, every match and every gap a
+///    piece: by tiktoken's hand-written scanner when the regex is exactly one it
+///    has one for ([`Splitter`]), otherwise by the library's `SysRegex`;
 /// 4. each piece, mapped byte by byte to the byte-level alphabet, is tokenized by
 ///    the library's BPE model.
 ///
@@ -229,10 +229,12 @@ pub const CHECK_BYTES: usize = 64 * 1024;
 struct Stream {
     /// Unique per stream in the process: whose counts a thread's cache holds.
     id: u64,
-    raw_added: aho_corasick::AhoCorasick,
-    normalized_added: aho_corasick::AhoCorasick,
+    /// `None` when there are none: an automaton of no patterns still reads every
+    /// byte (Llama 3 and Qwen3 have no `normalized` added tokens).
+    raw_added: Option<aho_corasick::AhoCorasick>,
+    normalized_added: Option<aho_corasick::AhoCorasick>,
     nfc: bool,
-    splits: Vec<tokenizers::utils::SysRegex>,
+    splits: Vec<Splitter>,
     byte_chars: [char; 256],
 }
 
@@ -286,7 +288,10 @@ impl Stream {
             let Value::String(pattern) = &step["pattern"]["Regex"] else {
                 return None;
             };
-            splits.push(tokenizers::utils::SysRegex::new(pattern).ok()?);
+            splits.push(match tiktoken::encoding::SplitScanner::for_regex(pattern) {
+                Some(scanner) => Splitter::Scanner(scanner),
+                None => Splitter::Library(tokenizers::utils::SysRegex::new(pattern).ok()?),
+            });
         }
         let mut raw = Vec::new();
         let mut normalized = Vec::new();
@@ -305,10 +310,14 @@ impl Stream {
             }
         }
         let trie = |patterns: Vec<String>| {
+            if patterns.is_empty() {
+                return Some(None);
+            }
             aho_corasick::AhoCorasick::builder()
                 .match_kind(aho_corasick::MatchKind::LeftmostLongest)
                 .build(patterns)
                 .ok()
+                .map(Some)
         };
         static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         Some(Stream {
@@ -336,7 +345,11 @@ impl Stream {
             word: String::new(),
         };
         let mut at = 0;
-        for found in self.raw_added.find_iter(text) {
+        for found in self
+            .raw_added
+            .iter()
+            .flat_map(|added| added.find_iter(text))
+        {
             run.normalize_and_count(&text[at..found.start()])?;
             run.tokens += 1;
             at = found.end();
@@ -344,6 +357,18 @@ impl Stream {
         run.normalize_and_count(&text[at..])?;
         Some(run.tokens)
     }
+}
+
+/// One `Split` step of the pre-tokenizer.
+///
+/// The `Split` regexes of Llama 3 and Qwen 2/3 end in `\s+(?!\S)|\s+`; that
+/// lookahead puts every piece through `fancy-regex`'s backtracking VM and most of
+/// a count's time went there. tiktoken scans those exact patterns by hand (the
+/// regex crate, without lookahead, where its scanner declines, and the lookahead
+/// emulated), giving the same pieces; any other regex stays the library's.
+enum Splitter {
+    Scanner(tiktoken::encoding::SplitScanner),
+    Library(tokenizers::utils::SysRegex),
 }
 
 /// One count in progress.
@@ -406,7 +431,8 @@ impl Run<'_> {
 
     fn count_normalized(&mut self, text: &str) -> Option<()> {
         let mut at = 0;
-        for found in self.stream.normalized_added.find_iter(text) {
+        let added = self.stream.normalized_added.as_ref();
+        for found in added.into_iter().flat_map(|added| added.find_iter(text)) {
             self.split(0, &text[at..found.start()])?;
             self.tokens += 1;
             at = found.end();
@@ -419,16 +445,29 @@ impl Run<'_> {
         if text.is_empty() {
             return Some(());
         }
-        let Some(regex) = self.stream.splits.get(level) else {
+        let Some(splitter) = self.stream.splits.get(level) else {
             return self.tokenize(text);
         };
         let mut at = 0;
-        for (start, end) in regex.find_iter(text) {
-            if at != start {
-                self.split(level + 1, &text[at..start])?;
+        match splitter {
+            Splitter::Scanner(scanner) => {
+                while let Some((start, end)) = scanner.next_match(text, at) {
+                    if at != start {
+                        self.split(level + 1, &text[at..start])?;
+                    }
+                    self.split(level + 1, &text[start..end])?;
+                    at = end;
+                }
             }
-            self.split(level + 1, &text[start..end])?;
-            at = end;
+            Splitter::Library(regex) => {
+                for (start, end) in regex.find_iter(text) {
+                    if at != start {
+                        self.split(level + 1, &text[at..start])?;
+                    }
+                    self.split(level + 1, &text[start..end])?;
+                    at = end;
+                }
+            }
         }
         self.split(level + 1, &text[at..])
     }
@@ -669,6 +708,254 @@ mod tests {
                 .expect("loads")
                 .counts_in_pieces()
         );
+    }
+
+    /// The `Split` regexes of Llama 3.x and Qwen 2/3 `tokenizer.json` files, as
+    /// written there.
+    const LLAMA3_SPLIT: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+    const QWEN2_SPLIT: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+
+    /// Pieces (matches and the gaps between them) as the library's `Split` cuts.
+    fn library_pieces(regex: &tokenizers::utils::SysRegex, text: &str) -> Vec<(usize, usize)> {
+        let mut pieces = Vec::new();
+        let mut at = 0;
+        for (start, end) in regex.find_iter(text) {
+            if at != start {
+                pieces.push((at, start));
+            }
+            pieces.push((start, end));
+            at = end;
+        }
+        if at != text.len() {
+            pieces.push((at, text.len()));
+        }
+        pieces
+    }
+
+    fn scanner_pieces(
+        scanner: &tiktoken::encoding::SplitScanner,
+        text: &str,
+    ) -> Vec<(usize, usize)> {
+        let mut pieces = Vec::new();
+        let mut at = 0;
+        while let Some((start, end)) = scanner.next_match(text, at) {
+            if at != start {
+                pieces.push((at, start));
+            }
+            pieces.push((start, end));
+            at = end;
+        }
+        if at != text.len() {
+            pieces.push((at, text.len()));
+        }
+        pieces
+    }
+
+    /// Texts where a hand-written scanner could part from the regex: every branch's
+    /// edge (contractions in any case, `ſ` and `K` that case-fold to ASCII, curly
+    /// quotes), each Unicode category the classes name (letters of many scripts,
+    /// marks, `Nd`/`Nl`/`No` numbers), whitespace the classes know and do not
+    /// (U+0085, U+00A0, U+2028, U+3000 vs U+200B, U+FEFF), `\r\n` runs, whitespace
+    /// before a non-space (the lookahead), emoji and ZWJ, multi-byte characters
+    /// against ASCII ones on each side.
+    const HARD: &[&str] = &[
+        "'s",
+        "'S",
+        "'t",
+        "'T",
+        "'re",
+        "'RE",
+        "'rE",
+        "'ve",
+        "'VE",
+        "'m",
+        "'M",
+        "'ll",
+        "'LL",
+        "'lL",
+        "'d",
+        "'D",
+        "'ſ",
+        "'\u{212A}",
+        "’s",
+        "'x",
+        "''",
+        "'",
+        "don't",
+        "DON'T",
+        "a",
+        "Z",
+        "abc",
+        "é",
+        "e\u{301}",
+        "\u{301}",
+        "ß",
+        "Ω",
+        "ж",
+        "한",
+        "国",
+        "カ",
+        "ｶ",
+        "Ａ",
+        "ａ",
+        "ا",
+        "ह",
+        "\u{93F}",
+        "ǅ",
+        "ʰ",
+        "\u{5D0}",
+        "0",
+        "7",
+        "123",
+        "4567",
+        "٣",
+        "７",
+        "²",
+        "½",
+        "Ⅻ",
+        "〇",
+        "𝟘",
+        " ",
+        "  ",
+        "    ",
+        "\t",
+        "\n",
+        "\r",
+        "\r\n",
+        "\n\n",
+        "\r\n\r\n",
+        " \n",
+        "\n ",
+        "\x0b",
+        "\x0c",
+        "\u{85}",
+        "\u{a0}",
+        "\u{2028}",
+        "\u{3000}",
+        "\u{200b}",
+        "\u{feff}",
+        "\u{2003}",
+        ".",
+        ",",
+        "!",
+        "?!",
+        "...",
+        "//",
+        "/*",
+        "*/",
+        "->",
+        "=>",
+        "::",
+        "{",
+        "}",
+        "(",
+        ")",
+        "\"",
+        "`",
+        "#",
+        "_",
+        "\\",
+        "、",
+        "。",
+        "「",
+        "—",
+        "…",
+        "🦊",
+        "👍🏽",
+        "👩\u{200d}👩\u{200d}👧",
+        "\u{200d}",
+        "<|im_start|>",
+        "<think>",
+        " the",
+        " The",
+        "fn main() {",
+        "    let x = 1;",
+        "\u{0}",
+        "\u{7f}",
+    ];
+
+    fn hard_texts() -> Vec<String> {
+        let mut seed = 21u64;
+        let mut texts: Vec<String> = HARD.iter().map(|s| s.to_string()).collect();
+        for a in HARD {
+            for b in HARD {
+                texts.push(format!("{a}{b}"));
+                texts.push(format!("{a} {b}"));
+                texts.push(format!("{a}  {b}"));
+                texts.push(format!("{a}\u{3000} {b}"));
+            }
+        }
+        for i in 0..4000 {
+            let n = if i % 100 == 0 { 2000 } else { i % 60 };
+            texts.push(
+                (0..n)
+                    .map(|_| {
+                        seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                        HARD[(seed >> 33) as usize % HARD.len()]
+                    })
+                    .collect(),
+            );
+        }
+        // Long runs: whitespace before a letter, at the end, with newlines inside.
+        for ws in [" ", "\t", "\u{a0}", "\u{3000}", " \n", "\r\n"] {
+            texts.push(format!("x{}y", ws.repeat(5000)));
+            texts.push(format!("x{}", ws.repeat(5000)));
+            texts.push(format!("{}1", ws.repeat(300)));
+        }
+        texts.push("1".repeat(10_000));
+        texts.push("a".repeat(10_000));
+        texts.push("!".repeat(10_000));
+        texts
+    }
+
+    /// The scanner is used only for these exact regexes, and there it cuts every
+    /// text into the pieces the library's regex cuts.
+    #[test]
+    fn split_scanners_cut_as_the_library_regex() {
+        assert!(tiktoken::encoding::SplitScanner::for_regex("\\s+").is_none());
+        assert!(
+            tiktoken::encoding::SplitScanner::for_regex(&LLAMA3_SPLIT.replace("{1,3}", "{1,2}"))
+                .is_none()
+        );
+        let texts = hard_texts();
+        for pattern in [LLAMA3_SPLIT, QWEN2_SPLIT] {
+            let scanner = tiktoken::encoding::SplitScanner::for_regex(pattern).expect("scanner");
+            let regex = tokenizers::utils::SysRegex::new(pattern).expect("regex");
+            for text in &texts {
+                assert_eq!(
+                    scanner_pieces(&scanner, text),
+                    library_pieces(&regex, text),
+                    "{pattern} on {text:?}"
+                );
+            }
+            // Past a million spaces fancy-regex's VM runs out of stack and the library
+            // stops splitting (the rest is one piece); the scanner keeps to the
+            // regex's definition, as Python `tokenizers` (Oniguruma) does: there
+            // Qwen3 counts this text as 8,596 tokens, the library whole 8,597.
+            let n = 1_100_000;
+            let long = " ".repeat(n) + "a b";
+            assert_eq!(
+                scanner_pieces(&scanner, &long),
+                [(0, n - 1), (n - 1, n + 1), (n + 1, n + 3)]
+            );
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 3000, ..Default::default() })]
+        #[test]
+        fn split_scanners_cut_any_text_as_the_library_regex(
+            text in r"(\PC|[\t\r\n\x0b\x0c\u{85}\u{a0}\u{2028}\u{3000}'sSlL ]){0,80}"
+        ) {
+            for pattern in [LLAMA3_SPLIT, QWEN2_SPLIT] {
+                let scanner = tiktoken::encoding::SplitScanner::for_regex(pattern).expect("scanner");
+                let regex = tokenizers::utils::SysRegex::new(pattern).expect("regex");
+                proptest::prop_assert_eq!(
+                    scanner_pieces(&scanner, &text),
+                    library_pieces(&regex, &text)
+                );
+            }
+        }
     }
 
     #[test]

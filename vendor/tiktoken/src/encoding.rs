@@ -11,6 +11,9 @@ use rustc_hash::FxHashMap;
 
 use crate::bpe::CoreBpe;
 use crate::pretokenize::{FastPath, WhitespaceRules};
+// context-loader patch: the scanners, for Hugging Face `Split` pre-tokenizers whose
+// regex is one of these patterns (`pretokenize` itself stays private).
+pub use crate::pretokenize::SplitScanner;
 
 // Embedded vocabulary frames, decompressed on first use via the OnceLocks in
 // lib.rs. Built from the `tests/vocab-oracle/*.tiktoken.zst` reference files by

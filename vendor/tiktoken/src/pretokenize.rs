@@ -136,10 +136,13 @@ impl PreTokenizer for RegexPreTokenizer {
         if let Some(r) = fast {
             return Some(r);
         }
-        // context-loader patch: whitespace pieces of the cl100k/o200k patterns
-        // without the lazy DFA (it rebuilt states for every indentation run).
-        if matches!(self.fast, FastPath::Cl100k | FastPath::O200k)
-            && let Some(r) = ascii_whitespace_next(bytes, pos)
+        // context-loader patch: whitespace pieces of the cl100k/o200k/qwen2 patterns
+        // (the same whitespace rules) without the lazy DFA (it rebuilt states for
+        // every indentation run).
+        if matches!(
+            self.fast,
+            FastPath::Cl100k | FastPath::O200k | FastPath::Qwen2
+        ) && let Some(r) = ascii_whitespace_next(bytes, pos)
         {
             return Some(r);
         }
@@ -159,6 +162,54 @@ impl PreTokenizer for RegexPreTokenizer {
         let start = mat.start();
         let end = adjust_whitespace_end(bytes, start, mat.end(), self.ws);
         Some((start, end))
+    }
+}
+
+/// context-loader patch: the pieces of a Hugging Face `Split` pre-tokenizer
+/// (behaviour `Isolated`, not inverted) whose regex is one this crate has a
+/// scanner for, so `tokenizer.json` files of those models are split without
+/// `fancy-regex` (whose backtracking VM runs every piece, because of the
+/// `\s+(?!\S)` lookahead). Only the exact regex strings below are recognised:
+/// any other pattern, however close, is left to the caller's regex.
+pub struct SplitScanner(RegexPreTokenizer);
+
+/// (`tokenizer.json` regex, this crate's pattern for it, scanner): Llama 3's is
+/// cl100k_base's, Qwen 2/3's the same with one digit per `\p{N}` piece. The
+/// lookahead `\s+(?!\S)` is emulated (`WhitespaceRules::NewlineFirst`).
+const HUGGING_FACE_SPLITS: [(&str, &str, FastPath); 2] = [
+    (
+        r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",
+        crate::encoding::CL100K_PATTERN,
+        FastPath::Cl100k,
+    ),
+    (
+        r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",
+        crate::encoding::QWEN2_PATTERN,
+        FastPath::Qwen2,
+    ),
+];
+
+impl SplitScanner {
+    /// The scanner for a `Split` regex written exactly as `regex`, if there is one.
+    pub fn for_regex(regex: &str) -> Option<SplitScanner> {
+        HUGGING_FACE_SPLITS
+            .iter()
+            .find(|(hf, _, _)| *hf == regex)
+            .map(|&(_, pattern, fast)| {
+                SplitScanner(RegexPreTokenizer::new(
+                    pattern,
+                    fast,
+                    WhitespaceRules::NewlineFirst,
+                ))
+            })
+    }
+
+    /// The first match at or after `pos`: `(start, end)` byte offsets in `text`.
+    /// Every character of `text` is in some match of these patterns, so each
+    /// match starts where the previous one ended.
+    #[inline]
+    pub fn next_match(&self, text: &str, pos: usize) -> Option<(usize, usize)> {
+        self.0.next_match(text, pos)
     }
 }
 
