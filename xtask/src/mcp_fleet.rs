@@ -629,6 +629,15 @@ fn benchmark(
         .flatten()
         .filter_map(|s| s["tool_count"].as_u64())
         .sum::<u64>() as usize;
+    println!(
+        "mcp-tokens bench rounds (wall s): ours {ours:.2?}, mcp-token-lint {theirs:.2?}; \
+         1-minute load average at the end: {}",
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .split(' ')
+            .next()
+            .unwrap_or("?")
+    );
     let (ours_wall, cpu, lint_wall) = (median(&mut ours), median(&mut cpus), median(&mut theirs));
     let off = |n: usize| (n as f64 - truth as f64) / truth as f64 * 100.0;
     println!(
