@@ -249,6 +249,11 @@ impl CoreBpe {
         count_memo::with_memo(self.cache_id, |mut memo| {
             let mut count = 0;
             let mut pos = 0;
+            // A piece the memo did not know, its vocabulary slot prefetched: it is
+            // resolved after the next piece is found, so the load (often from
+            // memory: the pieces the memo misses are the rare ones) overlaps the
+            // scan instead of stalling it.
+            let mut pending: &[u8] = &[];
             while let Some((start, end)) = self.pre_tokenizer.next_match(text, pos) {
                 let piece = &text.as_bytes()[start..end];
                 count += match (piece.len(), memo.as_deref_mut()) {
@@ -257,22 +262,40 @@ impl CoreBpe {
                     // inline.
                     (1, _) => 1,
                     (2, _) if self.vocab.get_pair(piece[0], piece[1]).is_some() => 1,
-                    (3..=count_memo::KEY_MAX, Some(memo)) => {
-                        // the memo holds merges too: no second cache behind it
-                        memo.count(piece, || {
-                            if self.vocab.contains_key(piece) {
-                                1
+                    (3..=count_memo::KEY_MAX, Some(memo)) => match memo.get(piece) {
+                        Some(n) => n,
+                        None => {
+                            self.vocab.prefetch(piece);
+                            let before = std::mem::replace(&mut pending, piece);
+                            if before.is_empty() {
+                                0
                             } else {
-                                merge::bpe_count(piece, &self.vocab)
+                                self.count_into_memo(before, memo)
                             }
-                        })
-                    }
+                        }
+                    },
                     _ => self.count_piece(piece),
                 };
                 pos = end;
             }
+            if let (false, Some(memo)) = (pending.is_empty(), memo) {
+                count += self.count_into_memo(pending, memo);
+            }
             count
         })
+    }
+
+    /// The tokens of a piece the memo missed, stored in it. The memo holds
+    /// merges too: no second cache behind it.
+    #[inline(always)]
+    fn count_into_memo(&self, piece: &[u8], memo: &mut count_memo::Memo) -> usize {
+        let n = if self.vocab.contains_key(piece) {
+            1
+        } else {
+            merge::bpe_count(piece, &self.vocab)
+        };
+        memo.put(piece, n);
+        n
     }
 
     /// The tokens of one piece: one if the vocabulary has it, else its merge.

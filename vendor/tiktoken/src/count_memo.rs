@@ -50,22 +50,37 @@ impl Memo {
     /// stored for next time. Caller guarantees `3 <= piece.len() <= KEY_MAX`.
     #[inline(always)]
     pub(crate) fn count(&mut self, piece: &[u8], compute: impl FnOnce() -> usize) -> usize {
+        match self.get(piece) {
+            Some(n) => n,
+            None => {
+                let n = compute();
+                self.put(piece, n);
+                n
+            }
+        }
+    }
+
+    /// The stored count of `piece`, if its slot holds exactly it.
+    #[inline(always)]
+    pub(crate) fn get(&self, piece: &[u8]) -> Option<usize> {
         let key = padded_key(piece);
-        let slot = &mut self.slots[index(&key)];
-        if slot[0] == key[0]
+        let slot = &self.slots[index(&key)];
+        (slot[0] == key[0]
             && slot[1] == key[1]
             && slot[2] == key[2]
-            && slot[3] & !COUNT_MASK == key[3]
-        {
-            return (slot[3] >> 56) as usize;
-        }
-        let n = compute();
+            && slot[3] & !COUNT_MASK == key[3])
+            .then_some((slot[3] >> 56) as usize)
+    }
+
+    /// Store `n` as the count of `piece`, evicting whatever held its slot.
+    #[inline(always)]
+    pub(crate) fn put(&mut self, piece: &[u8], n: usize) {
         // A piece of at most 24 bytes merges into at most 24 tokens; the guard
         // keeps the invariant local.
         if n <= u8::MAX as usize {
-            *slot = [key[0], key[1], key[2], key[3] | (n as u64) << 56];
+            let key = padded_key(piece);
+            self.slots[index(&key)] = [key[0], key[1], key[2], key[3] | (n as u64) << 56];
         }
-        n
     }
 }
 
