@@ -87,6 +87,10 @@ pub fn against_repomix(bench: &mut Bench) -> anyhow::Result<String> {
         &[
             "--root",
             &root,
+            // The registry's crates grow past the default per-call read limit
+            // (256 MB); repomix has none.
+            "--max-total-bytes",
+            "1000000000000",
             "files",
             "--model",
             "gpt-4o",
@@ -105,6 +109,8 @@ pub fn against_repomix(bench: &mut Bench) -> anyhow::Result<String> {
         &[
             "--root",
             &root,
+            "--max-total-bytes",
+            "1000000000000",
             "load",
             "--model",
             "gpt-4o",
