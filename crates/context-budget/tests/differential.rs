@@ -113,6 +113,32 @@ fn large_texts_counted_in_parallel_match_reference() {
     }
 }
 
+/// `count` answers pieces of 3..=24 bytes from a per-thread memo of 8,192 slots
+/// (vendor/tiktoken/src/count_memo.rs). Far more distinct pieces than slots, so
+/// entries collide and are evicted, each seen again after its eviction, with both
+/// encodings alternating on one thread (each has its own memo): every count must
+/// still be tiktoken-rs's, whose pieces are of every length around the limit.
+#[test]
+fn counts_through_the_piece_memo_match_reference() {
+    let mut lines = Vec::new();
+    for i in 0..30_000u32 {
+        lines.push(format!(
+            "    let value_{i} = compute_{}(x{i}) + 0x{i:x};\n\tname{}Éé→{} end\n",
+            i % 977,
+            "z".repeat((i % 27) as usize),
+            "q".repeat((i % 30) as usize),
+        ));
+    }
+    for round in 0..2 {
+        for (n, chunk) in lines.chunks(1000).enumerate() {
+            // not split in halves on two threads: one thread's memo sees it all
+            let chunk = chunk.concat();
+            assert!(chunk.len() < context_budget::PARALLEL_MIN_BYTES);
+            assert_same(&chunk, &format!("memo round {round}, chunk {n}"));
+        }
+    }
+}
+
 #[test]
 fn repository_sources_match_reference() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");

@@ -45,6 +45,7 @@
 #![cfg_attr(not(feature = "vocabs-all"), allow(dead_code, unused_imports))]
 
 mod bpe;
+mod count_memo;
 pub mod encoding;
 mod merge;
 mod piece_cache;
