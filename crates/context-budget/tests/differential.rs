@@ -113,6 +113,21 @@ fn large_texts_counted_in_parallel_match_reference() {
     }
 }
 
+/// A text with no newline (a JSON-escaped answer) that holds a long run is counted
+/// in stretches cut between words, only the run's by the linear encoder: still
+/// tiktoken-rs's count, across every kind of text of the corpus.
+#[test]
+fn json_escaped_texts_with_a_long_run_match_reference() {
+    let corpus = include_str!("corpus/mixed.txt");
+    let tricky = "don't stop it's OK I'M here we'LL go x y fooBar Baz ÉCOLE a b \
+                  a\u{301} b x  y 1a b2 c_d e.f g-h i's j's\tk l m";
+    let run = "y".repeat(5000);
+    let text = format!("{corpus}{tricky} {run} {corpus}").repeat(20);
+    let escaped = serde_json::to_string(&text).unwrap();
+    assert!(!escaped.contains('\n'));
+    assert_same(&escaped, "the JSON-escaped corpus with a long run");
+}
+
 /// `count` answers pieces of 3..=24 bytes from a per-thread memo of 8,192 slots
 /// (vendor/tiktoken/src/count_memo.rs). Far more distinct pieces than slots, so
 /// entries collide and are evicted, each seen again after its eviction, with both

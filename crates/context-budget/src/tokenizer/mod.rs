@@ -39,6 +39,9 @@ pub use parallel::PARALLEL_MIN_BYTES;
 /// Bytes per part when a long text is worked through in parts that check for
 /// cancellation in between: a few milliseconds of tokenizing each.
 pub(crate) const PART_BYTES: usize = 1024 * 1024;
+/// The stretches a text with a long run is cut into, so that only those holding
+/// one are counted by the linear encoder (a few times [`linear::LONG_RUN_BYTES`]).
+const LINEAR_STRETCH_BYTES: usize = 16 * 1024;
 
 /// How a model's text becomes tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -203,8 +206,13 @@ impl Tokenizer {
     ///   tokens): the pre-tokenizer always ends a piece there (a newline run is a
     ///   piece of its own or ends a punctuation piece, `[^\s\p{L}\p{N}]+[\r\n]*`, and
     ///   no word piece starts with a newline, `[^\r\n\p{L}\p{N}]?\p{L}+`), and BPE
-    ///   never merges across pieces. The differential test checks it against
-    ///   tiktoken-rs.
+    ///   never merges across pieces. For these, also just before the space of an
+    ///   ASCII letter, one space, an ASCII letter (`x y`): no piece holds a letter
+    ///   and the space after it (letter pieces end at the first non-letter, or an
+    ///   apostrophe's contraction; the other pieces hold no letter), and the
+    ///   patterns look ahead but never behind, so the pieces from the cut on are
+    ///   those of the text that starts there. The differential tests check both
+    ///   against tiktoken-rs.
     /// - gemma3: SentencePiece has no pre-tokenizer, but no piece of the Gemma 3
     ///   vocabulary holds a newline followed by an ASCII letter, so no merge spans the
     ///   cut ([`crate::sentencepiece::SentencePiece::segments`]; a test checks it on
@@ -219,6 +227,32 @@ impl Tokenizer {
             .windows(2)
             .position(|w| w[0] == b'\n' && w[1].is_ascii_alphabetic())
             .map(|i| from + i + 1)
+    }
+
+    /// Where a cl100k_base or o200k_base text may be cut for [`Self::count_here`]'s
+    /// stretches: an [`Self::additive_cut`], or just before the space of an ASCII
+    /// letter, one space, an ASCII letter (`x y`), since a JSON-escaped text has no
+    /// newline at all. No piece holds a letter and the space after it (letter pieces
+    /// end at the first non-letter or with an apostrophe's contraction; the other
+    /// pieces hold no letter), and the patterns look ahead but never behind, so the
+    /// pieces from the cut on are those of the text that starts there.
+    fn stretch_cut(text: &str, from: usize) -> Option<usize> {
+        let start = from.max(1) - 1;
+        text.as_bytes()
+            .get(start..)?
+            .windows(3)
+            .enumerate()
+            .find_map(|(i, w)| {
+                if w[1] == b'\n' && w[2].is_ascii_alphabetic() {
+                    // After the newline.
+                    Some(start + i + 2)
+                } else if w[0].is_ascii_alphabetic() && w[1] == b' ' && w[2].is_ascii_alphabetic() {
+                    // Before the space.
+                    Some(start + i + 1)
+                } else {
+                    None
+                }
+            })
     }
 
     /// `text` cut into parts of about [`PART_BYTES`] (longer where no cut exists; the
@@ -251,18 +285,22 @@ impl Tokenizer {
                 if !linear::may_hold_long_piece(text) {
                     return self.bpe().count(text);
                 }
-                if text.len() <= PART_BYTES {
-                    return linear::count(self, text);
+                // Only the stretches that hold a long run go to the slower linear
+                // encoder, cut where counts add up: one run in a 330 MB pack sent all
+                // of it there (38 s).
+                let mut total = 0;
+                let mut start = 0;
+                while start < text.len() {
+                    let end =
+                        Self::stretch_cut(text, start + LINEAR_STRETCH_BYTES).unwrap_or(text.len());
+                    let stretch = &text[start..end];
+                    total += match linear::may_hold_long_piece(stretch) {
+                        true => linear::count(self, stretch),
+                        false => self.bpe().count(stretch),
+                    };
+                    start = end;
                 }
-                // Only the parts that hold a long run go to the slower linear encoder:
-                // one run in a 330 MB pack sent all of it there (38 s instead of ~2).
-                self.additive_parts(text)
-                    .into_iter()
-                    .map(|(_, part)| match linear::may_hold_long_piece(part) {
-                        true => linear::count(self, part),
-                        false => self.bpe().count(part),
-                    })
-                    .sum()
+                total
             }
         }
     }
@@ -577,6 +615,37 @@ mod tests {
     use super::*;
 
     #[test]
+    fn stretch_cuts_of_a_text_without_newlines_add_up() {
+        // A JSON-escaped text (no newline) with contractions, case changes, a mark
+        // after a letter, two spaces, letters next to digits and punctuation; counted
+        // by the linear encoder (the real regex), every cut's two sides add up.
+        let text = "Don't stop: it's OK, I'M here; we'LL go x y fooBar Baz \\nÉCOLE a b \
+                    a\u{301} b x  y 1a b2 c_d e.f g-h i's j's\\tk l m \\\"quoted\\\" end";
+        let text = format!(
+            "{text} {}",
+            "Plain words and code like fn main() { let x = 1; } ".repeat(20)
+        );
+        assert!(!text.contains('\n'));
+        for tokenizer in [Tokenizer::Cl100kBase, Tokenizer::O200kBase] {
+            let whole = linear::count(tokenizer, &text);
+            let (mut from, mut cuts) = (0, 0);
+            while let Some(cut) = Tokenizer::stretch_cut(&text, from) {
+                let (a, b) = text.split_at(cut);
+                assert_eq!(
+                    linear::count(tokenizer, a) + linear::count(tokenizer, b),
+                    whole,
+                    "{tokenizer:?} at {cut}: {:?} | {:?}",
+                    &a[a.len().saturating_sub(12)..],
+                    &b[..b.len().min(12)]
+                );
+                from = cut + 1;
+                cuts += 1;
+            }
+            assert!(cuts > 100, "{cuts}");
+        }
+    }
+
+    #[test]
     fn a_long_run_in_a_large_text_is_counted_exactly_part_by_part() {
         // Prose of several parts with one long run of letters (a single piece) and one
         // of spaces in the middle: only their parts take the linear encoder, and the
@@ -586,13 +655,19 @@ mod tests {
         let spaces = " ".repeat(3 * linear::LONG_RUN_BYTES);
         let text = format!("{prose}{run}\n{prose}\n{spaces}\nEnd.\n{prose}");
         assert!(text.len() > 3 * PART_BYTES);
-        for tokenizer in [Tokenizer::Cl100kBase, Tokenizer::O200kBase] {
-            assert_eq!(
-                tokenizer.count_here(&text),
-                linear::count(tokenizer, &text),
-                "{tokenizer:?}"
-            );
-            assert_eq!(tokenizer.count(&text), linear::count(tokenizer, &text));
+        // And JSON-escaped: no newline left, cut between words.
+        let escaped = serde_json::to_string(&text).unwrap();
+        for text in [&text, &escaped] {
+            for tokenizer in [Tokenizer::Cl100kBase, Tokenizer::O200kBase] {
+                let linear = linear::count(tokenizer, text);
+                assert_eq!(
+                    tokenizer.count_here(text),
+                    linear,
+                    "{tokenizer:?} {}",
+                    text.contains('\n')
+                );
+                assert_eq!(tokenizer.count(text), linear);
+            }
         }
     }
 
