@@ -479,21 +479,12 @@ impl<'a> Packing<'a> {
                 excluded: excluded.clone(),
                 text: std::mem::take(&mut self.text),
             };
-            let cancelled = || self.control.is_cancelled();
-            let serialized = count_itself_until(&mut answer, self.tokenizer, &cancelled)
+            let size = measure_answer(&mut answer, self.tokenizer, self.control)
                 .ok_or(FilesError::Cancelled)?;
-            let chars = js_length(&serialized);
-            let high = match self.tokenizer == HIGHEST_ESTIMATE {
-                true => answer.answer_tokens,
-                false if chars > limit.chars => u64::MAX,
-                false => HIGHEST_ESTIMATE
-                    .count_until(&serialized, &cancelled)
-                    .ok_or(FilesError::Cancelled)? as u64,
-            };
             let over = [
                 (answer.answer_tokens, self.budget),
-                (high, limit.tokens),
-                (chars as u64, limit.chars as u64),
+                (size.high, limit.tokens),
+                (size.chars as u64, limit.chars as u64),
             ]
             .iter()
             .filter(|(size, bound)| size > bound)
@@ -514,7 +505,7 @@ impl<'a> Packing<'a> {
             // (at least one piece), and at least as many tokens as the answer is over
             // its budget by the pieces' own shares: one more count, not one per piece
             // (dropping one piece per count took 31 s for 2,000 files).
-            let drop_bytes = (over * serialized.len() as f64).ceil() as usize;
+            let drop_bytes = (over * size.bytes as f64).ceil() as usize;
             let keep_to = self.text.len().saturating_sub(drop_bytes);
             let excess = answer.answer_tokens.saturating_sub(self.budget);
             let mut dropped_tokens = 0;
@@ -539,14 +530,149 @@ impl<'a> Packing<'a> {
     }
 }
 
-/// [`crate::answer::count_itself`] for `answer_tokens`, counted in parts of about a
-/// megabyte that each look at `cancelled` first (the answer holds the whole packed
-/// text, counted once or twice more here): `None` once the call is cancelled.
-fn count_itself_until(
+/// What the model receives of a `load-files` answer (the string [`answer_text`]
+/// gives): its tokens by [`HIGHEST_ESTIMATE`], characters (UTF-16) and bytes. Its
+/// tokens for the model are what `answer_tokens` states.
+struct AnswerSize {
+    high: u64,
+    chars: usize,
+    bytes: usize,
+}
+
+/// Set `answer.answer_tokens` to the count of the answer as the model receives it
+/// (counted again until the number it states is its own count, as
+/// [`crate::answer::count_itself`] does) and measure that string; `None` once the
+/// call is cancelled.
+///
+/// The string is not built: the packed text, almost all of it, is escaped and
+/// counted in parts of about [`COUNT_CHUNK_BYTES`] on all cores, each cut between
+/// words, a cut that escaping keeps ([`Tokenizer::escape_stable_cut`]); only the
+/// fields before the text and its first word are counted again while
+/// `answer_tokens` settles. Built, a 400 MB answer was held three times (the text,
+/// a JSON value, the string) and each of its three counts ran a megabyte at a time.
+/// A family without that cut (gemma3, a tokenizer.json) counts the built string
+/// ([`measure_whole`]).
+fn measure_answer(
+    answer: &mut LoadedFiles,
+    tokenizer: Tokenizer,
+    control: &dyn ScanControl,
+) -> Option<AnswerSize> {
+    let text = std::mem::take(&mut answer.text);
+    let measured = match tokenizer.escape_stable_cut(&text, 1) {
+        Some(first_cut) => measure_in_parts(answer, &text, first_cut, tokenizer, control),
+        None => Err(NoParts),
+    };
+    answer.text = text;
+    match measured {
+        Ok(size) => size,
+        Err(NoParts) => measure_whole(answer, tokenizer, &|| control.is_cancelled()),
+    }
+}
+
+/// [`measure_in_parts`] cannot cut this answer: measure it whole.
+struct NoParts;
+
+/// [`measure_answer`] of `answer` (its text taken out: `text`) in parts, the first
+/// ending at `first_cut`.
+fn measure_in_parts(
+    answer: &mut LoadedFiles,
+    text: &str,
+    first_cut: usize,
+    tokenizer: Tokenizer,
+    control: &dyn ScanControl,
+) -> Result<Option<AnswerSize>, NoParts> {
+    // `text` is the last field: the answer is `{…,"text":"` + escaped text + `"}`.
+    const EMPTY_TEXT_END: &str = r#","text":""}"#;
+    let shell = answer_text(answer);
+    if !shell.ends_with(EMPTY_TEXT_END) {
+        return Err(NoParts);
+    }
+    let suffix = &shell[shell.len() - 2..];
+    // The parts after the first word, escaped and counted once; the last one holds
+    // the closing `"}` (the text's last piece may run into it).
+    let mut starts = vec![first_cut];
+    while let Some(cut) =
+        tokenizer.escape_stable_cut(text, starts[starts.len() - 1] + COUNT_CHUNK_BYTES)
+    {
+        starts.push(cut);
+    }
+    let ends: Vec<usize> = starts.iter().skip(1).copied().chain([text.len()]).collect();
+    let spans: Vec<(usize, usize)> = starts.into_iter().zip(ends).collect();
+    let high_differs = tokenizer != HIGHEST_ESTIMATE;
+    let parts = crate::fan_out::map(
+        spans.iter().copied(),
+        crate::fan_out::cores(),
+        |(from, to)| {
+            if control.is_cancelled() {
+                return None;
+            }
+            let mut escaped = json_escaped(&text[from..to]);
+            if to == text.len() {
+                escaped.push_str(suffix);
+            }
+            let high = match high_differs {
+                true => HIGHEST_ESTIMATE.tenths_here(&escaped),
+                false => 0,
+            };
+            Some([
+                tokenizer.tenths_here(&escaped),
+                high,
+                js_length(&escaped) as u64,
+                escaped.len() as u64,
+            ])
+        },
+    );
+    let mut body = [0u64; 4];
+    for part in parts {
+        // A part is missing only when the call was cancelled (or its worker panicked,
+        // a bug): either way there is no answer to give.
+        let Some(part) = part else {
+            return Ok(None);
+        };
+        for (sum, value) in body.iter_mut().zip(part) {
+            *sum += value;
+        }
+    }
+    let [body_tenths, body_high, body_chars, body_bytes] = body;
+    // The fields before the text, and its first word, as the answer now states.
+    let head = |answer: &LoadedFiles| {
+        let shell = answer_text(answer);
+        let mut head = shell[..shell.len() - suffix.len()].to_string();
+        head.push_str(&json_escaped(&text[..first_cut]));
+        head
+    };
+    let mut highest = 0;
+    for round in 0..8 {
+        let tenths = tokenizer.tenths_here(&head(answer)) + body_tenths;
+        let count = crate::ClaudeEstimate::tokens_from_tenths(tenths) as u64;
+        let stated = answer.answer_tokens;
+        if count == stated || (round > 4 && count < stated) {
+            break;
+        }
+        highest = highest.max(count);
+        answer.answer_tokens = if round < 4 { count } else { highest };
+    }
+    let head = head(answer);
+    let high = match high_differs {
+        true => crate::ClaudeEstimate::tokens_from_tenths(
+            HIGHEST_ESTIMATE.tenths_here(&head) + body_high,
+        ) as u64,
+        false => answer.answer_tokens,
+    };
+    Ok(Some(AnswerSize {
+        high,
+        chars: js_length(&head) + body_chars as usize,
+        bytes: head.len() + body_bytes as usize,
+    }))
+}
+
+/// [`measure_answer`] by building the answer's string: [`crate::answer::count_itself`]
+/// with each count in parts of about a megabyte that each look at `cancelled` first.
+fn measure_whole(
     answer: &mut LoadedFiles,
     tokenizer: Tokenizer,
     cancelled: &dyn Fn() -> bool,
-) -> Option<String> {
+) -> Option<AnswerSize> {
     let mut serialized = answer_text(answer);
     let mut highest = 0;
     for round in 0..8 {
@@ -559,7 +685,15 @@ fn count_itself_until(
         answer.answer_tokens = if round < 4 { count } else { highest };
         serialized = answer_text(answer);
     }
-    Some(serialized)
+    let high = match tokenizer == HIGHEST_ESTIMATE {
+        true => answer.answer_tokens,
+        false => HIGHEST_ESTIMATE.count_until(&serialized, cancelled)? as u64,
+    };
+    Some(AnswerSize {
+        high,
+        chars: js_length(&serialized),
+        bytes: serialized.len(),
+    })
 }
 
 /// Files read again per batch while packing: enough to keep every core reading,
@@ -783,15 +917,146 @@ mod tests {
     }
 
     #[test]
-    fn chunks_start_after_a_newline_and_before_a_letter() {
+    fn chunks_start_at_additive_cuts() {
         let (text, _) = packed(PackFormat::Xml);
-        let starts = chunk_starts(Tokenizer::O200kBase, &text, 8);
-        assert_eq!(starts[0], 0);
-        for &start in &starts[1..] {
-            assert_eq!(text.as_bytes()[start - 1], b'\n');
-            assert!(text.as_bytes()[start].is_ascii_alphabetic());
+        // The answer as the model receives it, JSON-escaped, has no newline: it is
+        // cut between words, and the chunks still add up.
+        let escaped = serde_json::to_string(&text).unwrap();
+        for text in [&text, &escaped] {
+            let starts = chunk_starts(Tokenizer::O200kBase, text, 8);
+            assert!(starts.len() > 4, "{}", starts.len());
+            assert_eq!(starts[0], 0);
+            let bytes = text.as_bytes();
+            for &start in &starts[1..] {
+                assert!(
+                    (bytes[start - 1] == b'\n' && bytes[start].is_ascii_alphabetic())
+                        || (bytes[start] == b' '
+                            && bytes[start - 1].is_ascii_alphabetic()
+                            && bytes[start + 1].is_ascii_alphabetic())
+                );
+            }
+            assert!(starts.windows(2).all(|w| w[0] < w[1]));
+            let ends = starts[1..].iter().copied().chain([text.len()]);
+            let sum: usize = starts
+                .iter()
+                .zip(ends)
+                .map(|(&a, b)| Tokenizer::O200kBase.count(&text[a..b]))
+                .sum();
+            assert_eq!(sum, Tokenizer::O200kBase.count(text));
         }
-        assert!(starts.windows(2).all(|w| w[0] < w[1]));
         assert_eq!(chunk_starts(Tokenizer::O200kBase, "short\ntext", 8), [0]);
+    }
+}
+
+#[cfg(test)]
+mod answer_tests {
+    use super::*;
+    use crate::files::pack::PackFormat;
+    use crate::scan_control::Unobserved;
+
+    fn answer(text: String, tokenizer: Tokenizer) -> LoadedFiles {
+        let included: Vec<IncludedFile> = (0..40)
+            .map(|i| IncludedFile {
+                path: format!("src/\"odd\\name\"-{i}.rs"),
+                root: None,
+                tokens: 1234 + i,
+                truncated: i % 7 == 0,
+            })
+            .collect();
+        LoadedFiles {
+            model: FilesModel {
+                model: "gpt-4o".into(),
+                encoding: tokenizer.name(),
+                exact: tokenizer.is_exact(),
+                method: "test",
+            },
+            roots: vec!["/tmp/root".into()],
+            budget: 1 << 40,
+            budget_source: "request",
+            answer_tokens: 0,
+            tokens: 98_765,
+            format: PackFormat::Xml,
+            order: PackOrder::Given,
+            window: None,
+            included_files: included.len(),
+            omitted_files: 0,
+            omitted_tokens: 0,
+            rows: 50,
+            truncated: false,
+            included,
+            omitted: Vec::new(),
+            skipped: Vec::new(),
+            skipped_counts: Default::default(),
+            excluded: Excluded::default(),
+            text,
+        }
+    }
+
+    #[test]
+    fn an_answer_measured_in_parts_is_the_string_the_model_receives() {
+        let code = include_str!("load.rs");
+        // Several parts, escapes of every kind, words at both ends of the text, and a
+        // last piece that runs into the closing quote.
+        let tricky =
+            "\"quoted\" back\\slash \u{1}\u{7}\u{7f} tab\there\r\n é 🦊 한국어 문장 end.\"";
+        let long = format!(
+            "{}{tricky}",
+            code.repeat(3 * COUNT_CHUNK_BYTES / code.len() + 1)
+        );
+        let texts = [
+            long.clone(),
+            format!("a b {long}"),
+            format!("{long} x y"),
+            "a b".to_string(),
+            // No cut between words anywhere: measured whole.
+            "{}[]();\n".repeat(1000),
+            String::new(),
+        ];
+        for tokenizer in [
+            Tokenizer::O200kBase,
+            Tokenizer::Cl100kBase,
+            Tokenizer::ClaudeEstimate,
+            Tokenizer::Claude47Estimate,
+            Tokenizer::Estimate,
+            Tokenizer::Gemma3,
+        ] {
+            for text in &texts {
+                // Gemma 3 is always measured whole (its counter is slow unoptimized).
+                if tokenizer == Tokenizer::Gemma3 && text.len() > COUNT_CHUNK_BYTES {
+                    continue;
+                }
+                let mut parts = answer(text.clone(), tokenizer);
+                let size = measure_answer(&mut parts, tokenizer, &Unobserved).unwrap();
+                let built = answer_text(&parts);
+                let what = format!("{tokenizer:?} on {} bytes", text.len());
+                assert_eq!(
+                    tokenizer.count(&built) as u64,
+                    parts.answer_tokens,
+                    "{what}"
+                );
+                assert_eq!(HIGHEST_ESTIMATE.count(&built) as u64, size.high, "{what}");
+                assert_eq!(js_length(&built), size.chars, "{what}");
+                assert_eq!(built.len(), size.bytes, "{what}");
+                assert_eq!(parts.text, *text, "the text is put back");
+                let mut whole = answer(text.clone(), tokenizer);
+                measure_whole(&mut whole, tokenizer, &|| false).unwrap();
+                assert_eq!(whole.answer_tokens, parts.answer_tokens, "{what}");
+            }
+        }
+    }
+
+    #[test]
+    fn measuring_a_large_answer_stops_when_cancelled() {
+        struct Cancelled;
+        impl ScanControl for Cancelled {
+            fn is_cancelled(&self) -> bool {
+                true
+            }
+        }
+        let code = include_str!("load.rs");
+        let text = code.repeat(3 * COUNT_CHUNK_BYTES / code.len() + 1);
+        let mut answer = answer(text.clone(), Tokenizer::O200kBase);
+        assert!(measure_answer(&mut answer, Tokenizer::O200kBase, &Cancelled).is_none());
+        assert_eq!(answer.text, text);
     }
 }

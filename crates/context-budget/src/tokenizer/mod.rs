@@ -201,58 +201,51 @@ impl Tokenizer {
     /// sides' tokens are exactly the whole's (so counts, and an estimate's tenths,
     /// add up); `None` when there is none there, or the family has no proven cut.
     ///
-    /// The cut is just after a `\n` followed by an ASCII letter:
     /// - cl100k_base and o200k_base (and the estimates, which weigh o200k_base
-    ///   tokens): the pre-tokenizer always ends a piece there (a newline run is a
-    ///   piece of its own or ends a punctuation piece, `[^\s\p{L}\p{N}]+[\r\n]*`, and
-    ///   no word piece starts with a newline, `[^\r\n\p{L}\p{N}]?\p{L}+`), and BPE
-    ///   never merges across pieces. For these, also just before the space of an
-    ///   ASCII letter, one space, an ASCII letter (`x y`): no piece holds a letter
-    ///   and the space after it (letter pieces end at the first non-letter, or an
-    ///   apostrophe's contraction; the other pieces hold no letter), and the
-    ///   patterns look ahead but never behind, so the pieces from the cut on are
-    ///   those of the text that starts there. The differential tests check both
-    ///   against tiktoken-rs.
-    /// - gemma3: SentencePiece has no pre-tokenizer, but no piece of the Gemma 3
-    ///   vocabulary holds a newline followed by an ASCII letter, so no merge spans the
-    ///   cut ([`crate::sentencepiece::SentencePiece::segments`]; a test checks it on
-    ///   the vocabulary).
+    ///   tokens), two cuts, whichever comes first:
+    ///   - just after a `\n` followed by an ASCII letter: the pre-tokenizer always
+    ///     ends a piece there (a newline run is a piece of its own or ends a
+    ///     punctuation piece, `[^\s\p{L}\p{N}]+[\r\n]*`, and no word piece starts
+    ///     with a newline, `[^\r\n\p{L}\p{N}]?\p{L}+`), and BPE never merges across
+    ///     pieces;
+    ///   - just before the space of an ASCII letter, one space, an ASCII letter
+    ///     (`x y`): no piece holds a letter and the space after it (letter pieces end
+    ///     at the first non-letter, or an apostrophe's contraction; the other pieces
+    ///     hold no letter), and the patterns look ahead but never behind, so the
+    ///     pieces from the cut on are those of the text that starts there. This is
+    ///     the cut a JSON-escaped text (no newline at all) has, and what lets the
+    ///     answer of a 400 MB `load` be counted in parallel parts.
+    ///
+    ///   The differential tests check both against tiktoken-rs.
+    /// - gemma3: the newline cut only. SentencePiece has no pre-tokenizer, but no
+    ///   piece of the Gemma 3 vocabulary holds a newline followed by an ASCII letter,
+    ///   so no merge spans the cut ([`crate::sentencepiece::SentencePiece::segments`];
+    ///   a test checks it on the vocabulary). Pieces such as `▁of` span a space.
     /// - huggingface: none; the pre-tokenizer is whatever the `tokenizer.json` says.
     pub fn additive_cut(self, text: &str, from: usize) -> Option<usize> {
-        if let Tokenizer::HuggingFace(_) = self {
-            return None;
+        let bytes = text.as_bytes();
+        let candidates = from.max(1)..bytes.len();
+        match self {
+            Tokenizer::HuggingFace(_) => None,
+            Tokenizer::Gemma3 => candidates
+                .into_iter()
+                .find(|&cut| after_newline(bytes, cut)),
+            _ => candidates
+                .into_iter()
+                .find(|&cut| after_newline(bytes, cut) || between_words(bytes, cut)),
         }
-        text.as_bytes()
-            .get(from..)?
-            .windows(2)
-            .position(|w| w[0] == b'\n' && w[1].is_ascii_alphabetic())
-            .map(|i| from + i + 1)
     }
 
-    /// Where a cl100k_base or o200k_base text may be cut for [`Self::count_here`]'s
-    /// stretches: an [`Self::additive_cut`], or just before the space of an ASCII
-    /// letter, one space, an ASCII letter (`x y`), since a JSON-escaped text has no
-    /// newline at all. No piece holds a letter and the space after it (letter pieces
-    /// end at the first non-letter or with an apostrophe's contraction; the other
-    /// pieces hold no letter), and the patterns look ahead but never behind, so the
-    /// pieces from the cut on are those of the text that starts there.
-    fn stretch_cut(text: &str, from: usize) -> Option<usize> {
-        let start = from.max(1) - 1;
-        text.as_bytes()
-            .get(start..)?
-            .windows(3)
-            .enumerate()
-            .find_map(|(i, w)| {
-                if w[1] == b'\n' && w[2].is_ascii_alphabetic() {
-                    // After the newline.
-                    Some(start + i + 2)
-                } else if w[0].is_ascii_alphabetic() && w[1] == b' ' && w[2].is_ascii_alphabetic() {
-                    // Before the space.
-                    Some(start + i + 1)
-                } else {
-                    None
-                }
-            })
+    /// An [`Self::additive_cut`] that stays one once the text is JSON-escaped (the
+    /// answer as the model receives it), so a text can be escaped and counted in
+    /// parts: the cut between words only (`\n` becomes `\\n`, letters and spaces
+    /// stay). `None` for families without it (gemma3, huggingface).
+    pub fn escape_stable_cut(self, text: &str, from: usize) -> Option<usize> {
+        let bytes = text.as_bytes();
+        match self {
+            Tokenizer::HuggingFace(_) | Tokenizer::Gemma3 => None,
+            _ => (from.max(1)..bytes.len()).find(|&cut| between_words(bytes, cut)),
+        }
     }
 
     /// `text` cut into parts of about [`PART_BYTES`] (longer where no cut exists; the
@@ -291,8 +284,9 @@ impl Tokenizer {
                 let mut total = 0;
                 let mut start = 0;
                 while start < text.len() {
-                    let end =
-                        Self::stretch_cut(text, start + LINEAR_STRETCH_BYTES).unwrap_or(text.len());
+                    let end = self
+                        .additive_cut(text, start + LINEAR_STRETCH_BYTES)
+                        .unwrap_or(text.len());
                     let stretch = &text[start..end];
                     total += match linear::may_hold_long_piece(stretch) {
                         true => linear::count(self, stretch),
@@ -302,6 +296,18 @@ impl Tokenizer {
                 }
                 total
             }
+        }
+    }
+
+    /// The count of `text` in tenths of a token on the calling thread: what parts of
+    /// one text add up to before an estimate rounds up once
+    /// ([`ClaudeEstimate::tokens_from_tenths`]); ten per token for the exact families.
+    pub(crate) fn tenths_here(self, text: &str) -> u64 {
+        match self {
+            Tokenizer::ClaudeEstimate | Tokenizer::Claude47Estimate | Tokenizer::Estimate => {
+                weighted_tenths(self, text, Tokenizer::count_here)
+            }
+            _ => self.count_here(text) as u64 * 10,
         }
     }
 
@@ -507,6 +513,12 @@ impl Tokenizer {
 
 /// The sum of per-token weights of an estimate, rounded up.
 fn weighted_count(tokenizer: Tokenizer, text: &str) -> usize {
+    tokens_from_tenths(weighted_tenths(tokenizer, text, Tokenizer::count))
+}
+
+/// An estimate's count of `text` in tenths of a token, before it is rounded up;
+/// `count` counts o200k_base tokens (in parallel halves, or on this thread).
+fn weighted_tenths(tokenizer: Tokenizer, text: &str, count: fn(Tokenizer, &str) -> usize) -> u64 {
     let ascii_weight = match tokenizer {
         Tokenizer::ClaudeEstimate => Some(ClaudeGeneration::Claude3.ascii_tenths()),
         Tokenizer::Estimate => Some(Estimate::ASCII_TENTHS),
@@ -517,12 +529,24 @@ fn weighted_count(tokenizer: Tokenizer, text: &str) -> usize {
         && text.is_ascii()
     {
         // Every token of ASCII text is ASCII: skip the per-token lookup.
-        let tokens = Tokenizer::O200kBase.count(text);
-        return tokens_from_tenths(tokens as u64 * weight);
+        return count(Tokenizer::O200kBase, text) as u64 * weight;
     }
     let mut tenths = 0u64;
     tokenizer.for_each_token(text, |_, weight| tenths += weight);
-    tokens_from_tenths(tenths)
+    tenths
+}
+
+/// `cut` is just after a `\n` followed by an ASCII letter ([`Tokenizer::additive_cut`]).
+fn after_newline(bytes: &[u8], cut: usize) -> bool {
+    bytes[cut - 1] == b'\n' && bytes.get(cut).is_some_and(u8::is_ascii_alphabetic)
+}
+
+/// `cut` is the space of an ASCII letter, one space, an ASCII letter
+/// ([`Tokenizer::additive_cut`]).
+fn between_words(bytes: &[u8], cut: usize) -> bool {
+    bytes.get(cut) == Some(&b' ')
+        && bytes[cut - 1].is_ascii_alphabetic()
+        && bytes.get(cut + 1).is_some_and(u8::is_ascii_alphabetic)
 }
 
 /// The estimates' arithmetic, for callers that sum weights themselves.
@@ -615,7 +639,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn stretch_cuts_of_a_text_without_newlines_add_up() {
+    fn cuts_of_a_text_without_newlines_add_up() {
         // A JSON-escaped text (no newline) with contractions, case changes, a mark
         // after a letter, two spaces, letters next to digits and punctuation; counted
         // by the linear encoder (the real regex), every cut's two sides add up.
@@ -629,7 +653,8 @@ mod tests {
         for tokenizer in [Tokenizer::Cl100kBase, Tokenizer::O200kBase] {
             let whole = linear::count(tokenizer, &text);
             let (mut from, mut cuts) = (0, 0);
-            while let Some(cut) = Tokenizer::stretch_cut(&text, from) {
+            while let Some(cut) = tokenizer.additive_cut(&text, from) {
+                assert!(cut >= from && cut > 0 && cut < text.len());
                 let (a, b) = text.split_at(cut);
                 assert_eq!(
                     linear::count(tokenizer, a) + linear::count(tokenizer, b),
@@ -643,6 +668,10 @@ mod tests {
             }
             assert!(cuts > 100, "{cuts}");
         }
+        // Gemma 3's pieces span spaces (`▁of`): it cuts after newlines only.
+        assert_eq!(Tokenizer::Gemma3.additive_cut(&text, 0), None);
+        assert_eq!(Tokenizer::Gemma3.additive_cut("a b\nc", 0), Some(4));
+        assert_eq!(Tokenizer::O200kBase.additive_cut("a b\nc", 0), Some(1));
     }
 
     #[test]
