@@ -72,8 +72,9 @@ pub trait Tool: 'static {
         0
     }
 
-    /// The answer as a person reads it on a terminal.
-    fn render(output: &Self::Output) -> Rendered;
+    /// The answer as a person reads it on a terminal. It takes the answer, so a
+    /// packed text of hundreds of megabytes moves to stdout instead of being copied.
+    fn render(output: Self::Output) -> Rendered;
 }
 
 /// A CLI rendering: what goes to stdout, and a report beside it on stderr (for tools

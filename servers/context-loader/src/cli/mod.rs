@@ -67,7 +67,10 @@ fn run_tool<T: Tool>(service: &Service, matches: &ArgMatches) -> u8 {
     progress.finish();
     match result {
         Ok(output) if json => print_json(&output).max(T::exit_code(&output)),
-        Ok(output) => print_rendered(T::render(&output)).max(T::exit_code(&output)),
+        Ok(output) => {
+            let exit_code = T::exit_code(&output);
+            print_rendered(T::render(output)).max(exit_code)
+        }
         Err(error) => {
             if json {
                 print_json(&error.to_json());

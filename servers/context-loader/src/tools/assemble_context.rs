@@ -99,11 +99,11 @@ echo '{\"sections\":[{\"name\":\"system\",\"content\":\"Be brief.\"}]}' | contex
     }
 
     /// The text is the output; the summary goes beside it, on stderr.
-    fn render(output: &AssembledContext) -> Rendered {
+    fn render(output: AssembledContext) -> Rendered {
         Rendered {
-            stdout: output.text.clone(),
+            stderr: Some(assembly(&output)),
+            stdout: output.text,
             exact: false,
-            stderr: Some(assembly(output)),
         }
     }
 }

@@ -85,8 +85,8 @@ cat ARCHITECTURE.md | context-loader count --model gemini-2.5-pro";
         output.warning.iter().cloned().collect()
     }
 
-    fn render(output: &TokenCount) -> Rendered {
-        Rendered::line(count(output))
+    fn render(output: TokenCount) -> Rendered {
+        Rendered::line(count(&output))
     }
 }
 

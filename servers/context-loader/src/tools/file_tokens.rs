@@ -108,8 +108,8 @@ context-loader --root crates files --sort path --limit 5";
             .collect()
     }
 
-    fn render(output: &FileTokens) -> Rendered {
-        Rendered::line(file_tokens(output))
+    fn render(output: FileTokens) -> Rendered {
+        Rendered::line(file_tokens(&output))
     }
 }
 

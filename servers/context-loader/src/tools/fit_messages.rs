@@ -104,10 +104,10 @@ echo '[{\"role\":\"system\",\"content\":\"Be brief.\"},{\"role\":\"user\",\"cont
         output.warning.iter().cloned().collect()
     }
 
-    fn render(output: &FittedMessages) -> Rendered {
+    fn render(output: FittedMessages) -> Rendered {
         Rendered {
             stderr: output.warning.as_ref().map(|w| format!("warning: {w}")),
-            ..Rendered::line(fit(output))
+            ..Rendered::line(fit(&output))
         }
     }
 }

@@ -61,8 +61,8 @@ context-loader models gpt-4o --json";
         Ok(listing)
     }
 
-    fn render(output: &ModelListing) -> Rendered {
-        Rendered::line(models(output))
+    fn render(output: ModelListing) -> Rendered {
+        Rendered::line(models(&output))
     }
 }
 

@@ -129,11 +129,11 @@ context-loader load crates/mcp-common/src --format markdown --order smallest --b
     }
 
     /// The packed text is the output; the report goes beside it, on stderr.
-    fn render(output: &LoadedFiles) -> Rendered {
+    fn render(output: LoadedFiles) -> Rendered {
         Rendered {
-            stdout: output.text.clone(),
+            stderr: Some(loaded_files(&output)),
+            stdout: output.text,
             exact: true,
-            stderr: Some(loaded_files(output)),
         }
     }
 }

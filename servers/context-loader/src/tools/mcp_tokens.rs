@@ -319,8 +319,8 @@ context-loader mcp-tokens --file tools.json --render openai --model gpt-4o";
         )
     }
 
-    fn render(output: &McpTokens) -> Rendered {
-        Rendered::line(crate::mcp_servers::table(output, output.per_tool))
+    fn render(output: McpTokens) -> Rendered {
+        Rendered::line(crate::mcp_servers::table(&output, output.per_tool))
     }
 }
 

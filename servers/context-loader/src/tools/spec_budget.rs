@@ -74,8 +74,8 @@ context-loader spec-budget 1 2 3 --budget 20000 --model gpt-4o";
         output.notes.clone()
     }
 
-    fn render(output: &SpecBudget) -> Rendered {
-        Rendered::line(spec_budget(output))
+    fn render(output: SpecBudget) -> Rendered {
+        Rendered::line(spec_budget(&output))
     }
 }
 

@@ -124,8 +124,8 @@ context-loader spec-tokens --sort name --max-tokens 20000";
         }
     }
 
-    fn render(output: &SpecTokens) -> Rendered {
-        Rendered::line(spec_tokens(output))
+    fn render(output: SpecTokens) -> Rendered {
+        Rendered::line(spec_tokens(&output))
     }
 }
 
