@@ -119,6 +119,9 @@ fn pathological(bytes: usize, rounds: usize) {
         ("spaces", " "),
         ("digits", "7"),
         ("mixed", "ab="),
+        // A Unicode space alone between quotes: each such run once validated the
+        // whole rest of the text as UTF-8 (quadratic).
+        ("unicode_spaces", "\"\u{2002}\""),
     ];
     let reference = tiktoken_rs::cl100k_base_singleton();
     let tokenizer = Tokenizer::Cl100kBase;

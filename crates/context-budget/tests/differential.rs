@@ -57,6 +57,8 @@ fn pathological_runs_match_reference() {
         "a b",
         "!?",
         "\r\n",
+        "\"\u{2002}\"",
+        "\u{3000}\u{3000}x",
     ];
     for run in runs {
         for bytes in [2_000, 2_048, 2_100, 6_000, 12_000] {

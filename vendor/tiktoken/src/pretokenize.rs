@@ -1088,9 +1088,9 @@ fn adjust_whitespace_end(bytes: &[u8], start: usize, end: usize, ws: WhitespaceR
     if ws == WhitespaceRules::NewlineFirstSplitOnNumCjk
         && let Some(next) = bytes[end..].iter().next()
         && (next.is_ascii_digit() || *next >= 0x80)
-        && let Some(c) = std::str::from_utf8(&bytes[end..])
-            .ok()
-            .and_then(|s| s.chars().next())
+        // context-loader patch: decode the one char after the run; validating the
+        // whole rest of the text here was quadratic in the number of such runs.
+        && let Some(c) = char::from_u32(decode_char(bytes, end).0)
         && is_deepseek_split_boundary(c)
     {
         return end;
@@ -1113,10 +1113,11 @@ fn adjust_whitespace_end(bytes: &[u8], start: usize, end: usize, ws: WhitespaceR
     if !matched.chars().all(|c| c.is_whitespace()) {
         return end;
     }
-    let tail = std::str::from_utf8(&bytes[end..]).unwrap();
-    let next_char = match tail.chars().next() {
-        Some(c) => c,
-        None => return end,
+    // context-loader patch: decode the one char after the run (`end` is a char
+    // boundary before the end of the text); validating the whole rest of the text
+    // here was quadratic in the number of Unicode whitespace runs.
+    let Some(next_char) = char::from_u32(decode_char(bytes, end).0) else {
+        return end;
     };
     if next_char.is_whitespace() {
         return end;
