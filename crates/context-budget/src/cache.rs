@@ -10,6 +10,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::SystemTime;
 
 use crate::Tokenizer;
@@ -61,12 +62,16 @@ pub const MAX_CACHE_ENTRIES: usize = 200_000;
 #[derive(Debug)]
 pub struct MeasureCache<V> {
     entries: Mutex<HashMap<(PathBuf, Tokenizer), (FileStamp, V)>>,
+    /// Measurements added since the cache was made (a persisted cache is written
+    /// again only when this moved).
+    added: AtomicU64,
 }
 
 impl<V> Default for MeasureCache<V> {
     fn default() -> Self {
         MeasureCache {
             entries: Mutex::new(HashMap::new()),
+            added: AtomicU64::new(0),
         }
     }
 }
@@ -90,6 +95,39 @@ impl<V: Clone> MeasureCache<V> {
                 entries.clear();
             }
             entries.insert((path.to_path_buf(), tokenizer), (stamp, value));
+            self.added.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Measurements [`Self::put`] added so far.
+    pub fn added(&self) -> u64 {
+        self.added.load(Ordering::Relaxed)
+    }
+
+    /// Every entry, for writing the cache out.
+    pub fn entries(&self) -> Vec<(PathBuf, Tokenizer, FileStamp, V)> {
+        self.entries
+            .lock()
+            .map(|entries| {
+                entries
+                    .iter()
+                    .map(|((path, tokenizer), (stamp, value))| {
+                        (path.clone(), *tokenizer, *stamp, value.clone())
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Add entries read back (they do not count as [`Self::added`]).
+    pub fn restore(&self, restored: Vec<(PathBuf, Tokenizer, FileStamp, V)>) {
+        if let Ok(mut entries) = self.entries.lock() {
+            for (path, tokenizer, stamp, value) in restored {
+                if entries.len() >= MAX_CACHE_ENTRIES {
+                    break;
+                }
+                entries.entry((path, tokenizer)).or_insert((stamp, value));
+            }
         }
     }
 

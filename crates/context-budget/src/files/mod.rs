@@ -9,7 +9,8 @@
 //! shared core `crate::read`, count through the cache, on all cores with
 //! `crate::fan_out`), `load` (`load-files` in named steps: budget, order, pack,
 //! prove), [`pack`] (wrapping files and cutting one), `store` ([`FileStore`]: the
-//! cache and limits, and each tool's steps in order), `query` and `output` (what a
+//! cache and limits, and each tool's steps in order), `persist` (the cache written
+//! out and read back between command-line runs), `query` and `output` (what a
 //! call asks and answers), `error` ([`FilesError`]). The measurement cache type is
 //! shared with specs ([`crate::cache`]).
 
@@ -20,6 +21,7 @@ mod measure;
 pub mod open;
 mod output;
 pub mod pack;
+mod persist;
 mod query;
 pub mod roots;
 pub mod secrets;
@@ -34,5 +36,6 @@ pub use output::{
     Excluded, FileRow, FileTokens, FilesModel, FolderRow, IncludedFile, LoadedFiles, MAX_EXAMPLES,
     OmittedFile, Skipped, WindowShare,
 };
+pub use persist::{BadCacheFile, MAX_CACHE_FILE_BYTES};
 pub use query::{DEFAULT_LOAD_ROWS, FileQuery, FileSort, LoadRequest};
 pub use store::{FileLimits, FileStore};

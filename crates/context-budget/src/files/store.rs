@@ -63,7 +63,7 @@ impl Default for FileLimits {
 /// The measurement cache and limits behind both file tools.
 #[derive(Debug)]
 pub struct FileStore {
-    cache: Arc<MeasureCache<FileMeasure>>,
+    pub(super) cache: Arc<MeasureCache<FileMeasure>>,
     limits: FileLimits,
 }
 
