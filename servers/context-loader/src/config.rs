@@ -159,6 +159,29 @@ pub struct GlobalArgs {
         default_value_t = DEFAULT_MAX_MODELS_FILE_ENTRIES
     )]
     pub max_models_file_entries: usize,
+    /// Command line: where `files` and `load` keep file measures between runs (paths,
+    /// file stamps and counts, never contents), so a second run over unchanged files
+    /// reads and counts none of them. Default: $XDG_CACHE_HOME/context-loader, else
+    /// ~/.cache/context-loader. Servers keep theirs in memory.
+    #[arg(
+        long,
+        global = true,
+        hide_env_values = true,
+        help_heading = TOOL_FLAGS_HEADING,
+        env = "CONTEXT_LOADER_CACHE_DIR",
+        value_name = "DIR"
+    )]
+    pub cache_dir: Option<PathBuf>,
+    /// Command line: keep no file measures between runs (every run reads and counts
+    /// every file, and nothing is written).
+    #[arg(
+        long,
+        global = true,
+        hide_env_values = true,
+        help_heading = TOOL_FLAGS_HEADING,
+        env = "CONTEXT_LOADER_NO_CACHE"
+    )]
+    pub no_cache: bool,
     /// Count Claude models exactly with Anthropic's count_tokens API (needs
     /// ANTHROPIC_API_KEY; falls back to the estimate, with a warning, on any failure).
     #[arg(

@@ -25,7 +25,11 @@ fn main() -> ExitCode {
         }
     };
     match command {
-        Command::Tool(tool) => cli::run(&service, tool),
+        Command::Tool(tool) => {
+            let cache =
+                cli::file_cache::FileCache::locate(global.cache_dir.as_deref(), global.no_cache);
+            cli::run(&service, tool, cache)
+        }
         Command::Stdio(args) => serve(
             &service,
             stdio::run(service.clone(), global.tools.clone(), args),

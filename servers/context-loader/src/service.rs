@@ -153,6 +153,11 @@ impl Service {
         self
     }
 
+    /// The file tools' measurement cache and limits.
+    pub fn file_store(&self) -> &FileStore {
+        &self.files.1
+    }
+
     pub fn counter(&self) -> &TokenCounter {
         &self.counter
     }

@@ -72,6 +72,10 @@ pub trait Tool: 'static {
         0
     }
 
+    /// Whether the command measures files, so that a command-line run reads the
+    /// file cache before it and writes it after (`cli::file_cache`).
+    const MEASURES_FILES: bool = false;
+
     /// The answer as a person reads it on a terminal. It takes the answer, so a
     /// packed text of hundreds of megabytes moves to stdout instead of being copied.
     fn render(output: Self::Output) -> Rendered;

@@ -400,6 +400,115 @@ fn the_cli_measures_and_loads() {
     assert!(String::from_utf8_lossy(&refused.stderr).contains("outside every root"));
 }
 
+/// `files` and `load` keep their measures between command-line runs: a second run
+/// over unchanged files reads and counts none of them, a changed file is counted
+/// again, a damaged cache is ignored (said on stderr) and replaced, and `--no-cache`
+/// reads and writes nothing. The default place is the user's cache folder.
+#[test]
+fn the_cli_keeps_file_measures_between_runs() {
+    let project = Project::new("cache");
+    let cache = project.0.join("cache");
+    let file = cache.join("file-measures.bin");
+    let run = |extra: &[&str], envs: &[(&str, &std::path::Path)]| {
+        let out = BIN
+            .command()
+            .env_remove("CONTEXT_LOADER_CACHE_DIR")
+            .env_remove("CONTEXT_LOADER_NO_CACHE")
+            .env_remove("XDG_CACHE_HOME")
+            .envs(envs.iter().copied())
+            .args(["--root", &project.root_arg()])
+            .args(extra)
+            .args(["files", "--json", "--sort", "path"])
+            .output()
+            .expect("run the CLI");
+        assert!(out.status.success(), "{out:?}");
+        let json: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        (json, String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let dir = ["--cache-dir", cache.to_str().expect("UTF-8")];
+    let (first, _) = run(&dir, &[]);
+    assert_eq!(first["cached"], 0);
+    assert!(file.is_file(), "the cache is written");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &std::path::Path| std::fs::metadata(p).expect("meta").permissions().mode();
+        assert_eq!(mode(&file) & 0o777, 0o600);
+        assert_eq!(mode(&cache) & 0o777, 0o700);
+    }
+    let (second, stderr) = run(&dir, &[]);
+    assert_eq!(second["cached"], 3, "{stderr}");
+    assert_eq!(second["files"], first["files"]);
+    assert_eq!(second["total"], first["total"]);
+
+    // A changed file is counted again; the others still come from the cache.
+    let readme = "# Project\n\nMore words about it, and then some more.\n";
+    std::fs::write(project.root().join("README.md"), readme).expect("write");
+    let (third, _) = run(&dir, &[]);
+    assert_eq!(third["cached"], 2);
+    assert_eq!(third["files"][0]["path"], "README.md");
+    assert_eq!(
+        third["files"][0]["tokens"],
+        Tokenizer::Cl100kBase.count(readme)
+    );
+
+    // A damaged cache: said, ignored, replaced.
+    std::fs::write(&file, b"not a cache file").expect("write");
+    let (fourth, stderr) = run(&dir, &[]);
+    assert_eq!(fourth["cached"], 0);
+    assert_eq!(fourth["total"], third["total"]);
+    assert!(stderr.contains("ignoring the file cache"), "{stderr}");
+    assert_eq!(run(&dir, &[]).0["cached"], 3, "replaced by a good one");
+
+    // --no-cache (or its variable): nothing read, nothing written.
+    std::fs::remove_file(&file).expect("rm");
+    assert_eq!(run(&[dir[0], dir[1], "--no-cache"], &[]).0["cached"], 0);
+    assert!(!file.exists());
+    let yes = std::path::Path::new("true");
+    assert_eq!(
+        run(&dir, &[("CONTEXT_LOADER_NO_CACHE", yes)]).0["cached"],
+        0
+    );
+    assert!(!file.exists());
+
+    // The default: $XDG_CACHE_HOME/context-loader, else ~/.cache/context-loader.
+    let home = project.0.join("home");
+    let xdg = project.0.join("xdg");
+    run(&[], &[("HOME", &home)]);
+    assert!(
+        home.join(".cache/context-loader/file-measures.bin")
+            .is_file()
+    );
+    run(&[], &[("HOME", &home), ("XDG_CACHE_HOME", &xdg)]);
+    assert!(xdg.join("context-loader/file-measures.bin").is_file());
+    let (again, _) = run(&[], &[("HOME", &home), ("XDG_CACHE_HOME", &xdg)]);
+    assert_eq!(again["cached"], 3);
+
+    // `load` reads and writes the same cache.
+    let fresh = project.0.join("fresh");
+    let load = |envs: &[(&str, &std::path::Path)]| {
+        BIN.command()
+            .env_remove("CONTEXT_LOADER_CACHE_DIR")
+            .env_remove("CONTEXT_LOADER_NO_CACHE")
+            .envs(envs.iter().copied())
+            .args([
+                "--root",
+                &project.root_arg(),
+                "load",
+                "src",
+                "--budget",
+                "400",
+            ])
+            .output()
+            .expect("load")
+    };
+    assert!(
+        load(&[("CONTEXT_LOADER_CACHE_DIR", &fresh)])
+            .status
+            .success()
+    );
+    assert!(fresh.join("file-measures.bin").is_file());
+}
+
 #[tokio::test]
 async fn a_walk_reports_progress_to_a_client_that_asks() {
     let project = Project::new("progress");

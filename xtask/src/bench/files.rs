@@ -82,11 +82,14 @@ pub fn against_repomix(bench: &mut Bench) -> anyhow::Result<String> {
     let root = corpus.dir.display().to_string();
     let out = workspace_root().join("target/bench/files-out");
     std::fs::create_dir_all(&out)?;
-    let ours_measure = CommandLine::new(
-        &cli,
-        &[
-            "--root",
-            &root,
+    let cache_dir = out.join("files-cache");
+    let _ = std::fs::remove_dir_all(&cache_dir);
+    let cache_dir = cache_dir.display().to_string();
+    // Cold: our own file cache off; warm: run twice, as a user runs repomix twice.
+    let ours_measure_with = |cache: &[&str]| {
+        let mut args = vec!["--root", &root];
+        args.extend_from_slice(cache);
+        args.extend_from_slice(&[
             // The registry's crates grow past the default per-call read limit
             // (256 MB); repomix has none.
             "--max-total-bytes",
@@ -102,11 +105,15 @@ pub fn against_repomix(bench: &mut Bench) -> anyhow::Result<String> {
             "1000000000000",
             "--max-answer-chars",
             "1000000000000",
-        ],
-    );
+        ]);
+        CommandLine::new(&cli, &args)
+    };
+    let ours_measure = ours_measure_with(&["--no-cache"]);
+    let ours_measure_warm = ours_measure_with(&["--cache-dir", &cache_dir]);
     let ours_pack = CommandLine::new(
         &cli,
         &[
+            "--no-cache",
             "--root",
             &root,
             "--max-total-bytes",
@@ -133,11 +140,15 @@ pub fn against_repomix(bench: &mut Bench) -> anyhow::Result<String> {
         command.env("REPOMIX_TOKEN_CACHE_PATH", &cache);
         command
     };
-    // Fill repomix's token cache once, untimed, so every timed warm run reads it.
+    // Fill repomix's token cache once, untimed, so every timed warm run reads it;
+    // ours too.
     timed(&mut warm_repomix())?;
+    timed(&mut ours_measure_warm.make())?;
     // Alternating, so a burst of load on the shared machine hits every contender.
     for _ in 0..rounds {
         runs.ours_measure.push(timed(&mut ours_measure.make())?);
+        runs.ours_measure_warm
+            .push(timed(&mut ours_measure_warm.make())?);
         runs.ours_pack.push(timed(&mut ours_pack.make())?);
         let mut cold = repomix.pack(&corpus.dir, &out.join("repomix.xml"));
         cold.env("REPOMIX_TOKEN_CACHE", "0");
@@ -145,6 +156,7 @@ pub fn against_repomix(bench: &mut Bench) -> anyhow::Result<String> {
         runs.repomix_warm.push(timed(&mut warm_repomix())?);
     }
     let ours_measure = Run::median(&runs.ours_measure);
+    let ours_warm = Run::median(&runs.ours_measure_warm);
     let ours_pack = Run::median(&runs.ours_pack);
     let cold = Run::median(&runs.repomix_cold);
     let warm = Run::median(&runs.repomix_warm);
@@ -167,12 +179,17 @@ pub fn against_repomix(bench: &mut Bench) -> anyhow::Result<String> {
         row(&format!("{REPOMIX}, token cache off (cold)"), &cold, &cold),
         row(&format!("{REPOMIX}, its token cache warm"), &warm, &cold),
         row(
-            "context-loader files (measure every file)",
+            "context-loader files (measure every file; --no-cache)",
             &ours_measure,
             &cold,
         ),
         row(
-            "context-loader load (pack every file, xml)",
+            "context-loader files, its file cache warm (run twice)",
+            &ours_warm,
+            &cold,
+        ),
+        row(
+            "context-loader load (pack every file, xml; --no-cache)",
             &ours_pack,
             &cold,
         ),
@@ -204,15 +221,25 @@ pub fn against_repomix(bench: &mut Bench) -> anyhow::Result<String> {
             ),
             measure_ratio >= 20.0,
         );
-        // Issue 21: repomix is run twice by a user, so its warm cache is the bar too.
-        let warm_ratio = warm.wall_ms / ours_measure.wall_ms;
+        // Issue 21: repomix is run twice by a user, so its warm cache is the bar too;
+        // run twice, ours is warm as well. Our first run against it is shown beside.
+        let warm_ratio = warm.wall_ms / ours_warm.wall_ms;
+        let first_run_ratio = warm.wall_ms / ours_measure.wall_ms;
         bench.check(
-            "files DIR ≥ 10× faster than repomix with its token cache warm",
+            "files DIR ≥ 10× faster than repomix with its token cache warm (each tool run twice: both caches warm)",
             format!(
                 "{:.0} ms vs {:.0} ms: {warm_ratio:.1}×",
-                ours_measure.wall_ms, warm.wall_ms
+                ours_warm.wall_ms, warm.wall_ms
             ),
             warm_ratio >= 10.0,
+        );
+        bench.check(
+            "files DIR, first run (no cache of ours), ≥ 10× faster than repomix with its token cache warm",
+            format!(
+                "{:.0} ms vs {:.0} ms: {first_run_ratio:.1}×",
+                ours_measure.wall_ms, warm.wall_ms
+            ),
+            first_run_ratio >= 10.0,
         );
         bench.check(
             "files DIR ≥ 30× faster than repomix cold",
@@ -252,8 +279,9 @@ pub fn against_repomix(bench: &mut Bench) -> anyhow::Result<String> {
          .gitignore files, skip binaries and count with o200k_base ({REPOMIX}: \
          `repomix DIR --style xml --token-count-encoding o200k_base`, its default \
          security check on; ours: `--model gpt-4o`). Each process starts fresh; repomix \
-         also keeps a token cache on disk, so it is timed with the cache off and warm. \
-         Medians of {rounds} rounds.\n\n{processes}\n\
+         also keeps a token cache on disk, so it is timed with the cache off and warm; \
+         so is ours (`files` and `load` keep file measures between command-line runs; \
+         `--no-cache` for the cold rows). Medians of {rounds} rounds.\n\n{processes}\n\
          In one process (`files_bench`, medians): the loop reads and counts one file at a \
          time with the engine behind `count-tokens`, which is what an agent without \
          file-tokens does (without even the transport); \"warm\" is a repeat call of a \
@@ -288,6 +316,7 @@ impl Run {
 #[derive(Default)]
 struct Runs {
     ours_measure: Vec<Run>,
+    ours_measure_warm: Vec<Run>,
     ours_pack: Vec<Run>,
     repomix_cold: Vec<Run>,
     repomix_warm: Vec<Run>,

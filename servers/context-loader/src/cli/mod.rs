@@ -5,6 +5,7 @@
 //! tool error (printed like the tool's), 2 a usage or configuration error.
 
 pub mod args;
+pub mod file_cache;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -16,15 +17,17 @@ use crate::scan::TerminalScan;
 use crate::service::Service;
 use crate::tool::{Call, Register, Rendered, Tool};
 use args::ToolCommand;
+use file_cache::FileCache;
 
 /// Exit code for a tool error (bad input); clap uses 2 for usage errors.
 const TOOL_ERROR_EXIT: u8 = 1;
 
 /// Run one tool command and print its result.
-pub fn run(service: &Service, command: ToolCommand) -> ExitCode {
+pub fn run(service: &Service, command: ToolCommand, cache: Option<FileCache>) -> ExitCode {
     let mut dispatch = Dispatch {
         service,
         command: &command,
+        cache: cache.as_ref(),
         code: None,
     };
     crate::tools::register(&mut dispatch);
@@ -36,13 +39,21 @@ pub fn run(service: &Service, command: ToolCommand) -> ExitCode {
 struct Dispatch<'a> {
     service: &'a Service,
     command: &'a ToolCommand,
+    cache: Option<&'a FileCache>,
     code: Option<u8>,
 }
 
 impl Register for Dispatch<'_> {
     fn tool<T: Tool>(&mut self) {
         if T::COMMAND == self.command.name {
+            let cache = self.cache.filter(|_| T::MEASURES_FILES);
+            if let Some(cache) = cache {
+                cache.load(self.service.file_store());
+            }
             self.code = Some(run_tool::<T>(self.service, &self.command.matches));
+            if let Some(cache) = cache {
+                cache.save(self.service.file_store());
+            }
         }
     }
 }

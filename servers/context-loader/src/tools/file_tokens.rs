@@ -59,6 +59,7 @@ impl Tool for FileTokensTool {
     const DESCRIPTION: &'static str = "Measure files, folders or globs under the roots without loading them: \
 tokens, largest files, folder totals, skipped files. Use before load-files.";
     const COMMAND: &'static str = "files";
+    const MEASURES_FILES: bool = true;
     const ABOUT: &'static str =
         "Measure files, folders and globs under the roots (the `file-tokens` tool)";
     const EXAMPLES: &'static str = "\

@@ -66,6 +66,7 @@ impl Tool for LoadFilesTool {
     const DESCRIPTION: &'static str = "Load files, folders or globs under the roots as one text, within a token \
 budget that the whole answer never exceeds.";
     const COMMAND: &'static str = "load";
+    const MEASURES_FILES: bool = true;
     const ABOUT: &'static str = "Pack files into a token budget: the text on stdout, the report on stderr (the `load-files` tool)";
     const EXAMPLES: &'static str = "\
 context-loader load README.md ARCHITECTURE.md --budget 20000 --model gpt-4o\n\
