@@ -150,8 +150,10 @@ pub fn run(quick: bool, only: &[String], no_build: bool) -> anyhow::Result<()> {
     std::fs::write(out_dir.join("report.md"), &report)?;
     eprintln!("written to {}", out_dir.join("report.md").display());
     if !quick && only.is_empty() {
-        let page = format!("# Benchmarks\n\n{}\n{report}", provenance(&bench));
-        std::fs::write(workspace_root().join("BENCHMARKS.md"), page)?;
+        let path = workspace_root().join("BENCHMARKS.md");
+        let kept = kept_sections(&std::fs::read_to_string(&path).unwrap_or_default());
+        let page = format!("# Benchmarks\n\n{}\n{report}{kept}", provenance(&bench));
+        std::fs::write(path, page)?;
         eprintln!("written to BENCHMARKS.md");
     }
     Ok(())
@@ -183,6 +185,26 @@ pub fn build(release: bool) -> anyhow::Result<&'static str> {
         cargo(&build)?;
     }
     Ok("release")
+}
+
+/// The sections of `page` (a BENCHMARKS.md) that another command measures (their
+/// heading says "not `cargo xtask bench`", as `cargo xtask mcp-tokens --bench`'s),
+/// kept as they are when a full run rewrites the page.
+fn kept_sections(page: &str) -> String {
+    let mut kept = String::new();
+    let mut keeping = false;
+    for line in page.split_inclusive('\n') {
+        if line.starts_with("## ") {
+            keeping = line.contains("not `cargo xtask bench`");
+        }
+        if keeping {
+            kept.push_str(line);
+        }
+    }
+    match kept.is_empty() {
+        true => kept,
+        false => format!("\n{}", kept.trim_end()) + "\n",
+    }
 }
 
 fn targets_table(targets: &[TargetCheck]) -> String {
@@ -303,6 +325,17 @@ fn provenance(bench: &Bench) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_full_run_keeps_the_sections_other_commands_measure() {
+        let page = "# Benchmarks\n\n## 1. Counting\nold figures\n\n\
+                    ## 9. mcp-tokens (`cargo xtask mcp-tokens --bench`, not `cargo xtask bench`)\n\
+                    kept figures\n\n## Targets\nold targets\n";
+        let kept = kept_sections(page);
+        assert!(kept.contains("## 9. mcp-tokens") && kept.contains("kept figures"));
+        assert!(!kept.contains("old figures") && !kept.contains("old targets"));
+        assert_eq!(kept_sections("# Benchmarks\n## 1. x\n"), "");
+    }
 
     #[test]
     fn median_of_odd_and_even_counts() {
