@@ -224,30 +224,30 @@ impl Tokenizer {
     /// - huggingface: none; the pre-tokenizer is whatever the `tokenizer.json` says.
     pub fn additive_cut(self, text: &str, from: usize) -> Option<usize> {
         let bytes = text.as_bytes();
-        let candidates = from.max(1)..bytes.len();
-        match self {
-            Tokenizer::HuggingFace(_) => None,
-            Tokenizer::Gemma3 => candidates
-                .into_iter()
-                .find(|&cut| after_newline(bytes, cut)),
-            _ => candidates
-                .into_iter()
-                .find(|&cut| after_newline(bytes, cut) || between_words(bytes, cut)),
-        }
+        let mut candidates = from.max(1)..bytes.len();
+        self.has_cuts()
+            .then(|| candidates.find(|&cut| self.is_additive_cut(bytes, cut)))?
     }
 
     /// The last [`Self::additive_cut`] in `(after, at]`, searching back from `at`.
     pub fn additive_cut_before(self, text: &str, after: usize, at: usize) -> Option<usize> {
         let bytes = text.as_bytes();
-        let candidates = (after.max(1) + 1..=at.min(bytes.len().saturating_sub(1))).rev();
+        let mut candidates = (after + 1..=at.min(bytes.len().saturating_sub(1))).rev();
+        self.has_cuts()
+            .then(|| candidates.find(|&cut| self.is_additive_cut(bytes, cut)))?
+    }
+
+    /// Whether [`Self::additive_cut`] ever finds one (not for a tokenizer.json).
+    fn has_cuts(self) -> bool {
+        !matches!(self, Tokenizer::HuggingFace(_))
+    }
+
+    /// Whether `cut` (inside `bytes`, after its first byte) is an additive cut.
+    fn is_additive_cut(self, bytes: &[u8], cut: usize) -> bool {
         match self {
-            Tokenizer::HuggingFace(_) => None,
-            Tokenizer::Gemma3 => candidates
-                .into_iter()
-                .find(|&cut| after_newline(bytes, cut)),
-            _ => candidates
-                .into_iter()
-                .find(|&cut| after_newline(bytes, cut) || between_words(bytes, cut)),
+            Tokenizer::HuggingFace(_) => false,
+            Tokenizer::Gemma3 => after_newline(bytes, cut),
+            _ => after_newline(bytes, cut) || between_words(bytes, cut),
         }
     }
 
