@@ -242,8 +242,46 @@ fn whitespace_heavy() -> impl Strategy<Value = String> {
     prop::collection::vec(atom, 0..48).prop_map(|atoms| atoms.concat())
 }
 
+/// Lines of code-like atoms, each text written twice (the second pass runs with
+/// the piece memos warm): indentation, punctuation ending a line, slashes and `'s`
+/// opening the next (o200k_base's punctuation piece runs on through `[\r\n/]*`),
+/// CRLF, Unicode spaces.
+fn code_lines() -> impl Strategy<Value = String> {
+    let atom = prop_oneof![
+        3 => Just(" "),
+        1 => Just("\t"),
+        1 => Just("\r"),
+        1 => Just("\u{a0}"),
+        1 => Just("\u{3000}"),
+        2 => Just("/"),
+        1 => Just("//"),
+        1 => Just("."),
+        1 => Just("}"),
+        1 => Just(";"),
+        1 => Just("#"),
+        1 => Just("*"),
+        1 => Just("'s"),
+        3 => Just("a"),
+        1 => Just("Zo"),
+        1 => Just("5"),
+        1 => Just("é"),
+    ];
+    let line = prop::collection::vec(atom, 0..8).prop_map(|atoms| atoms.concat());
+    prop::collection::vec(line, 1..12).prop_map(|lines| {
+        let text = lines.join("\n");
+        format!("{text}\n{text}")
+    })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn code_lines_match_reference(text in code_lines()) {
+        for tokenizer in Tokenizer::OPENAI {
+            prop_assert_eq!(tokenizer.count(&text), reference(tokenizer, &text), "{:?} on {:?}", tokenizer, text);
+        }
+    }
 
     #[test]
     fn whitespace_heavy_strings_match_reference(text in whitespace_heavy()) {

@@ -243,6 +243,21 @@ impl CoreBpe {
     #[inline]
     #[must_use]
     pub fn count(&self, text: &str) -> usize {
+        // context-loader patch: one loop per kept vocabulary's scanner, each with
+        // its scanner inlined (see `next_match_for`).
+        use crate::pretokenize::ANY_FAST_PATH;
+        const CL100K: u8 = FastPath::Cl100k as u8;
+        const O200K: u8 = FastPath::O200k as u8;
+        match self.pre_tokenizer.fast_path() {
+            FastPath::Cl100k => self.count_for::<CL100K>(text),
+            FastPath::O200k => self.count_for::<O200K>(text),
+            _ => self.count_for::<ANY_FAST_PATH>(text),
+        }
+    }
+
+    /// [`Self::count`] with the pre-tokenizer's fast path fixed at compile time.
+    #[inline(always)]
+    fn count_for<const FAST: u8>(&self, text: &str) -> usize {
         // context-loader patch: pieces of 3..=24 bytes are answered from a
         // per-thread memo that stays in L2, not the vocabulary's table (a cache
         // miss per piece on o200k_base's 8 MB), see `count_memo`.
@@ -254,7 +269,7 @@ impl CoreBpe {
             // memory: the pieces the memo misses are the rare ones) overlaps the
             // scan instead of stalling it.
             let mut pending: &[u8] = &[];
-            while let Some((start, end)) = self.pre_tokenizer.next_match(text, pos) {
+            while let Some((start, end)) = self.pre_tokenizer.next_match_for::<FAST>(text, pos) {
                 let piece = &text.as_bytes()[start..end];
                 count += match (piece.len(), memo.as_deref_mut()) {
                     // Half of code's pieces: a byte (always one token: merging
@@ -438,10 +453,24 @@ impl CoreBpe {
     /// then for each matched piece: (1) try direct vocab lookup (fast path for
     /// known tokens), (2) fall back to BPE merge for unknown multi-byte pieces.
     fn encode_into(&self, text: &str, result: &mut Vec<u32>) {
+        // context-loader patch: as in `count`, one loop per scanner, inlined.
+        use crate::pretokenize::ANY_FAST_PATH;
+        const CL100K: u8 = FastPath::Cl100k as u8;
+        const O200K: u8 = FastPath::O200k as u8;
+        match self.pre_tokenizer.fast_path() {
+            FastPath::Cl100k => self.encode_into_for::<CL100K>(text, result),
+            FastPath::O200k => self.encode_into_for::<O200K>(text, result),
+            _ => self.encode_into_for::<ANY_FAST_PATH>(text, result),
+        }
+    }
+
+    /// [`Self::encode_into`] with the pre-tokenizer's fast path fixed at compile time.
+    #[inline(always)]
+    fn encode_into_for<const FAST: u8>(&self, text: &str, result: &mut Vec<u32>) {
         let bytes = text.as_bytes();
         let mut pos = 0;
 
-        while let Some((start, end)) = self.pre_tokenizer.next_match(text, pos) {
+        while let Some((start, end)) = self.pre_tokenizer.next_match_for::<FAST>(text, pos) {
             let piece = &bytes[start..end];
             if let Some(token) = self.vocab.get(piece) {
                 result.push(token);
