@@ -114,10 +114,23 @@ pub fn count_itself<T: Serialize>(
     tokenizer: Tokenizer,
     own: fn(&mut T) -> &mut u64,
 ) -> String {
+    let never = || false;
+    count_itself_until(answer, tokenizer, own, &never)
+        .unwrap_or_else(|| unreachable!("never cancelled"))
+}
+
+/// [`count_itself`], giving up (`None`) soon after `cancelled` turns true: a
+/// long answer (a `load` of a whole tree) is counted in parts that check it.
+pub(crate) fn count_itself_until<T: Serialize>(
+    answer: &mut T,
+    tokenizer: Tokenizer,
+    own: fn(&mut T) -> &mut u64,
+    cancelled: &dyn Fn() -> bool,
+) -> Option<String> {
     let mut serialized = answer_text(answer);
     let mut highest = 0;
     for round in 0..8 {
-        let count = tokenizer.count(&serialized) as u64;
+        let count = tokenizer.count_until(&serialized, cancelled)? as u64;
         let stated = *own(answer);
         if count == stated || (round > 4 && count < stated) {
             break;
@@ -126,7 +139,7 @@ pub fn count_itself<T: Serialize>(
         *own(answer) = if round < 4 { count } else { highest };
         serialized = answer_text(answer);
     }
-    serialized
+    Some(serialized)
 }
 
 /// `text` as it appears inside a JSON string: what a model reads of a text field.

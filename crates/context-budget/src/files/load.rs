@@ -15,7 +15,7 @@ use super::pack::{PackOrder, cut, piece, push_piece};
 use super::query::{DEFAULT_LOAD_ROWS, LoadRequest};
 use super::roots::Roots;
 use super::store::FileLimits;
-use crate::answer::{HIGHEST_ESTIMATE, answer_text, js_length, json_escaped};
+use crate::answer::{HIGHEST_ESTIMATE, answer_text, count_itself_until, js_length, json_escaped};
 use crate::cache::FileStamp;
 use crate::read::SkipReason;
 use crate::scan_control::ScanControl;
@@ -303,8 +303,9 @@ impl<'a> Packing<'a> {
             );
             let wanted = self.wanted(batch);
             let texts = read_again(self.roots, batch, &wanted, measurer.limits, &self.read)?;
-            for (m, content) in batch.iter_mut().zip(texts) {
-                if let ControlFlow::Break(skip) = self.add(m, content) {
+            let worked = self.work_out(batch, &texts);
+            for ((m, content), worked) in batch.iter_mut().zip(texts).zip(worked) {
+                if let ControlFlow::Break(skip) = self.add(m, content, worked) {
                     skipped.push(skip);
                 }
             }
@@ -335,11 +336,45 @@ impl<'a> Packing<'a> {
             .collect()
     }
 
+    /// [`Worked`] out for each file of `batch` read again (`texts`), on all cores
+    /// when there is counting to do: a changed file's count, a cut, or the cost of
+    /// each piece when the files might not all fit (escaping and counting every
+    /// file twice, one after another, was most of a `load` of a 400 MB tree).
+    fn work_out(&self, batch: &[Measured], texts: &[Option<ReadAgain>]) -> Vec<Option<Worked>> {
+        let (tokenizer, request, all_fit) = (self.tokenizer, self.request, self.all_fit);
+        let work = |(m, text): (&Measured, &Option<ReadAgain>)| match text {
+            Some(Ok((content, stamp))) => {
+                Some(Worked::of(tokenizer, request, all_fit, m, content, stamp))
+            }
+            _ => None,
+        };
+        let items = batch.iter().zip(texts);
+        if all_fit && !needs_counts(request) {
+            // Nothing to count: no threads.
+            return items.map(work).collect();
+        }
+        let pairs: Vec<_> = items.collect();
+        let worked = crate::fan_out::map(pairs.iter().copied(), crate::fan_out::cores(), |pair| {
+            Some(work(pair))
+        });
+        // A panicking worker is a bug; work its files out here rather than lose them.
+        worked
+            .into_iter()
+            .zip(pairs)
+            .map(|(worked, pair)| worked.unwrap_or_else(|| work(pair)))
+            .collect()
+    }
+
     /// Pack one file read again (`None`: not read, it cannot fit), cut to
     /// `max_file_tokens`, or omit it when its escaped piece is over what is left of
-    /// the text's share. Breaks with the file's skip when it is no longer readable
-    /// text.
-    fn add(&mut self, m: &mut Measured, content: Option<ReadAgain>) -> ControlFlow<Skipped> {
+    /// the text's share, with what [`Self::work_out`] found for it. Breaks with the
+    /// file's skip when it is no longer readable text.
+    fn add(
+        &mut self,
+        m: &mut Measured,
+        content: Option<ReadAgain>,
+        worked: Option<Worked>,
+    ) -> ControlFlow<Skipped> {
         let (tokenizer, format) = (self.tokenizer, self.request.format);
         let path = &m.candidate.relative;
         let root = self.roots.label(m.candidate.root);
@@ -354,38 +389,24 @@ impl<'a> Packing<'a> {
                 return ControlFlow::Continue(());
             }
             Some(Ok((content, stamp))) => {
-                // Changed since it was measured, or never counted: the count is
-                // needed and the known one is stale or a bound.
-                if (needs_counts(self.request) || !self.all_fit) && (stamp != m.stamp || !m.counted)
-                {
-                    m.measure.tokens = tokenizer.count(&content) as u64;
+                let worked = worked.unwrap_or_else(|| {
+                    let all_fit = self.all_fit;
+                    Worked::of(tokenizer, self.request, all_fit, m, &content, &stamp)
+                });
+                if let Some(tokens) = worked.counted {
+                    m.measure.tokens = tokens;
                     m.counted = true;
                 }
-                content
+                (content, worked)
             }
             Some(Err(reason)) => return ControlFlow::Break(Skipped::new(path, reason)),
         };
-        let (content, truncated) = match self
-            .request
-            .max_file_tokens
-            .and_then(|max| cut(tokenizer, &content, m.measure.tokens, max))
-        {
-            Some(cut) => (cut, true),
-            None => (content, false),
-        };
+        let (content, worked) = content;
+        let truncated = worked.cut.is_some();
+        let content = worked.cut.unwrap_or(content);
         let start = self.text.len();
         push_piece(&mut self.text, format, path, &content);
-        let cost = if self.all_fit {
-            (0, 0, 0)
-        } else {
-            let escaped = json_escaped(&self.text[start..]);
-            let tokens = tokenizer.count(&escaped) as u64;
-            let high = match tokenizer == HIGHEST_ESTIMATE {
-                true => tokens,
-                false => HIGHEST_ESTIMATE.count(&escaped) as u64,
-            };
-            (tokens, high, js_length(&escaped))
-        };
+        let cost = worked.cost;
         let reserve = self.reserve;
         if self.used.0 + cost.0 > reserve.text_tokens
             || self.used.1 + cost.1 > reserve.text_high
@@ -670,18 +691,7 @@ fn measure_whole(
     tokenizer: Tokenizer,
     cancelled: &dyn Fn() -> bool,
 ) -> Option<AnswerSize> {
-    let mut serialized = answer_text(answer);
-    let mut highest = 0;
-    for round in 0..8 {
-        let count = tokenizer.count_until(&serialized, cancelled)? as u64;
-        let stated = answer.answer_tokens;
-        if count == stated || (round > 4 && count < stated) {
-            break;
-        }
-        highest = highest.max(count);
-        answer.answer_tokens = if round < 4 { count } else { highest };
-        serialized = answer_text(answer);
-    }
+    let serialized = count_itself_until(answer, tokenizer, |a| &mut a.answer_tokens, cancelled)?;
     let high = match tokenizer == HIGHEST_ESTIMATE {
         true => answer.answer_tokens,
         false => HIGHEST_ESTIMATE.count_until(&serialized, cancelled)? as u64,
@@ -691,6 +701,55 @@ fn measure_whole(
         chars: js_length(&serialized),
         bytes: serialized.len(),
     })
+}
+
+/// What packing a file read again takes counting to find out, worked out apart
+/// from the packing itself so that a batch of files can do it on all cores
+/// ([`Packing::work_out`]).
+struct Worked {
+    /// Its count, when it had to be counted again: changed since it was measured,
+    /// or never counted, and the count is needed.
+    counted: Option<u64>,
+    /// Its text cut to `max_file_tokens`, when it is over.
+    cut: Option<String>,
+    /// Its piece as the answer holds it (JSON-escaped, counted alone): tokens for
+    /// the model, by the highest estimate, characters; zero when every file fits.
+    cost: (u64, u64, usize),
+}
+
+impl Worked {
+    fn of(
+        tokenizer: Tokenizer,
+        request: &LoadRequest,
+        all_fit: bool,
+        m: &Measured,
+        content: &str,
+        stamp: &FileStamp,
+    ) -> Worked {
+        let counted = ((needs_counts(request) || !all_fit) && (*stamp != m.stamp || !m.counted))
+            .then(|| tokenizer.count(content) as u64);
+        let tokens = counted.unwrap_or(m.measure.tokens);
+        let cut = request
+            .max_file_tokens
+            .and_then(|max| cut(tokenizer, content, tokens, max));
+        let cost = if all_fit {
+            (0, 0, 0)
+        } else {
+            let path = &m.candidate.relative;
+            let escaped = json_escaped(&piece(
+                request.format,
+                path,
+                cut.as_deref().unwrap_or(content),
+            ));
+            let tokens = tokenizer.count(&escaped) as u64;
+            let high = match tokenizer == HIGHEST_ESTIMATE {
+                true => tokens,
+                false => HIGHEST_ESTIMATE.count(&escaped) as u64,
+            };
+            (tokens, high, js_length(&escaped))
+        };
+        Worked { counted, cut, cost }
+    }
 }
 
 /// Files read again per batch while packing: enough to keep every core reading,

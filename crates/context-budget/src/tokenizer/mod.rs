@@ -357,16 +357,13 @@ impl Tokenizer {
         } else {
             bpe.encode(text)
         };
-        let long = text.len() >= WEIGHT_TABLE_MIN_BYTES;
-        let weigh = |tokenizer: Tokenizer, id: u32| match tokenizer {
-            Tokenizer::O200kBase => 10,
-            _ => match long.then(|| weight_table().weights(tokenizer)).flatten() {
-                Some(weights) => weights.get(id as usize).map_or(10, |&w| u64::from(w)),
-                None => token_tenths(tokenizer, bpe.token_bytes(id).unwrap_or_default()),
-            },
-        };
-        ids.into_iter().fold((0, 0), |(mine, theirs), id| {
-            (mine + weigh(self, id), theirs + weigh(other, id))
+        let (mine, theirs) = (Weigher::new(self, text), Weigher::new(other, text));
+        let bytes = |id: u32| bpe.token_bytes(id).unwrap_or_default();
+        ids.into_iter().fold((0, 0), |(m, t), id| {
+            (
+                m + mine.weigh(id, || bytes(id)),
+                t + theirs.weigh(id, || bytes(id)),
+            )
         })
     }
 
@@ -533,19 +530,11 @@ impl Tokenizer {
                 } else {
                     bpe.encode(text)
                 };
-                // A short text weighs its few tokens directly; the table (built once,
-                // a few ms) pays off on long ones. Both give every token the same weight.
-                let table = (text.len() >= WEIGHT_TABLE_MIN_BYTES)
-                    .then(|| weight_table().weights(self))
-                    .flatten();
+                let weigher = Weigher::new(self, text);
                 let mut start = offset;
                 for id in ids {
                     let bytes = bpe.token_bytes(id).unwrap_or_default();
-                    let weight = match table {
-                        Some(weights) => weights.get(id as usize).map_or(10, |&w| u64::from(w)),
-                        None => token_tenths(self, bytes),
-                    };
-                    visit(start, weight);
+                    visit(start, weigher.weigh(id, || bytes));
                     start += bytes.len().max(1);
                 }
                 debug_assert_eq!(
@@ -647,6 +636,35 @@ fn token_tenths(tokenizer: Tokenizer, bytes: &[u8]) -> u64 {
         Tokenizer::Estimate if bytes.is_ascii() => Estimate::ASCII_TENTHS,
         Tokenizer::Estimate => Estimate::OTHER_TENTHS,
         _ => 10,
+    }
+}
+
+/// How a tokenizer weighs each o200k_base token of a text, in tenths: ten for the
+/// exact families; an estimate's from the [`weight_table`] for a long text (built
+/// once, a few ms, it pays off there) and directly for a short one. Both give every
+/// token the same weight.
+#[derive(Clone, Copy)]
+struct Weigher {
+    tokenizer: Tokenizer,
+    table: Option<&'static [u8]>,
+}
+
+impl Weigher {
+    fn new(tokenizer: Tokenizer, text: &str) -> Weigher {
+        let table = (!tokenizer.is_exact() && text.len() >= WEIGHT_TABLE_MIN_BYTES)
+            .then(|| weight_table().weights(tokenizer))
+            .flatten();
+        Weigher { tokenizer, table }
+    }
+
+    /// The weight of token `id`, whose bytes `bytes` gives when they are needed.
+    #[inline]
+    fn weigh<'a>(self, id: u32, bytes: impl FnOnce() -> &'a [u8]) -> u64 {
+        match (self.table, self.tokenizer.is_exact()) {
+            (Some(weights), _) => weights.get(id as usize).map_or(10, |&w| u64::from(w)),
+            (None, true) => 10,
+            (None, false) => token_tenths(self.tokenizer, bytes()),
+        }
     }
 }
 
