@@ -54,7 +54,20 @@ encoded once and weighed for both: user CPU 8.2–9.3 → 6.1–7.1 s, wall 4.6�
 4.0–4.3 s. Before that, the answer was built as a string three or four times over (the \
 text, a JSON value, the string, the previous round's string) and counted a megabyte at a \
 time, the escaped text having no newline to cut at: on the 393 MB tree 23 s and 1.4 GB; \
-now it is escaped and counted in parts cut between words on all cores, never built.";
+now it is escaped and counted in parts cut between words on all cores, never built. \
+Then (2026-11-27, perf, the 347-crate tree): the pre-tokenizer's `next_match`, one \
+function holding all seven ASCII scanners, was too big to inline and ran as its own \
+function once per piece, a third of `files`; the counting and encoding loops now have \
+their scanner inlined (vendor/tiktoken/PATCH.md §5): loop and scanner together 48 % of \
+the CPU where they were 34 + 22 %, user CPU 2.05–2.4 → 1.7–2.1 s on the 286-crate tree, \
+every count unchanged. A memo of whole lines in front of the counter was measured and \
+dropped: 42 % of this tree's bytes are lines seen before and a 16k-line memo hit 30 % of \
+them, but the lines that repeat are the cheap ones (indentation, braces) and the \
+per-line calls cost what the hits saved. On this tree the files' bytes cannot rule out \
+overflowing the bench's 10⁹-token budget (387 MB, six bytes per escaped byte at worst), \
+so `load` escaped and counted each file's piece twice as it packed it, one file after \
+another: 9 s on one core in the perf timeline. That counting now runs per batch of files \
+on all cores: 17.1 → 10.9 s wall, the same packed output.";
 
 /// repomix's version, pinned in bench/peers/repomix/package-lock.json.
 const REPOMIX: &str = "repomix 1.18.1";
