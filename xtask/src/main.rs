@@ -9,6 +9,7 @@ mod catalog;
 mod claude_code;
 mod clients;
 mod conformance;
+mod disk;
 mod fuzz;
 mod image;
 mod install;
@@ -177,6 +178,10 @@ fn readme(bless: bool) -> anyhow::Result<()> {
 
 fn ci() -> anyhow::Result<()> {
     let started = std::time::Instant::now();
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("target"));
+    disk::require_free(&target, disk::CI_NEEDS_BYTES)?;
     cargo(&["fmt", "--all", "--", "--check"])?;
     cargo(&[
         "clippy",
@@ -250,7 +255,11 @@ fn ci() -> anyhow::Result<()> {
     // check on a shared 2-core machine is noise).
     bench::run(true, &[], false)?;
     load::run(&load::LoadArgs::smoke())?;
-    eprintln!("xtask ci: all green in {:.0?}", started.elapsed());
+    eprintln!(
+        "xtask ci: all green in {:.0?}; target/ holds {}",
+        started.elapsed(),
+        disk::gb(disk::used_bytes(&target))
+    );
     Ok(())
 }
 

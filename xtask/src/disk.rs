@@ -1,0 +1,87 @@
+//! Disk use of `cargo xtask ci`: a clean run writes several GB under target/, and a
+//! machine that runs out of disk fails with a linker "Bus error" half an hour in. So CI
+//! checks the free space first and reports what it used at the end.
+
+use std::collections::HashSet;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::{Context, bail};
+
+/// What a clean `cargo xtask ci` leaves in target/ (MEASURE), with room for the
+/// peak while linking.
+pub const CI_NEEDS_BYTES: u64 = 12 << 30;
+
+/// Fails, saying how much is needed, when the filesystem holding `dir` has less than
+/// `needed` bytes free beyond what `already` (bytes `dir` holds now) covers.
+pub fn require_free(dir: &Path, needed: u64) -> anyhow::Result<()> {
+    let free = free_bytes(dir)?;
+    let already = if dir.exists() { used_bytes(dir) } else { 0 };
+    let missing = needed.saturating_sub(already);
+    eprintln!(
+        "disk: {} free at {}, {} already there; a clean run needs about {}",
+        gb(free),
+        dir.display(),
+        gb(already),
+        gb(needed)
+    );
+    if free < missing {
+        bail!(
+            "only {} free on the filesystem of {}, and CI needs about {} more: free some \
+             disk (an old target/ is the usual culprit: `cargo clean`) and run again",
+            gb(free),
+            dir.display(),
+            gb(missing)
+        );
+    }
+    Ok(())
+}
+
+/// Bytes allocated under `dir` (hard links counted once; symlinks not followed).
+pub fn used_bytes(dir: &Path) -> u64 {
+    let mut seen = HashSet::new();
+    let mut total = 0;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(path) = stack.pop() {
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if meta.nlink() > 1 && !seen.insert((meta.dev(), meta.ino())) {
+            continue;
+        }
+        total += meta.blocks() * 512;
+        if meta.is_dir()
+            && let Ok(entries) = std::fs::read_dir(&path)
+        {
+            stack.extend(entries.filter_map(|e| e.ok().map(|e| e.path())));
+        }
+    }
+    total
+}
+
+/// Free bytes on the filesystem of `dir` (its nearest existing ancestor), from POSIX `df`.
+fn free_bytes(dir: &Path) -> anyhow::Result<u64> {
+    let existing = dir
+        .ancestors()
+        .find(|p| p.exists())
+        .context("no existing directory above target/")?;
+    let out = Command::new("df")
+        .args(["-P", "-k"])
+        .arg(existing)
+        .output()
+        .context("cannot run df to check the free disk space")?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    // POSIX format: a header, then "fs 1024-blocks used available capacity mount".
+    let available = text
+        .lines()
+        .nth(1)
+        .and_then(|line| line.split_whitespace().nth(3))
+        .and_then(|field| field.parse::<u64>().ok())
+        .with_context(|| format!("cannot read df's output: {text:?}"))?;
+    Ok(available * 1024)
+}
+
+pub fn gb(bytes: u64) -> String {
+    format!("{:.1} GB", bytes as f64 / (1u64 << 30) as f64)
+}
