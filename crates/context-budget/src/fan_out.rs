@@ -25,6 +25,21 @@ where
     map_with(items, threads, || (), |_, item| work(item))
 }
 
+/// [`map`] that always finishes: `work` on every item of `items`, results in item
+/// order, and the items a panicking thread (a bug) left undone are done again on the
+/// calling thread rather than lost. For work that has no reason to stop early.
+pub fn map_all<T, R>(items: &[T], threads: usize, work: impl Fn(T) -> R + Sync) -> Vec<R>
+where
+    T: Copy + Sync,
+    R: Send,
+{
+    map(items.iter().copied(), threads, |item| Some(work(item)))
+        .into_iter()
+        .zip(items)
+        .map(|(done, &item)| done.unwrap_or_else(|| work(item)))
+        .collect()
+}
+
 /// `work` on every item of `items`, on up to `threads` threads (never more than
 /// there are items; the calling thread is one of them), each starting with its own
 /// state from `init` (a buffer it reuses from item to item).
@@ -104,6 +119,29 @@ mod tests {
             Some(())
         });
         assert!(words.iter().all(|w| w == "a!"));
+    }
+
+    #[test]
+    fn map_all_does_again_what_a_panicking_thread_left() {
+        let items: Vec<usize> = (0..200).collect();
+        let caller = std::thread::current().id();
+        let panicked = AtomicBool::new(false);
+        // The other thread's first item panics (a panic on the calling thread would
+        // propagate); the caller is slowed so that the other thread takes items.
+        let doubled = map_all(&items, 2, |n| {
+            if std::thread::current().id() == caller {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            } else if !panicked.swap(true, Ordering::Relaxed) {
+                // resume_unwind: no panic message in the test output.
+                std::panic::resume_unwind(Box::new("expected"));
+            }
+            n * 2
+        });
+        assert!(
+            panicked.load(Ordering::Relaxed),
+            "the other thread took an item"
+        );
+        assert_eq!(doubled, items.iter().map(|n| n * 2).collect::<Vec<_>>());
     }
 
     #[test]

@@ -304,8 +304,9 @@ impl<'a> Packing<'a> {
             let wanted = self.wanted(batch);
             let texts = read_again(self.roots, batch, &wanted, measurer.limits, &self.read)?;
             let worked = self.work_out(batch, &texts);
-            for ((m, content), worked) in batch.iter_mut().zip(texts).zip(worked) {
-                if let ControlFlow::Break(skip) = self.add(m, content, worked) {
+            for ((m, text), worked) in batch.iter_mut().zip(texts).zip(worked) {
+                let read = text.map(|read| read.map(|(content, _)| (content, worked)));
+                if let ControlFlow::Break(skip) = self.add(m, read) {
                     skipped.push(skip);
                 }
             }
@@ -340,29 +341,20 @@ impl<'a> Packing<'a> {
     /// when there is counting to do: a changed file's count, a cut, or the cost of
     /// each piece when the files might not all fit (escaping and counting every
     /// file twice, one after another, was most of a `load` of a 400 MB tree).
-    fn work_out(&self, batch: &[Measured], texts: &[Option<ReadAgain>]) -> Vec<Option<Worked>> {
+    fn work_out(&self, batch: &[Measured], texts: &[Option<ReadAgain>]) -> Vec<Worked> {
         let (tokenizer, request, all_fit) = (self.tokenizer, self.request, self.all_fit);
         let work = |(m, text): (&Measured, &Option<ReadAgain>)| match text {
             Some(Ok((content, stamp))) => {
-                Some(Worked::of(tokenizer, request, all_fit, m, content, stamp))
+                Worked::of(tokenizer, request, all_fit, m, content, stamp)
             }
-            _ => None,
+            _ => Worked::default(),
         };
-        let items = batch.iter().zip(texts);
+        let pairs: Vec<_> = batch.iter().zip(texts).collect();
         if all_fit && !needs_counts(request) {
             // Nothing to count: no threads.
-            return items.map(work).collect();
+            return pairs.into_iter().map(work).collect();
         }
-        let pairs: Vec<_> = items.collect();
-        let worked = crate::fan_out::map(pairs.iter().copied(), crate::fan_out::cores(), |pair| {
-            Some(work(pair))
-        });
-        // A panicking worker is a bug; work its files out here rather than lose them.
-        worked
-            .into_iter()
-            .zip(pairs)
-            .map(|(worked, pair)| worked.unwrap_or_else(|| work(pair)))
-            .collect()
+        crate::fan_out::map_all(&pairs, crate::fan_out::cores(), work)
     }
 
     /// Pack one file read again (`None`: not read, it cannot fit), cut to
@@ -372,13 +364,12 @@ impl<'a> Packing<'a> {
     fn add(
         &mut self,
         m: &mut Measured,
-        content: Option<ReadAgain>,
-        worked: Option<Worked>,
+        read: Option<Result<(String, Worked), SkipReason>>,
     ) -> ControlFlow<Skipped> {
         let (tokenizer, format) = (self.tokenizer, self.request.format);
         let path = &m.candidate.relative;
         let root = self.roots.label(m.candidate.root);
-        let content = match content {
+        let (content, worked) = match read {
             None => {
                 self.omitted.push(OmittedFile {
                     path: path.clone(),
@@ -388,20 +379,13 @@ impl<'a> Packing<'a> {
                 });
                 return ControlFlow::Continue(());
             }
-            Some(Ok((content, stamp))) => {
-                let worked = worked.unwrap_or_else(|| {
-                    let all_fit = self.all_fit;
-                    Worked::of(tokenizer, self.request, all_fit, m, &content, &stamp)
-                });
-                if let Some(tokens) = worked.counted {
-                    m.measure.tokens = tokens;
-                    m.counted = true;
-                }
-                (content, worked)
-            }
+            Some(Ok(read)) => read,
             Some(Err(reason)) => return ControlFlow::Break(Skipped::new(path, reason)),
         };
-        let (content, worked) = content;
+        if let Some(tokens) = worked.counted {
+            m.measure.tokens = tokens;
+            m.counted = true;
+        }
         let truncated = worked.cut.is_some();
         let content = worked.cut.unwrap_or(content);
         let start = self.text.len();
@@ -705,7 +689,8 @@ fn measure_whole(
 
 /// What packing a file read again takes counting to find out, worked out apart
 /// from the packing itself so that a batch of files can do it on all cores
-/// ([`Packing::work_out`]).
+/// ([`Packing::work_out`]). Its default is nothing to work out (a file not read).
+#[derive(Default)]
 struct Worked {
     /// Its count, when it had to be counted again: changed since it was measured,
     /// or never counted, and the count is needed.
@@ -801,15 +786,7 @@ pub(super) fn read_again(
         })
     };
     let batch: Vec<(&Measured, &bool)> = batch.iter().zip(wanted).collect();
-    let texts = crate::fan_out::map(batch.iter().copied(), crate::fan_out::cores(), |pair| {
-        Some(read(pair))
-    });
-    // A panicking reader is a bug; read its files here rather than lose them.
-    let texts = texts
-        .into_iter()
-        .zip(batch)
-        .map(|(text, pair)| text.unwrap_or_else(|| read(pair)))
-        .collect();
+    let texts = crate::fan_out::map_all(&batch, crate::fan_out::cores(), read);
     if over.load(Ordering::Relaxed) {
         return Err(FilesError::TooManyBytes {
             limit: limits.max_total_bytes,
