@@ -6,7 +6,9 @@ use rustc_hash::FxHashMap;
 use crate::count_memo;
 use crate::merge;
 use crate::piece_cache;
-use crate::pretokenize::{FastPath, PreTokenizer, RegexPreTokenizer, WhitespaceRules};
+use crate::pretokenize::{
+    FastPath, PreTokenizer, RegexPreTokenizer, WhitespaceRules, with_fast_path,
+};
 use crate::vocab::Vocab;
 
 /// A Byte Pair Encoding tokenizer engine.
@@ -245,14 +247,7 @@ impl CoreBpe {
     pub fn count(&self, text: &str) -> usize {
         // context-loader patch: one loop per kept vocabulary's scanner, each with
         // its scanner inlined (see `next_match_for`).
-        use crate::pretokenize::ANY_FAST_PATH;
-        const CL100K: u8 = FastPath::Cl100k as u8;
-        const O200K: u8 = FastPath::O200k as u8;
-        match self.pre_tokenizer.fast_path() {
-            FastPath::Cl100k => self.count_for::<CL100K>(text),
-            FastPath::O200k => self.count_for::<O200K>(text),
-            _ => self.count_for::<ANY_FAST_PATH>(text),
-        }
+        with_fast_path!(self.pre_tokenizer.fast_path(), self.count_for(text))
     }
 
     /// [`Self::count`] with the pre-tokenizer's fast path fixed at compile time.
@@ -454,14 +449,7 @@ impl CoreBpe {
     /// known tokens), (2) fall back to BPE merge for unknown multi-byte pieces.
     fn encode_into(&self, text: &str, result: &mut Vec<u32>) {
         // context-loader patch: as in `count`, one loop per scanner, inlined.
-        use crate::pretokenize::ANY_FAST_PATH;
-        const CL100K: u8 = FastPath::Cl100k as u8;
-        const O200K: u8 = FastPath::O200k as u8;
-        match self.pre_tokenizer.fast_path() {
-            FastPath::Cl100k => self.encode_into_for::<CL100K>(text, result),
-            FastPath::O200k => self.encode_into_for::<O200K>(text, result),
-            _ => self.encode_into_for::<ANY_FAST_PATH>(text, result),
-        }
+        with_fast_path!(self.pre_tokenizer.fast_path(), self.encode_into_for(text, result))
     }
 
     /// [`Self::encode_into`] with the pre-tokenizer's fast path fixed at compile time.

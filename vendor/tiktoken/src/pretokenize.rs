@@ -116,17 +116,30 @@ impl RegexPreTokenizer {
 impl PreTokenizer for RegexPreTokenizer {
     #[inline]
     fn next_match(&self, text: &str, pos: usize) -> Option<(usize, usize)> {
-        match self.fast {
-            FastPath::Cl100k => self.next_match_for::<{ FastPath::Cl100k as u8 }>(text, pos),
-            FastPath::O200k => self.next_match_for::<{ FastPath::O200k as u8 }>(text, pos),
-            _ => self.next_match_for::<{ ANY_FAST_PATH }>(text, pos),
-        }
+        with_fast_path!(self.fast, self.next_match_for(text, pos))
     }
 }
 
 /// context-loader patch: [`RegexPreTokenizer::next_match_for`] with the fast path
 /// read from the pre-tokenizer at run time.
 pub(crate) const ANY_FAST_PATH: u8 = u8::MAX;
+
+/// context-loader patch: `with_fast_path!(fast, receiver.method(args))` calls
+/// `method::<FAST>` with `FAST` fixed at compile time for cl100k's and o200k's
+/// scanners (each call site gets its own loop, scanner inlined), and
+/// [`ANY_FAST_PATH`] for every other vocabulary.
+macro_rules! with_fast_path {
+    ($fast:expr, $receiver:ident . $method:ident ( $($arg:expr),* )) => {
+        match $fast {
+            $crate::pretokenize::FastPath::Cl100k => $receiver
+                .$method::<{ $crate::pretokenize::FastPath::Cl100k as u8 }>($($arg),*),
+            $crate::pretokenize::FastPath::O200k => $receiver
+                .$method::<{ $crate::pretokenize::FastPath::O200k as u8 }>($($arg),*),
+            _ => $receiver.$method::<{ $crate::pretokenize::ANY_FAST_PATH }>($($arg),*),
+        }
+    };
+}
+pub(crate) use with_fast_path;
 
 impl RegexPreTokenizer {
     /// Which ASCII scanner this pre-tokenizer tries first.
