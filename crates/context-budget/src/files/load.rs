@@ -11,11 +11,13 @@ use super::measure::{Measured, Measurer, Reading};
 use super::open::reopen;
 use super::output::{Excluded, FilesModel, WindowShare};
 use super::output::{IncludedFile, LoadedFiles, OmittedFile, Skipped, cap_skipped_to};
-use super::pack::{PackOrder, cut, piece, push_piece};
+use super::pack::{PackFormat, PackOrder, cut, piece, push_piece};
 use super::query::{DEFAULT_LOAD_ROWS, LoadRequest};
 use super::roots::Roots;
 use super::store::FileLimits;
-use crate::answer::{HIGHEST_ESTIMATE, answer_text, count_itself_until, js_length, json_escaped};
+use crate::answer::{
+    HIGHEST_ESTIMATE, answer_text, count_itself_until, js_length, json_escaped, json_escaped_len,
+};
 use crate::cache::FileStamp;
 use crate::read::SkipReason;
 use crate::scan_control::ScanControl;
@@ -187,24 +189,34 @@ pub(super) fn reading(request: &LoadRequest) -> Reading {
 /// answer whatever they count.
 ///
 /// A token of cl100k/o200k covers at least one byte, so a text counts at most its
-/// length in tokens (the Claude estimate at most 1.9 per byte, rounded up); escaped
-/// in the answer's JSON a byte takes at most six (`\u001f`). When every piece
-/// together is within the reserve by those bounds, all of them fit and counting each
-/// file first would be wasted work: the one count of the answer
+/// length in tokens (the Claude estimate at most 1.9 per byte, rounded up), and the
+/// length that matters is the escaped one the answer's JSON holds: each file's was
+/// taken as it was read ([`FileMeasure::escaped`]), its piece's frame is escaped
+/// here, and a Markdown fence grows past three backticks only with a longer run in
+/// the file (two fences, at most two bytes per byte of it). When every piece
+/// together is within the reserve by those bounds, all of them fit and counting
+/// each file first would be wasted work: the one count of the answer
 /// ([`Packing::finish`]) proves it.
+///
+/// [`FileMeasure::escaped`]: super::measure::FileMeasure::escaped
 pub(super) fn all_fit_by_bytes(
     measured: &[Measured],
     request: &LoadRequest,
     tokenizer: Tokenizer,
     reserve: &Reserve,
 ) -> (u64, bool) {
-    let packed_bytes: u64 = measured
-        .iter()
-        .map(|m| {
-            m.measure.bytes + 1 + piece(request.format, &m.candidate.relative, "").len() as u64
-        })
-        .sum();
-    let escaped = packed_bytes.saturating_mul(6);
+    let (mut packed_bytes, mut escaped) = (0u64, 0u64);
+    for m in measured {
+        let frame = piece(request.format, &m.candidate.relative, "");
+        let fence_growth = match request.format {
+            PackFormat::Markdown => 2 * m.measure.bytes,
+            PackFormat::Xml | PackFormat::Plain => 0,
+        };
+        // The newline a piece adds after a text that does not end with one. (A
+        // longer fence is rare: the text's capacity does not reserve for it.)
+        packed_bytes += m.measure.bytes + 1 + frame.len() as u64;
+        escaped += m.measure.escaped + 2 + json_escaped_len(&frame) + fence_growth;
+    }
     let fits = super::measure::max_tokens_of_bytes(tokenizer, escaped) <= reserve.text_tokens
         && super::measure::max_tokens_of_bytes(HIGHEST_ESTIMATE, escaped) <= reserve.text_high
         && escaped <= reserve.text_chars as u64;
@@ -484,7 +496,7 @@ impl<'a> Packing<'a> {
                 excluded: excluded.clone(),
                 text: std::mem::take(&mut self.text),
             };
-            let size = measure_answer(&mut answer, self.tokenizer, self.control)
+            let size = measure_answer(&mut answer, self.tokenizer, limit.tokens, self.control)
                 .ok_or(FilesError::Cancelled)?;
             let over = [
                 (answer.answer_tokens, self.budget),
@@ -536,8 +548,9 @@ impl<'a> Packing<'a> {
 }
 
 /// What the model receives of a `load-files` answer (the string [`answer_text`]
-/// gives): its tokens by [`HIGHEST_ESTIMATE`], characters (UTF-16) and bytes. Its
-/// tokens for the model are what `answer_tokens` states.
+/// gives): its tokens by [`HIGHEST_ESTIMATE`] (or a bound on them under the answer
+/// limit, see [`measure_in_parts`]), characters (UTF-16) and bytes. Its tokens for
+/// the model are what `answer_tokens` states.
 struct AnswerSize {
     high: u64,
     chars: usize,
@@ -560,11 +573,15 @@ struct AnswerSize {
 fn measure_answer(
     answer: &mut LoadedFiles,
     tokenizer: Tokenizer,
+    high_limit: u64,
     control: &dyn ScanControl,
 ) -> Option<AnswerSize> {
     let text = std::mem::take(&mut answer.text);
     let measured = match tokenizer.escape_stable_cut(&text, 1) {
-        Some(first_cut) => measure_in_parts(answer, &text, first_cut, tokenizer, control),
+        Some(first_cut) => {
+            let parts = (tokenizer, high_limit, control);
+            measure_in_parts(answer, &text, first_cut, parts)
+        }
         None => Err(NoParts),
     };
     answer.text = text;
@@ -579,12 +596,17 @@ struct NoParts;
 
 /// [`measure_answer`] of `answer` (its text taken out: `text`) in parts, the first
 /// ending at `first_cut`.
+///
+/// The highest estimate matters only against the answer's token limit
+/// (`high_limit`): when the answer's escaped bytes alone keep it under, its tokens
+/// are only counted for the model, and the bound stands for the estimate. Weighing
+/// each token for it needs the tokens themselves, encoded, where counting is about
+/// twice as fast.
 fn measure_in_parts(
     answer: &mut LoadedFiles,
     text: &str,
     first_cut: usize,
-    tokenizer: Tokenizer,
-    control: &dyn ScanControl,
+    (tokenizer, high_limit, control): (Tokenizer, u64, &dyn ScanControl),
 ) -> Result<Option<AnswerSize>, NoParts> {
     // `text` is the last field: the answer is `{…,"text":"` + escaped text + `"}`.
     const EMPTY_TEXT_END: &str = r#","text":""}"#;
@@ -603,7 +625,13 @@ fn measure_in_parts(
     }
     let ends: Vec<usize> = starts.iter().skip(1).copied().chain([text.len()]).collect();
     let spans: Vec<(usize, usize)> = starts.into_iter().zip(ends).collect();
+    // The shell's numbers may grow while `answer_tokens` settles: 20 digits at most.
+    let high_bound = super::measure::max_tokens_of_bytes(
+        HIGHEST_ESTIMATE,
+        shell.len() as u64 + 20 + json_escaped_len(text),
+    );
     let high_differs = tokenizer != HIGHEST_ESTIMATE;
+    let weigh_high = high_differs && high_bound > high_limit;
     let parts = crate::fan_out::map(
         spans.iter().copied(),
         crate::fan_out::cores(),
@@ -615,7 +643,10 @@ fn measure_in_parts(
             if to == text.len() {
                 escaped.push_str(suffix);
             }
-            let (tenths, high) = tokenizer.tenths_with_here(HIGHEST_ESTIMATE, &escaped);
+            let (tenths, high) = match weigh_high {
+                true => tokenizer.tenths_with_here(HIGHEST_ESTIMATE, &escaped),
+                false => (tokenizer.tenths_here(&escaped), 0),
+            };
             Some([
                 tenths,
                 high,
@@ -655,11 +686,12 @@ fn measure_in_parts(
         answer.answer_tokens = if round < 4 { count } else { highest };
     }
     let head = head(answer);
-    let high = match high_differs {
-        true => crate::ClaudeEstimate::tokens_from_tenths(
+    let high = match (high_differs, weigh_high) {
+        (true, true) => crate::ClaudeEstimate::tokens_from_tenths(
             HIGHEST_ESTIMATE.tenths_here(&head) + body_high,
         ) as u64,
-        false => answer.answer_tokens,
+        (true, false) => high_bound,
+        (false, _) => answer.answer_tokens,
     };
     Ok(Some(AnswerSize {
         high,
@@ -1116,8 +1148,19 @@ mod answer_tests {
                     continue;
                 }
                 let mut parts = answer(text.clone(), tokenizer);
-                let size = measure_answer(&mut parts, tokenizer, &Unobserved).unwrap();
+                // Under a limit of 0 the highest estimate is always weighed.
+                let size = measure_answer(&mut parts, tokenizer, 0, &Unobserved).unwrap();
                 let built = answer_text(&parts);
+                // Under no limit it may be bounded instead, never below the count.
+                let mut unlimited = answer(text.clone(), tokenizer);
+                let bounded =
+                    measure_answer(&mut unlimited, tokenizer, u64::MAX, &Unobserved).unwrap();
+                assert_eq!(unlimited.answer_tokens, parts.answer_tokens);
+                assert!(
+                    bounded.high >= size.high,
+                    "{tokenizer:?}: a bound, not below"
+                );
+                assert_eq!((bounded.chars, bounded.bytes), (size.chars, size.bytes));
                 let what = format!("{tokenizer:?} on {} bytes", text.len());
                 assert_eq!(
                     tokenizer.count(&built) as u64,
@@ -1146,7 +1189,7 @@ mod answer_tests {
         let code = include_str!("load.rs");
         let text = code.repeat(3 * COUNT_CHUNK_BYTES / code.len() + 1);
         let mut answer = answer(text.clone(), Tokenizer::O200kBase);
-        assert!(measure_answer(&mut answer, Tokenizer::O200kBase, &Cancelled).is_none());
+        assert!(measure_answer(&mut answer, Tokenizer::O200kBase, 0, &Cancelled).is_none());
         assert_eq!(answer.text, text);
     }
 }

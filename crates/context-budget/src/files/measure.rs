@@ -14,6 +14,7 @@ use super::secrets::looks_secret_path;
 use super::store::FileLimits;
 use super::walk::Candidate;
 use crate::Tokenizer;
+use crate::answer::json_escaped_len;
 use crate::cache::{FileStamp, MeasureCache};
 use crate::read::{SkipReason, count_lines};
 use crate::scan_control::ScanControl;
@@ -24,6 +25,10 @@ pub struct FileMeasure {
     pub tokens: u64,
     pub lines: u64,
     pub bytes: u64,
+    /// Bytes of the text escaped in a JSON string, as an answer holds it: with the
+    /// tokens' bound per byte, it can tell that a whole tree fits a budget without
+    /// counting it ([`super::load::all_fit_by_bytes`]).
+    pub escaped: u64,
 }
 
 /// A file that was opened, checked and measured.
@@ -157,6 +162,7 @@ impl Measurer<'_> {
             tokens: 0,
             lines: count_lines(text),
             bytes: text.len() as u64,
+            escaped: json_escaped_len(text),
         };
         if reading == Reading::Check {
             return Ok(done(measure, false, false));

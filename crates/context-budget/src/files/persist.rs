@@ -19,7 +19,7 @@ use crate::Tokenizer;
 use crate::cache::{FileStamp, MAX_CACHE_ENTRIES};
 
 /// The first bytes of a cache file; a new layout gets a new version.
-const MAGIC: &[u8] = b"context-loader file measures v1\n";
+const MAGIC: &[u8] = b"context-loader file measures v2\n";
 
 /// Largest cache file read back. An entry is ~100 bytes plus its path, so the
 /// largest cache ([`MAX_CACHE_ENTRIES`]) fits with room for long paths.
@@ -80,6 +80,7 @@ impl FileStore {
                 measure.tokens,
                 measure.lines,
                 measure.bytes,
+                measure.escaped,
             ] {
                 out.extend_from_slice(&n.to_le_bytes());
             }
@@ -103,9 +104,9 @@ impl FileStore {
             return Err(BadCacheFile("written by another build"));
         }
         let count = reader.u64()?;
-        // Each entry takes at least 81 bytes: a count larger than the rest can hold
+        // Each entry takes at least 89 bytes: a count larger than the rest can hold
         // is malformed, and is refused before anything is allocated for it.
-        if count > MAX_CACHE_ENTRIES as u64 || count > reader.0.len() as u64 / 81 {
+        if count > MAX_CACHE_ENTRIES as u64 || count > reader.0.len() as u64 / 89 {
             return Err(BadCacheFile("more entries than the file holds"));
         }
         let mut entries = Vec::with_capacity(count as usize);
@@ -131,6 +132,7 @@ impl FileStore {
                 tokens: reader.u64()?,
                 lines: reader.u64()?,
                 bytes: reader.u64()?,
+                escaped: reader.u64()?,
             };
             let stamp = FileStamp {
                 size,
