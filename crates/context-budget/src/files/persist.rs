@@ -21,6 +21,9 @@ use crate::cache::{FileStamp, MAX_CACHE_ENTRIES};
 /// The first bytes of a cache file; a new layout gets a new version.
 const MAGIC: &[u8] = b"context-loader file measures v2\n";
 
+/// What the first bytes of every layout's cache file start with.
+const MAGIC_STEM: &[u8] = b"context-loader file measures v";
+
 /// Largest cache file read back. An entry is ~100 bytes plus its path, so the
 /// largest cache ([`MAX_CACHE_ENTRIES`]) fits with room for long paths.
 pub const MAX_CACHE_FILE_BYTES: u64 = 64 * 1024 * 1024;
@@ -97,8 +100,13 @@ impl FileStore {
             ));
         }
         let mut reader = Reader(bytes);
-        if reader.take(MAGIC.len())? != MAGIC {
-            return Err(BadCacheFile("not a cache file of this program"));
+        let magic = reader.take(MAGIC.len())?;
+        if magic != MAGIC {
+            // Another layout is what an upgrade finds: not a stranger's file.
+            return Err(BadCacheFile(match magic.starts_with(MAGIC_STEM) {
+                true => "written by another build",
+                false => "not a cache file of this program",
+            }));
         }
         if reader.bytes()? != generation.as_bytes() {
             return Err(BadCacheFile("written by another build"));
@@ -275,9 +283,14 @@ mod tests {
             assert_eq!(second.restore_cache(&bytes, "build-1"), Ok(2));
             assert_eq!(second.cache_added(), 0, "restored entries are not new");
             assert_eq!(measure(&second, &dir, &model), (total, 2));
-            // Another build's file is refused whole.
+            // Another build's file is refused whole, and so is another layout's,
+            // for the same reason (the command line replaces either quietly).
             let third = FileStore::new(FileLimits::default());
-            assert!(third.restore_cache(&bytes, "build-2").is_err());
+            let another_build = Err(BadCacheFile("written by another build"));
+            assert_eq!(third.restore_cache(&bytes, "build-2"), another_build);
+            let mut older = bytes.clone();
+            older[MAGIC_STEM.len()] = b'1';
+            assert_eq!(third.restore_cache(&older, "build-1"), another_build);
             assert_eq!(measure(&third, &dir, &model), (total, 0));
         }
         // A changed file is measured again, the unchanged one still comes back.
