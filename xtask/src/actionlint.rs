@@ -9,7 +9,7 @@ use std::process::Command;
 use anyhow::{Context, bail};
 
 pub fn run(root: &Path) -> anyhow::Result<()> {
-    let bin = crate::python::ensure_packaging_venv(&root.join("target"))?;
+    let bin = crate::python::ensure_packaging_venv(&crate::target_dir())?;
     let shellcheck = ensure_shellcheck()?;
     let workflows = [".github/workflows/ci.yml", ".github/workflows/release.yml"];
     for workflow in workflows {

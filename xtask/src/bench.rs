@@ -70,10 +70,7 @@ pub struct TargetCheck {
 
 impl Bench {
     pub fn artifact(&self, relative: &str) -> PathBuf {
-        workspace_root()
-            .join("target")
-            .join(self.profile)
-            .join(relative)
+        crate::target_dir().join(self.profile).join(relative)
     }
 
     /// The TypeScript SDK peer, installed on first use.
@@ -117,7 +114,7 @@ pub fn run(quick: bool, only: &[String], no_build: bool) -> anyhow::Result<()> {
         (true, true) => "debug",
         (true, false) => "release",
     };
-    let out_dir = workspace_root().join("target/bench");
+    let out_dir = crate::target_dir().join("bench");
     std::fs::create_dir_all(&out_dir)?;
     let mut bench = Bench {
         quick,

@@ -72,7 +72,7 @@ fn platform() -> &'static str {
 /// Build the bundle; the path of the `.mcpb`.
 pub fn build(root: &Path) -> anyhow::Result<PathBuf> {
     let binary = crate::install::release_binary(root)?;
-    let target = root.join("target");
+    let target = crate::target_dir();
     let node = crate::node::ensure(&target)?;
     let package = ensure_mcpb(&target, &node)?;
     let version = crate::install::server_version();
@@ -128,7 +128,7 @@ pub fn build(root: &Path) -> anyhow::Result<PathBuf> {
 /// Build, unpack and start the bundle as Claude Desktop would.
 pub fn check(root: &Path) -> anyhow::Result<()> {
     let bundle = build(root)?;
-    let target = root.join("target");
+    let target = crate::target_dir();
     let node = crate::node::ensure(&target)?;
     let package = ensure_mcpb(&target, &node)?;
     let work = target.join("xtask/bundle/check");

@@ -73,7 +73,7 @@ fn generate(root: &Path, litellm: &str, version: &str) -> anyhow::Result<String>
 }
 
 pub fn check(root: &Path) -> anyhow::Result<()> {
-    let litellm_path = pinned_litellm_json(&root.join("target"))?;
+    let litellm_path = pinned_litellm_json(&crate::target_dir())?;
     let litellm = std::fs::read_to_string(&litellm_path)?;
     let text = generate(root, &litellm, LITELLM_VERSION)?;
     let shipped_path = shipped_path(root);

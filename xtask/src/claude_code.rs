@@ -93,9 +93,9 @@ const TREE_FILES: usize = 1_200;
 const SPECS: usize = 2_000;
 
 pub fn run(root: &Path, node: &NodeEnv) -> anyhow::Result<()> {
-    let target = root.join("target");
+    let target = crate::target_dir();
     let claude = install(&target, node)?;
-    let server = root.join("target/debug/context-loader");
+    let server = crate::target_dir().join("debug/context-loader");
     ensure!(
         server.exists(),
         "{} is not built (cargo build -p context-loader)",
@@ -679,7 +679,7 @@ fn check_mcp_tokens(
         config.with_file_name("claude-code-tools.json"),
         serde_json::to_string_pretty(sent)?,
     )?;
-    let bin = root.join("target/debug/context-loader");
+    let bin = crate::target_dir().join("debug/context-loader");
     let out = Command::new(&bin)
         .args(["mcp-tokens", "--json", "--model", "gpt-4o", "--config"])
         .arg(config)

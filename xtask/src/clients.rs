@@ -16,12 +16,12 @@ use serde_json::Value;
 const INSPECTOR: &str = "@modelcontextprotocol/inspector@2.12.0";
 
 pub fn run(root: &Path) -> anyhow::Result<()> {
-    let target = root.join("target");
+    let target = crate::target_dir();
     let venv = crate::python::ensure_venv(&target)?;
     let node = crate::node::ensure(&target)?;
-    let stateful = crate::server::start(root, &[])?;
-    let stateless = crate::server::start(root, &["--stateless"])?;
-    let binary = root.join("target/debug/context-loader");
+    let stateful = crate::server::start(&[])?;
+    let stateless = crate::server::start(&["--stateless"])?;
+    let binary = crate::target_dir().join("debug/context-loader");
     let binary = binary.to_str().context("binary path is not UTF-8")?;
 
     let script = root.join("xtask/clients/python_sdk.py");

@@ -17,12 +17,13 @@ const BASELINE: &str = "xtask/conformance-expected-failures.yml";
 const STATELESS_ONLY: &str = "  - server-sse-multiple-streams  # stateless mode has no session, so no second SSE stream on one\n";
 
 pub fn run(root: &Path) -> anyhow::Result<()> {
-    let node = crate::node::ensure(&root.join("target"))?;
+    let node = crate::node::ensure(&crate::target_dir())?;
     let baseline_path = root.join(BASELINE);
     let baseline_text = std::fs::read_to_string(&baseline_path).context(BASELINE)?;
     run_mode(root, &node, "stateful", &[], &baseline_path, &baseline_text)?;
     // The replica mode: the same baseline plus the one scenario that needs sessions.
-    let stateless_path = root.join("target/xtask/conformance-expected-failures-stateless.yml");
+    let stateless_path =
+        crate::target_dir().join("xtask/conformance-expected-failures-stateless.yml");
     let stateless_text = format!("{baseline_text}{STATELESS_ONLY}");
     std::fs::write(&stateless_path, &stateless_text).context("write stateless baseline")?;
     run_mode(
@@ -43,7 +44,7 @@ fn run_mode(
     baseline_path: &Path,
     baseline_text: &str,
 ) -> anyhow::Result<()> {
-    let server = crate::server::start(root, server_args)?;
+    let server = crate::server::start(server_args)?;
     let baseline = read_baseline(baseline_text);
     eprintln!("$ npx {SUITE} server --url {} ({mode})", server.url);
     let output = node

@@ -8,7 +8,6 @@
 //! answer) are printed, not failed on: they are the fuzzer's opinions, not faults.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::process::{Command, Stdio};
 
 use anyhow::{Context, bail, ensure};
@@ -18,11 +17,11 @@ use serde_json::Value;
 const TOOL_RUNS: &str = "25";
 const PROTOCOL_RUNS: &str = "8";
 
-pub fn run(root: &Path) -> anyhow::Result<()> {
-    let target = root.join("target");
+pub fn run() -> anyhow::Result<()> {
+    let target = crate::target_dir();
     let venv = crate::python::ensure_venv(&target)?;
-    let mut server = crate::server::start(root, &[])?;
-    let binary = root.join("target/debug/context-loader");
+    let mut server = crate::server::start(&[])?;
+    let binary = target.join("debug/context-loader");
     let stdio_command = format!("{} stdio", binary.display());
     let out_root = target.join("xtask/fuzz");
     let _ = std::fs::remove_dir_all(&out_root);

@@ -124,7 +124,7 @@ fn install_file(rootfs: &Path, from: &Path, at: &str) -> anyhow::Result<()> {
 pub fn build(root: &Path) -> anyhow::Result<String> {
     ensure_tools()?;
     let binary = crate::install::release_binary(root)?;
-    let context = root.join("target/xtask/image/context");
+    let context = crate::target_dir().join("xtask/image/context");
     if context.exists() {
         std::fs::remove_dir_all(&context)?;
     }
@@ -206,7 +206,7 @@ pub fn check(root: &Path) -> anyhow::Result<()> {
     let image = inspect(&tag)?;
     let config = config_of(&image);
     check_config(&config, image["Size"].as_u64().unwrap_or(u64::MAX))?;
-    let rootfs = root.join("target/xtask/image/extracted");
+    let rootfs = crate::target_dir().join("xtask/image/extracted");
     extract(&tag, &rootfs)?;
     run_from_rootfs(&rootfs, &config)
 }

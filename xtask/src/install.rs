@@ -20,7 +20,7 @@ pub fn release_binary(root: &Path) -> anyhow::Result<PathBuf> {
     if let Some(binary) = INSTALLED.get() {
         return Ok(binary.clone());
     }
-    let target = root.join("target");
+    let target = crate::target_dir();
     let prefix = target.join("xtask/install");
     let args = [
         "install",

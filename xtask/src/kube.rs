@@ -65,9 +65,9 @@ fn documents(bin: &Path, yaml_file: &Path) -> anyhow::Result<Vec<Value>> {
 }
 
 pub fn run(root: &Path) -> anyhow::Result<()> {
-    let bin = crate::python::ensure_packaging_venv(&root.join("target"))?;
+    let bin = crate::python::ensure_packaging_venv(&crate::target_dir())?;
     let kube = root.join("deploy/kubernetes");
-    let out = root.join("target/xtask/kube");
+    let out = crate::target_dir().join("xtask/kube");
     std::fs::create_dir_all(&out)?;
 
     // Every kustomization: the base alone, and each overlay.
@@ -249,7 +249,7 @@ impl Pod {
         crate::image::require_root("running the Deployment's container")?;
         let tag = crate::image::build(root)?;
         let image = crate::image::inspect(&tag)?;
-        let rootfs = root.join("target/xtask/kube/rootfs");
+        let rootfs = crate::target_dir().join("xtask/kube/rootfs");
         crate::image::extract(&tag, &rootfs)?;
 
         if !self.container["command"].is_null() {

@@ -15,7 +15,6 @@ use anyhow::bail;
 
 use crate::load_generator::{self, LoadFigures};
 use crate::spawned::HttpServer;
-use crate::workspace_root;
 
 /// Allowed RSS growth from the end of warm-up to the end of the run.
 ///
@@ -58,7 +57,7 @@ pub fn run(args: &LoadArgs) -> anyhow::Result<()> {
     let warmup = if smoke { 1.0 } else { 5.0 };
 
     let profile_dir = crate::bench::build(!smoke)?;
-    let target = workspace_root().join("target").join(profile_dir);
+    let target = crate::target_dir().join(profile_dir);
     let generator = target.join("examples/mcp_load");
 
     let mut command = Command::new(target.join("context-loader"));

@@ -142,7 +142,7 @@ fn main() -> anyhow::Result<()> {
         Task::Conformance => conformance::run(&workspace_root()),
         Task::Proxy => nginx::run(),
         Task::Clients => clients::run(&workspace_root()),
-        Task::Fuzz => fuzz::run(&workspace_root()),
+        Task::Fuzz => fuzz::run(),
         Task::McpTokens { bench } => mcp_fleet::run(&workspace_root(), bench),
         Task::Readme { bless } => readme(bless),
         Task::Install => install::run(&workspace_root()),
@@ -163,7 +163,10 @@ fn readme(bless: bool) -> anyhow::Result<()> {
         if bless { " (README_BLESS=1)" } else { "" }
     );
     let mut command = Command::new(cargo_bin());
-    command.args(args).current_dir(workspace_root());
+    command
+        .args(args)
+        .env("CARGO_TARGET_DIR", target_dir())
+        .current_dir(workspace_root());
     if bless {
         command.env("README_BLESS", "1");
     }
@@ -178,9 +181,7 @@ fn readme(bless: bool) -> anyhow::Result<()> {
 
 fn ci() -> anyhow::Result<()> {
     let started = std::time::Instant::now();
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace_root().join("target"));
+    let target = target_dir();
     disk::require_free(&target, disk::CI_NEEDS_BYTES)?;
     cargo(&["fmt", "--all", "--", "--check"])?;
     cargo(&[
@@ -229,7 +230,7 @@ fn ci() -> anyhow::Result<()> {
         clients::run(&workspace_root())
     })?;
     timing::step("mcp-fuzzer (tools + protocol, stdio + HTTP)", || {
-        fuzz::run(&workspace_root())
+        fuzz::run()
     })?;
     // Packaging: one release build (cargo install, the README's install line) serves
     // the install check, the bundle and the image; the Kubernetes check runs the image.
@@ -273,6 +274,7 @@ fn cargo_with_env(args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> anyhow::Re
     eprintln!("$ cargo {}", args.join(" "));
     let status = Command::new(cargo_bin())
         .args(args)
+        .env("CARGO_TARGET_DIR", target_dir())
         .envs(env.iter().copied())
         .current_dir(workspace_root())
         .status()
@@ -285,6 +287,13 @@ fn cargo_with_env(args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> anyhow::Re
 
 fn cargo_bin() -> String {
     std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
+}
+
+/// Where every step builds, and finds its builds, tools and scratch files: the
+/// workspace's target/. Each cargo that xtask runs is told so, so a CARGO_TARGET_DIR
+/// set elsewhere cannot send a build where the steps after it do not look.
+fn target_dir() -> PathBuf {
+    workspace_root().join("target")
 }
 
 fn workspace_root() -> PathBuf {

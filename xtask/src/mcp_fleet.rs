@@ -36,12 +36,12 @@ const EXTRA_PACKAGES: [&str; 2] = ["tiktoken==0.14.0", "mcp-token-lint==0.2.0"];
 
 pub fn run(root: &Path, bench: bool) -> anyhow::Result<()> {
     crate::cargo(&["build", "--locked", "-p", "context-loader"])?;
-    let bin = root.join("target/debug/context-loader");
-    let py_bin = crate::python::ensure_venv(&root.join("target"))?;
+    let bin = crate::target_dir().join("debug/context-loader");
+    let py_bin = crate::python::ensure_venv(&crate::target_dir())?;
     ensure_extra(&py_bin)?;
     let python = py_bin.join("python");
     own_budget(&bin)?;
-    let dir = root.join("target/xtask/mcp-fleet");
+    let dir = crate::target_dir().join("xtask/mcp-fleet");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir)?;
     let dir = dir.canonicalize()?;
@@ -52,7 +52,7 @@ pub fn run(root: &Path, bench: bool) -> anyhow::Result<()> {
         // The benchmark alone (the checks are the CI step): mcp-token-lint counts with
         // cl100k_base, read from the same offline cache.
         check_openai_rule(&bin, &python, root, &dir)?;
-        return benchmark(root, &python, &script, &dir, &py_bin);
+        return benchmark(&python, &script, &dir, &py_bin);
     }
     let measured = check_formats(&bin, &dir, &configs)?;
     check_discovery(&bin, &dir, configs.len())?;
@@ -511,16 +511,10 @@ fn own_cpu(pid: u32) -> Option<f64> {
     Some(ticks / 100.0)
 }
 
-fn benchmark(
-    root: &Path,
-    python: &Path,
-    script: &Path,
-    dir: &Path,
-    py_bin: &Path,
-) -> anyhow::Result<()> {
+fn benchmark(python: &Path, script: &Path, dir: &Path, py_bin: &Path) -> anyhow::Result<()> {
     // What Claude Code sent for one server of each mode, recorded by `cargo xtask
     // clients`: the truth both tools are measured against.
-    let recording = root.join("target/xtask/claude-code/run/claude-code-tools.json");
+    let recording = crate::target_dir().join("xtask/claude-code/run/claude-code-tools.json");
     let sent: Vec<Value> = serde_json::from_str(
         &std::fs::read_to_string(&recording)
             .with_context(|| format!("cannot read {} (run `cargo xtask clients` first: it records what Claude Code sends)", recording.display()))?,
@@ -542,7 +536,7 @@ fn benchmark(
         "--bin",
         "context-loader",
     ])?;
-    let bin = root.join("target/release/context-loader");
+    let bin = crate::target_dir().join("release/context-loader");
     // 20 servers: 7 small, 7 paginated, 6 with 60 tools.
     let mut servers = serde_json::Map::new();
     let mut truth = 0;

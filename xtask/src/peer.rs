@@ -23,7 +23,7 @@ impl Peer {
     pub fn install() -> anyhow::Result<Peer> {
         check_node()?;
         let source = workspace_root().join("bench/peers/ts-sdk");
-        let dir = workspace_root().join("target/bench/peers/ts-sdk");
+        let dir = crate::target_dir().join("bench/peers/ts-sdk");
         std::fs::create_dir_all(&dir)?;
         let stamp = dir.join("node_modules/.installed-package-lock.json");
         let lock = std::fs::read(source.join("package-lock.json"))

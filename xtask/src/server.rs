@@ -3,7 +3,6 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
@@ -44,9 +43,9 @@ impl RunningServer {
 }
 
 /// `cargo build` the server, then start `context-loader http --bind 127.0.0.1:0 <args>`.
-pub fn start(root: &Path, args: &[&str]) -> anyhow::Result<RunningServer> {
+pub fn start(args: &[&str]) -> anyhow::Result<RunningServer> {
     crate::cargo(&["build", "--locked", "-p", "context-loader"])?;
-    let binary = root.join("target/debug/context-loader");
+    let binary = crate::target_dir().join("debug/context-loader");
     let mut child = Command::new(&binary)
         .args(["http", "--bind", "127.0.0.1:0"])
         .args(args)

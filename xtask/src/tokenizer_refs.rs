@@ -35,7 +35,7 @@ const SCRIPT: &str = include_str!("tokenizer_refs.py");
 
 /// Make (or reuse) the fixtures and return their directory.
 pub fn ensure(root: &Path) -> anyhow::Result<PathBuf> {
-    let target = root.join("target");
+    let target = crate::target_dir();
     let dir = target.join("xtask/tokenizer-refs");
     std::fs::create_dir_all(&dir)?;
     let python = venv(&target)?;

@@ -36,7 +36,7 @@ struct Rates {
 pub fn goals(bench: &mut Bench) -> anyhow::Result<String> {
     let root = workspace_root();
     let refs = tokenizer_refs::ensure(&root)?;
-    let python = tokenizer_refs::venv(&root.join("target"))?;
+    let python = tokenizer_refs::venv(&crate::target_dir())?;
     let size = bench.size(1 << 20, 64 << 10);
     let seconds = bench.size("3", "0.2");
     let mut texts = Vec::new();

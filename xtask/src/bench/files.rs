@@ -114,7 +114,7 @@ pub fn against_repomix(bench: &mut Bench) -> anyhow::Result<String> {
     let repomix = Repomix::install()?;
     let cli = bench.artifact("context-loader");
     let root = corpus.dir.display().to_string();
-    let out = workspace_root().join("target/bench/files-out");
+    let out = crate::target_dir().join("bench/files-out");
     std::fs::create_dir_all(&out)?;
     let cache_dir = out.join("files-cache");
     let _ = std::fs::remove_dir_all(&cache_dir);
@@ -359,7 +359,7 @@ struct Runs {
 /// Run `command` under GNU time (`/usr/bin/time`, Debian package `time`), which
 /// reports the child's own peak RSS and CPU time from wait4.
 fn timed(command: &mut Command) -> anyhow::Result<Run> {
-    let report = workspace_root().join("target/bench/files-out/time.txt");
+    let report = crate::target_dir().join("bench/files-out/time.txt");
     let program = command.get_program().to_owned();
     let args: Vec<_> = command.get_args().map(|a| a.to_owned()).collect();
     let envs: Vec<_> = command
@@ -438,7 +438,7 @@ struct Repomix {
 
 impl Repomix {
     fn install() -> anyhow::Result<Repomix> {
-        let target = workspace_root().join("target");
+        let target = crate::target_dir();
         let node = crate::node::ensure(&target)?;
         let source = workspace_root().join("bench/peers/repomix");
         let dir = target.join("bench/peers/repomix");

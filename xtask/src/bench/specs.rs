@@ -17,7 +17,7 @@ const LEANSPEC_FIFTY_CALLS_MS: (f64, f64) = (4700.0, 5400.0);
 
 pub fn listing(bench: &mut Bench) -> anyhow::Result<String> {
     let specs = bench.size(2000, 100);
-    let dir = crate::workspace_root().join("target/bench/spec-corpus");
+    let dir = crate::target_dir().join("bench/spec-corpus");
     let (files, bytes) = spec_corpus::generate(&dir, specs)?;
     let output = Command::new(bench.artifact("examples/spec_scan"))
         .arg(&dir)

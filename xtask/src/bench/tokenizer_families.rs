@@ -18,7 +18,7 @@ const FAMILIES: [&str; 4] = ["gemma3", "llama-3.1", "qwen3", "deepseek-v3"];
 pub fn families(bench: &mut Bench) -> anyhow::Result<String> {
     let root = workspace_root();
     let refs = tokenizer_refs::ensure(&root)?;
-    let python = tokenizer_refs::venv(&root.join("target"))?;
+    let python = tokenizer_refs::venv(&crate::target_dir())?;
     let script = refs.join("tokenizer_refs.py");
     // English prose, cut to keep the Python side (about 1 MB/s) within seconds.
     let english = std::fs::read_to_string(&bench.corpora.english)?;
@@ -27,7 +27,7 @@ pub fn families(bench: &mut Bench) -> anyhow::Result<String> {
     while !english.is_char_boundary(cut) {
         cut -= 1;
     }
-    let text_path = workspace_root().join("target/bench/family-english.txt");
+    let text_path = crate::target_dir().join("bench/family-english.txt");
     std::fs::write(&text_path, &english[..cut])?;
     let seconds = bench.size("3", "0.2");
 
