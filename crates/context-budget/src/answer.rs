@@ -18,6 +18,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::Tokenizer;
+use crate::byte_sums::count_both;
 
 /// The estimate an answer's tokens are bounded with: the Claude Opus 4.7 estimate,
 /// the highest of the local families on the JSON, code and prose answers hold (it is
@@ -153,20 +154,15 @@ pub fn json_escaped(text: &str) -> String {
 /// and the control characters with a short escape (\b \f \n \r \t), six (`\u001f`)
 /// for the other control characters, one for every other byte.
 pub fn json_escaped_len(text: &str) -> u64 {
-    let mut extra = 0u64;
-    // Sums of a few KB in u32 let the loop run on vectors.
-    for chunk in text.as_bytes().chunks(4096) {
-        let chunk_extra: u32 = chunk
-            .iter()
-            .map(|&b| {
-                let quote = u32::from(b == b'"' || b == b'\\');
-                let short = u32::from(matches!(b, b'\n' | b'\t' | b'\r' | 0x08 | 0x0c));
-                quote + 5 * u32::from(b < 0x20) - 4 * short
-            })
-            .sum();
-        extra += u64::from(chunk_extra);
-    }
-    text.len() as u64 + extra
+    // Escaping adds one byte to `"`, `\` and every control character, and four more
+    // to a control character without a short escape (`\u001f` against `\n`).
+    let (one_more, four_more) = count_both(text.as_bytes(), |b| {
+        let control = b < 0x20;
+        // The short escapes: 0x08 \b, \t, \n, 0x0c \f and \r (8..=13 but not 11).
+        let short = b.wrapping_sub(0x08) < 6 && b != 0x0b;
+        (b == b'"' || b == b'\\' || control, control && !short)
+    });
+    text.len() as u64 + one_more + 4 * four_more
 }
 
 /// Where a page of a listing stands: rows are cut by the caller's `limit` and, past

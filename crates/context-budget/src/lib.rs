@@ -20,6 +20,7 @@
 
 pub mod answer;
 mod assemble;
+mod byte_sums;
 pub mod cache;
 mod catalog;
 mod claude;

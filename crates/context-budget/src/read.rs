@@ -5,6 +5,8 @@
 
 use std::io::Read;
 
+use crate::byte_sums::count_where;
+
 /// How much of a file is sniffed for NUL bytes to call it binary (as git does).
 pub const BINARY_SNIFF_BYTES: usize = 8000;
 
@@ -111,7 +113,7 @@ pub fn read_text(file: impl Read, size: u64, max_bytes: u64) -> Result<String, S
 
 /// Lines as an editor shows them: a final line without a newline still counts.
 pub fn count_lines(text: &str) -> u64 {
-    let newlines = text.bytes().filter(|&b| b == b'\n').count() as u64;
+    let newlines = count_where(text.as_bytes(), |b| b == b'\n');
     newlines + u64::from(!text.is_empty() && !text.ends_with('\n'))
 }
 
