@@ -18,7 +18,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::Tokenizer;
-use crate::byte_sums::count_both;
+use crate::read::count_both;
 
 /// The estimate an answer's tokens are bounded with: the Claude Opus 4.7 estimate,
 /// the highest of the local families on the JSON, code and prose answers hold (it is

@@ -20,7 +20,6 @@
 
 pub mod answer;
 mod assemble;
-mod byte_sums;
 pub mod cache;
 mod catalog;
 mod claude;
