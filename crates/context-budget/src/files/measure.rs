@@ -127,7 +127,12 @@ impl Measurer<'_> {
     ) -> Result<Measured, Option<SkipReason>> {
         let (limits, tokenizer) = (self.limits, self.tokenizer);
         let root = &self.roots.list()[candidate.root].path;
-        let opened = open_in_root(root, &candidate.path, limits.max_file_bytes)?;
+        let opened = open_in_root(
+            root,
+            &candidate.path,
+            limits.max_file_bytes,
+            candidate.seen_regular,
+        )?;
         let (canonical, stamp) = (opened.canonical.clone(), opened.stamp);
         // The secret rules hold for the path asked for (named ones too) and for the
         // file it leads to: `notes.md -> id_rsa` is the key.

@@ -5,7 +5,9 @@
 //! one race-free open: no final symlink, no blocking on a FIFO, `fstat` and
 //! `/proc/self/fd` on the handle), and the handle must be the file that was looked at
 //! (device and inode). A path swapped for a symlink or a FIFO between the check and
-//! the open is caught by the verification.
+//! the open is caught by the verification. A file the walk saw as regular is opened
+//! as spelled first, and kept only when the kernel names the handle at that path,
+//! inside the root: what canonicalizing would have shown, without its system calls.
 
 use std::fs::{File, Metadata};
 use std::path::{Path, PathBuf};
@@ -35,8 +37,27 @@ impl OpenFile {
 }
 
 /// Open `path` (any spelling, possibly a symlink) if it is a regular file inside
-/// `root` (canonical) and at most `max_bytes` long.
-pub fn open_in_root(root: &Path, path: &Path, max_bytes: u64) -> Result<OpenFile, SkipReason> {
+/// `root` (canonical) and at most `max_bytes` long. `seen_regular`: the walk saw a
+/// regular file (not a link) at `path`; it is then opened as spelled first, and kept
+/// when the kernel names the handle at `path`, inside the root (four system calls
+/// where canonicalizing first takes about eleven).
+pub fn open_in_root(
+    root: &Path,
+    path: &Path,
+    max_bytes: u64,
+    seen_regular: bool,
+) -> Result<OpenFile, SkipReason> {
+    if seen_regular
+        && path.starts_with(root)
+        && let Ok(Some((file, metadata))) = crate::safe_open::open_regular_if_canonical(path)
+    {
+        within(&metadata, max_bytes)?;
+        return Ok(OpenFile {
+            file,
+            canonical: path.to_path_buf(),
+            stamp: FileStamp::of(&metadata),
+        });
+    }
     let canonical = std::fs::canonicalize(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => SkipReason::BrokenSymlink,
         _ => SkipReason::Unreadable(e.to_string()),
@@ -91,13 +112,19 @@ fn open_verified(canonical: &Path, max_bytes: u64) -> Result<(File, Metadata), S
         }
         OpenError::Io(e) => SkipReason::Unreadable(e.to_string()),
     })?;
+    within(&metadata, max_bytes)?;
+    Ok((file, metadata))
+}
+
+/// The per-file size limit, checked on the handle's metadata.
+fn within(metadata: &Metadata, max_bytes: u64) -> Result<(), SkipReason> {
     if metadata.len() > max_bytes {
         return Err(SkipReason::TooLarge {
             bytes: metadata.len(),
             limit: max_bytes,
         });
     }
-    Ok((file, metadata))
+    Ok(())
 }
 
 /// Whether the opened handle is the file that was looked at (where `/proc` cannot
@@ -130,7 +157,7 @@ mod tests {
         std::fs::write(root.join("a.rs"), "fn a() {}\n").expect("a.rs");
         std::fs::write(outside.join("secret.txt"), "key\n").expect("secret");
 
-        let first = open_in_root(&root, &root.join("a.rs"), 1 << 20).expect("first open");
+        let first = open_in_root(&root, &root.join("a.rs"), 1 << 20, false).expect("first open");
         let canonical = first.canonical.clone();
         let stamp = first.stamp;
         let again = reopen(&root, &canonical, 1 << 20).expect("unchanged");
@@ -164,6 +191,39 @@ mod tests {
         assert!(matches!(
             reopen(&root, &outside.join("secret.txt"), 1 << 20),
             Err(SkipReason::OutsideRoot)
+        ));
+        let _ = std::fs::remove_dir_all(&base);
+    }
+
+    #[test]
+    fn a_path_tried_as_spelled_is_kept_only_where_the_kernel_names_it() {
+        let base = std::env::temp_dir().join(format!("cb-spelled-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let (root, outside) = (base.join("root"), base.join("outside"));
+        std::fs::create_dir_all(root.join("src")).expect("root/src");
+        std::fs::create_dir_all(&outside).expect("outside");
+        let root = std::fs::canonicalize(&root).expect("canonical root");
+        let outside = std::fs::canonicalize(&outside).expect("canonical outside");
+        std::fs::write(root.join("src/a.rs"), "fn a() {}\n").expect("a.rs");
+        std::fs::write(outside.join("key.rs"), "secret\n").expect("key.rs");
+        std::os::unix::fs::symlink(root.join("src"), root.join("inside")).expect("ln in");
+        std::os::unix::fs::symlink(&outside, root.join("out")).expect("ln out");
+
+        // Canonical as spelled: kept as spelled.
+        let direct = open_in_root(&root, &root.join("src/a.rs"), 1 << 20, true).expect("a.rs");
+        assert_eq!(direct.canonical, root.join("src/a.rs"));
+        // Through a folder link inside the root: the path it resolves to, as before.
+        let linked = open_in_root(&root, &root.join("inside/a.rs"), 1 << 20, true).expect("link");
+        assert_eq!(linked.canonical, root.join("src/a.rs"));
+        // Through a folder link out of the root: refused, whatever the walk saw.
+        assert!(matches!(
+            open_in_root(&root, &root.join("out/key.rs"), 1 << 20, true),
+            Err(SkipReason::OutsideRoot)
+        ));
+        // The per-file limit holds on this way in too.
+        assert!(matches!(
+            open_in_root(&root, &root.join("src/a.rs"), 4, true),
+            Err(SkipReason::TooLarge { .. })
         ));
         let _ = std::fs::remove_dir_all(&base);
     }

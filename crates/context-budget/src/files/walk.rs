@@ -35,6 +35,9 @@ pub struct Candidate {
     /// Named by the caller as a file (not reached through a folder or glob): ignore
     /// rules do not apply (secret rules do, see [`super::secrets`]).
     pub explicit: bool,
+    /// The walk saw a regular file here, not a link: the open may try the path as
+    /// spelled before canonicalizing it ([`super::open::open_in_root`]).
+    pub seen_regular: bool,
 }
 
 /// Everything the walk found for one call.
@@ -199,6 +202,7 @@ pub fn collect(
                         relative: relative.clone(),
                         path: roots.list()[*root].path.join(relative),
                         explicit: true,
+                        seen_regular: false,
                     });
                 }
             }
@@ -456,6 +460,7 @@ fn walk_dir(
                     relative,
                     path: path.to_path_buf(),
                     explicit: false,
+                    seen_regular: file_type.is_file(),
                 });
             }
             batch.maybe_flush();
