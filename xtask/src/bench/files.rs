@@ -75,12 +75,12 @@ when its bytes alone keep it under the answer limit (counting is about twice as 
 as encoding). What `load` does is now two counts of the tree (each file's share, and \
 the answer as the model receives it): in perf the counting loop is 42 % of its CPU, \
 vocabulary probes 15 %, JSON escaping 4 %, and the packed output is the same (`cmp`). \
-Later still (perf and strace of `files` on the 425 MB tree): the two byte passes every \
+Later still (perf and strace of `files` on the 388 MB tree): the two byte passes every \
 read file gets (its lines, its escaped length) were 12 % of the CPU, the compiler \
 widening each byte to a 64-bit counter; counted 255 bytes at a time into byte counters \
 they run 16 bytes per step (4.4 against 1.25 GB/s for newlines): user CPU \
 3.52–3.54 → 3.21–3.23 s in interleaved pairs. And realpath's call per path component \
-(110,000 `readlink`s for 17,000 files) was a third of the system calls: a file the walk \
+(110,000 `readlink`s for the 17,000 entries walked) was a third of the system calls: a file the walk \
 saw as regular is now opened as spelled and kept when `/proc` names the handle there, \
 inside the root (the same check as before, without canonicalizing first): system CPU \
 of a warm run 0.33 → 0.15 s, wall 0.42 → 0.30 s. Counting is now 72 % of the CPU \
