@@ -55,6 +55,10 @@ pub fn open_regular(path: &Path) -> Result<(File, Metadata), OpenError> {
 /// the handle is closed and the caller canonicalizes first. Open only what was looked
 /// at first: opening a device can have effects of its own.
 pub fn open_regular_if_canonical(path: &Path) -> Result<Option<(File, Metadata)>, OpenError> {
+    // Only Linux names a handle: elsewhere the file would be opened twice for nothing.
+    if !cfg!(target_os = "linux") {
+        return Ok(None);
+    }
     let (file, metadata) = open_no_follow(path)?;
     Ok((where_handle_is(&file).as_deref() == Some(path)).then_some((file, metadata)))
 }
