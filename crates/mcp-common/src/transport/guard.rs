@@ -14,6 +14,7 @@
 //! message names the flag that sets the limit.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes, HttpBody};
@@ -23,6 +24,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use serde_json::{Value, json};
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use super::flags::flag;
@@ -107,6 +109,8 @@ pub struct BodyGuard {
     pub sessions: Option<(Arc<LocalSessionManager>, usize)>,
     /// Cancelled when the shutdown grace is over.
     pub grace_over: CancellationToken,
+    /// Requests this guard let through whose answer has not come back yet.
+    pub unanswered: Unanswered,
 }
 
 impl BodyGuard {
@@ -114,6 +118,7 @@ impl BodyGuard {
         options: &HttpOptions,
         sessions: Option<Arc<LocalSessionManager>>,
         grace_over: CancellationToken,
+        unanswered: Unanswered,
     ) -> Self {
         BodyGuard {
             max_body_bytes: options.max_body_bytes,
@@ -122,6 +127,7 @@ impl BodyGuard {
             min_body_rate: options.min_body_rate,
             sessions: sessions.map(|s| (s, options.max_sessions)),
             grace_over,
+            unanswered,
         }
     }
 
@@ -278,10 +284,12 @@ pub async fn guard_body(
         }
     }
     let request = Request::from_parts(parts, Body::from(bytes));
+    // Notifications (no id) get no answer to wait for.
+    let owed = (!id.is_null()).then(|| guard.unanswered.owe());
     tokio::select! {
         response = next.run(request) => {
             let response = parse_failure_as_json_rpc(response, id.clone()).await;
-            answer_stream_at_shutdown(response, id, guard.grace_over.clone())
+            answer_stream_at_shutdown(response, id, guard.grace_over.clone(), owed)
         }
         () = guard.grace_over.cancelled() => shutting_down(id),
     }
@@ -307,11 +315,13 @@ fn shutting_down_message() -> String {
 /// has its response headers sent long before its result. Without this, the stream
 /// just ended at shutdown and the client saw no answer to its request: now, unless
 /// the result went out first, the stream's last event is the same JSON-RPC error a
-/// JSON reply gets. A client that goes away still drops the call's stream.
+/// JSON reply gets. A client that goes away still drops the call's stream. `owed`
+/// is released once the answer passed (or the stream ended).
 fn answer_stream_at_shutdown(
     response: Response,
     id: Value,
     grace_over: CancellationToken,
+    owed: Option<Owed>,
 ) -> Response {
     let is_sse = response
         .headers()
@@ -324,6 +334,7 @@ fn answer_stream_at_shutdown(
     let (parts, body) = response.into_parts();
     let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, axum::Error>>(4);
     tokio::spawn(async move {
+        let mut owed = owed;
         let mut body = std::pin::pin!(body);
         let mut answered = false;
         loop {
@@ -337,6 +348,9 @@ fn answer_stream_at_shutdown(
                     Some(Ok(frame)) => {
                         if let Ok(data) = frame.into_data() {
                             answered = answered || answers(&data, &id);
+                            if answered {
+                                drop(owed.take());
+                            }
                             if tx.send(Ok(data)).await.is_err() {
                                 return;
                             }
@@ -354,6 +368,59 @@ fn answer_stream_at_shutdown(
         }
     });
     Response::from_parts(parts, Body::from_stream(Frames(rx)))
+}
+
+/// How many requests with an id still wait for their answer. HTTP shutdown waits for
+/// them besides the tool calls: a call leaves the in-flight count when its handler
+/// returns, a moment before rmcp writes its result to the client's stream, and the
+/// grace's error must not overtake a result that is on its way.
+#[derive(Debug, Clone, Default)]
+pub struct Unanswered(Arc<UnansweredState>);
+
+#[derive(Debug, Default)]
+struct UnansweredState {
+    count: AtomicUsize,
+    none_left: Notify,
+}
+
+impl Unanswered {
+    pub fn count(&self) -> usize {
+        self.0.count.load(Ordering::SeqCst)
+    }
+
+    /// Count a request until the returned token is dropped.
+    fn owe(&self) -> Owed {
+        self.0.count.fetch_add(1, Ordering::SeqCst);
+        Owed(self.clone())
+    }
+
+    /// Wait until every request is answered or `deadline` passed; returns how many
+    /// are not.
+    pub async fn answered_by(&self, deadline: tokio::time::Instant) -> usize {
+        loop {
+            // Registered before the check, so a last answer between the two still wakes us.
+            let none_left = self.0.none_left.notified();
+            let mut none_left = std::pin::pin!(none_left);
+            none_left.as_mut().enable();
+            if self.count() == 0 {
+                return 0;
+            }
+            if tokio::time::timeout_at(deadline, none_left).await.is_err() {
+                return self.count();
+            }
+        }
+    }
+}
+
+/// One request's place in [`Unanswered`].
+struct Owed(Unanswered);
+
+impl Drop for Owed {
+    fn drop(&mut self) {
+        if self.0.0.count.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.0.0.none_left.notify_waiters();
+        }
+    }
 }
 
 /// Whether an SSE chunk carries the result or error of request `id`.
@@ -425,7 +492,12 @@ mod tests {
 
     #[test]
     fn body_allowance_grows_with_what_arrived() {
-        let guard = BodyGuard::new(&HttpOptions::default(), None, CancellationToken::new());
+        let guard = BodyGuard::new(
+            &HttpOptions::default(),
+            None,
+            CancellationToken::new(),
+            Unanswered::default(),
+        );
         assert_eq!(guard.allowed(0), HttpOptions::DEFAULT_BODY_READ_TIMEOUT);
         assert_eq!(
             guard.allowed(HttpOptions::DEFAULT_MIN_BODY_RATE as usize * 3),

@@ -28,7 +28,7 @@ use tower_http::timeout::TimeoutLayer;
 
 use super::auth;
 use super::cancel_on_close::CancelOnClose;
-use super::guard::{self, AllowedHosts, BodyGuard};
+use super::guard::{self, AllowedHosts, BodyGuard, Unanswered};
 use super::options::HttpOptions;
 use crate::metrics::{self, InFlightCalls};
 
@@ -37,13 +37,41 @@ use crate::metrics::{self, InFlightCalls};
 pub trait HandlerFactory<S>: Fn() -> S + Send + Sync + 'static {}
 impl<S, F: Fn() -> S + Send + Sync + 'static> HandlerFactory<S> for F {}
 
-/// The two moments of shutdown the router reacts to.
+/// The two moments of shutdown the router reacts to, and the requests it still owes
+/// an answer.
 #[derive(Debug, Clone, Default)]
 pub struct ShutdownTokens {
     /// The grace period is over: calls still running get a JSON-RPC error.
     pub grace_over: CancellationToken,
     /// Close rmcp's sessions and their streams.
     pub close_sessions: CancellationToken,
+    /// Requests (with an id) the router let through and has not answered yet.
+    pub unanswered: Unanswered,
+}
+
+impl ShutdownTokens {
+    /// Once no new connections are accepted: wait up to `grace` for the calls
+    /// `in_flight` counts and for the answers of every request, answer what is left
+    /// with a JSON-RPC error, then close sessions. Returns how many requests were
+    /// still unanswered when the grace ended.
+    pub async fn finish(&self, in_flight: &InFlightCalls, grace: Duration) -> usize {
+        let deadline = tokio::time::Instant::now() + grace;
+        let unfinished = in_flight.drained(grace).await;
+        if unfinished > 0 {
+            tracing::warn!(
+                unfinished,
+                "tool calls still running after the grace period; answering them with an error"
+            );
+        }
+        // A finished call's result reaches its stream a moment after the call left
+        // `in_flight`: cancelling now would send the grace's error ahead of it.
+        let unanswered = self.unanswered.answered_by(deadline).await;
+        self.grace_over.cancel();
+        // Give just-answered requests a moment to be written, then end sessions.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        self.close_sessions.cancel();
+        unanswered
+    }
 }
 
 /// The MCP service alone (rmcp's checks and sessions, no auth or limits) as an axum
@@ -87,6 +115,7 @@ pub fn http_router<S: ServerHandler + Send + 'static>(
         options,
         sessions,
         shutdown.grace_over.clone(),
+        shutdown.unanswered.clone(),
     ));
     // Timeout outside the limit: a request waiting for a slot is bounded too. The body
     // guard inside it: bodies are buffered only by requests holding a slot, so memory
@@ -170,9 +199,9 @@ async fn observe(request: Request, next: Next) -> Response {
 
 /// Bind, log the URL to stderr, and serve until SIGINT/SIGTERM. Shutdown stops
 /// accepting connections, waits up to `shutdown_grace` for the calls `in_flight`
-/// counts (the server's metered router: `metrics::global().in_flight_calls()`),
-/// answers calls still running with a JSON-RPC error, closes sessions and streams,
-/// and returns `Ok` (exit 0).
+/// counts (the server's metered router: `metrics::global().in_flight_calls()`) and
+/// for their answers to go out, answers calls still running with a JSON-RPC error,
+/// closes sessions and streams, and returns `Ok` (exit 0): [`ShutdownTokens::finish`].
 pub async fn serve_http<S: ServerHandler + Send + 'static>(
     factory: impl HandlerFactory<S>,
     options: HttpOptions,
@@ -242,17 +271,7 @@ pub async fn serve_http<S: ServerHandler + Send + 'static>(
         grace_s = options.shutdown_grace.as_secs_f64(),
         "shutting down: no new connections, finishing in-flight tool calls"
     );
-    let unfinished = in_flight.drained(options.shutdown_grace).await;
-    if unfinished > 0 {
-        tracing::warn!(
-            unfinished,
-            "tool calls still running after the grace period; answering them with an error"
-        );
-    }
-    shutdown.grace_over.cancel();
-    // Give just-finished calls a moment to write their responses, then end sessions.
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    shutdown.close_sessions.cancel();
+    shutdown.finish(&in_flight, options.shutdown_grace).await;
     if tokio::time::timeout(Duration::from_secs(5), connections.wait())
         .await
         .is_err()
