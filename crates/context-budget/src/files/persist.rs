@@ -18,11 +18,16 @@ use super::store::FileStore;
 use crate::Tokenizer;
 use crate::cache::{FileStamp, MAX_CACHE_ENTRIES};
 
-/// The first bytes of a cache file; a new layout gets a new version.
-const MAGIC: &[u8] = b"context-loader file measures v2\n";
-
 /// What the first bytes of every layout's cache file start with.
-const MAGIC_STEM: &[u8] = b"context-loader file measures v";
+macro_rules! magic_stem {
+    () => {
+        "context-loader file measures v"
+    };
+}
+const MAGIC_STEM: &[u8] = magic_stem!().as_bytes();
+
+/// The first bytes of a cache file; a new layout gets a new version.
+const MAGIC: &[u8] = concat!(magic_stem!(), "2\n").as_bytes();
 
 /// Largest cache file read back. An entry is ~100 bytes plus its path, so the
 /// largest cache ([`MAX_CACHE_ENTRIES`]) fits with room for long paths.
