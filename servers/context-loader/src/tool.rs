@@ -59,7 +59,7 @@ pub trait Tool: 'static {
 
     /// What went differently from what was asked (a fallback, a skipped file, a broken
     /// spec): sent to the client's log as well as kept in the answer, printed to stderr
-    /// by the CLI.
+    /// by the CLI after its text output (`--json` prints the answer, which holds them).
     fn warnings(output: &Self::Output) -> Vec<String> {
         let _ = output;
         Vec::new()

@@ -375,6 +375,15 @@ fn the_cli_measures_and_loads() {
     let table = run(&["files", "src"]);
     let shown = String::from_utf8_lossy(&table.stdout);
     assert!(shown.contains("src/lib.rs"), "{shown}");
+    // What was not read (binary, not UTF-8, secrets) is said on stderr after the
+    // table, as an MCP client's log gets it; `--json` holds it in the answer instead.
+    let whole = run(&["files"]);
+    let said = String::from_utf8_lossy(&whole.stderr);
+    assert!(
+        said.contains("warning: ") && said.contains("not read:") && said.contains("binary"),
+        "{said}"
+    );
+    assert!(!String::from_utf8_lossy(&files.stderr).contains("warning:"));
 
     // `load`: the packed text on stdout, the report on stderr.
     let load = run(&["load", "src/main.rs", "README.md", "--budget", "400"]);

@@ -80,7 +80,10 @@ fn run_tool<T: Tool>(service: &Service, matches: &ArgMatches) -> u8 {
         Ok(output) if json => print_json(&output).max(T::exit_code(&output)),
         Ok(output) => {
             let exit_code = T::exit_code(&output);
-            print_rendered(T::render(output)).max(exit_code)
+            let warnings = T::warnings(&output);
+            let code = print_rendered(T::render(output)).max(exit_code);
+            print_warnings(warnings);
+            code
         }
         Err(error) => {
             if json {
@@ -190,6 +193,23 @@ fn replace_word(text: &str, word: &str, by: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// A tool's warnings on stderr, after its output, as many as an MCP client's log
+/// gets (`--json` carries them all in the answer instead).
+fn print_warnings(warnings: Vec<String>) {
+    let more = warnings
+        .len()
+        .saturating_sub(crate::client_log::MAX_MESSAGES_PER_CALL);
+    for warning in warnings
+        .into_iter()
+        .take(crate::client_log::MAX_MESSAGES_PER_CALL)
+    {
+        eprintln!("warning: {warning}");
+    }
+    if more > 0 {
+        eprintln!("warning: … and {more} more (see --json)");
+    }
 }
 
 fn print_rendered(rendered: Rendered) -> u8 {

@@ -105,10 +105,8 @@ echo '[{\"role\":\"system\",\"content\":\"Be brief.\"},{\"role\":\"user\",\"cont
     }
 
     fn render(output: FittedMessages) -> Rendered {
-        Rendered {
-            stderr: output.warning.as_ref().map(|w| format!("warning: {w}")),
-            ..Rendered::line(fit(&output))
-        }
+        // Its warning goes to stderr with every tool's (see `Tool::warnings`).
+        Rendered::line(fit(&output))
     }
 }
 
