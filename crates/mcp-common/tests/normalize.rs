@@ -3,9 +3,11 @@
 //! framing (over an in-memory pipe) and its HTTP router (on loopback, stateful and
 //! stateless), and rmcp's client reading the content blocks that arrive.
 
+mod common;
+
 use mcp_common::normalize_result;
+use mcp_common::transport::JsonLimits;
 use mcp_common::transport::stdio_framing::{FramedStdio, MAX_LINE_BYTES};
-use mcp_common::transport::{HttpOptions, JsonLimits, ShutdownTokens, http_router};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, JsonObject, ServerCapabilities, ServerConfig};
@@ -13,7 +15,6 @@ use rmcp::service::{RoleClient, RunningService};
 use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use serde_json::{Value, json};
 use test_support::call;
-use test_support::client::http_transport;
 
 #[derive(Clone)]
 struct Echo {
@@ -69,24 +70,6 @@ async fn over_stdio() -> Client {
         .expect("client over the stdio framing")
 }
 
-/// The handler behind the HTTP router on a free loopback port.
-async fn over_http(stateless: bool) -> Client {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind loopback");
-    let address = listener.local_addr().expect("address");
-    let options = HttpOptions {
-        stateless,
-        ..HttpOptions::default()
-    };
-    let router =
-        http_router(Echo::new, &options, &ShutdownTokens::default()).expect("valid options");
-    tokio::spawn(async move { axum::serve(listener, router).await });
-    ().serve(http_transport(format!("http://{address}/mcp")))
-        .await
-        .expect("client over HTTP")
-}
-
 fn kinds(result: &CallToolResult) -> Vec<(&'static str, String, Option<String>)> {
     result
         .content
@@ -129,8 +112,8 @@ async fn plain_returns_arrive_as_the_content_kinds_the_rules_name() {
     ];
     for (name, client) in [
         ("stdio", over_stdio().await),
-        ("http", over_http(false).await),
-        ("http stateless", over_http(true).await),
+        ("http", common::over_http(Echo::new, false).await.0),
+        ("http stateless", common::over_http(Echo::new, true).await.0),
     ] {
         for (value, expected) in &cases {
             let result = call(&client, "echo", json!({ "value": value })).await;

@@ -4,19 +4,21 @@
 //! exactly the moment a real call is in after its handler returned: left the count,
 //! result not yet on the client's stream. The grace's error must not overtake it.
 
+mod common;
+
 use std::time::Duration;
 
 use mcp_common::metrics::InFlightCalls;
 use mcp_common::normalize_result;
-use mcp_common::transport::{HttpOptions, ShutdownTokens, http_router};
+use mcp_common::transport::ShutdownTokens;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject};
 use rmcp::model::{ServerCapabilities, ServerConfig};
-use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use rmcp::{ServerHandler, tool, tool_handler, tool_router};
 use serde_json::json;
 use test_support::PATIENCE;
-use test_support::client::{Client, http_transport};
+use test_support::client::Client;
 
 #[derive(Clone)]
 struct Slow {
@@ -49,29 +51,6 @@ impl ServerHandler for Slow {
     }
 }
 
-/// The router on a free loopback port, a client of it, and its shutdown tokens.
-async fn serve(stateless: bool) -> (Client, ShutdownTokens) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind loopback");
-    let address = listener.local_addr().expect("address");
-    let options = HttpOptions {
-        stateless,
-        ..HttpOptions::default()
-    };
-    let shutdown = ShutdownTokens::default();
-    let router = http_router(Slow::new, &options, &shutdown).expect("valid options");
-    tokio::spawn(async move { axum::serve(listener, router).await });
-    let client = tokio::time::timeout(
-        PATIENCE,
-        ().serve(http_transport(format!("http://{address}/mcp"))),
-    )
-    .await
-    .expect("initialize timed out")
-    .expect("client over HTTP");
-    (client, shutdown)
-}
-
 /// Start `wait` for `ms` and return once the router counts it as unanswered.
 async fn start_call(
     client: &Client,
@@ -98,7 +77,7 @@ async fn start_call(
 #[tokio::test]
 async fn a_result_on_its_way_when_shutdown_begins_is_delivered_not_replaced() {
     for stateless in [false, true] {
-        let (client, shutdown) = serve(stateless).await;
+        let (client, shutdown) = common::over_http(Slow::new, stateless).await;
         let call = start_call(&client, &shutdown, 300).await;
         // No call counted as running: only the answer still owed holds shutdown back.
         let unanswered = shutdown
@@ -119,7 +98,7 @@ async fn a_result_on_its_way_when_shutdown_begins_is_delivered_not_replaced() {
 #[tokio::test]
 async fn an_answer_still_owed_when_the_grace_ends_gets_the_shutdown_error() {
     for stateless in [false, true] {
-        let (client, shutdown) = serve(stateless).await;
+        let (client, shutdown) = common::over_http(Slow::new, stateless).await;
         let call = start_call(&client, &shutdown, 60_000).await;
         let unanswered = shutdown
             .finish(&InFlightCalls::default(), Duration::from_millis(200))
