@@ -74,10 +74,7 @@ impl ClientLog {
         if warnings.is_empty() || !self.enabled(LoggingLevel::Warning) {
             return;
         }
-        let more = warnings.len().saturating_sub(MAX_MESSAGES_PER_CALL);
-        let shown = warnings.into_iter().take(MAX_MESSAGES_PER_CALL);
-        let summary = (more > 0).then(|| format!("… and {more} more warnings in the result"));
-        for message in shown.chain(summary) {
+        for message in capped(warnings, "in the result") {
             let param = LoggingMessageNotificationParam::new(
                 LoggingLevel::Warning,
                 serde_json::Value::String(message),
@@ -88,6 +85,17 @@ impl ClientLog {
             }
         }
     }
+}
+
+/// At most [`MAX_MESSAGES_PER_CALL`] of `warnings`, then one line counting the rest
+/// (`… and N more warnings {where_}`): what a client's log and the CLI's stderr show.
+pub fn capped(warnings: Vec<String>, where_: &str) -> impl Iterator<Item = String> {
+    let more = warnings.len().saturating_sub(MAX_MESSAGES_PER_CALL);
+    let summary = (more > 0).then(|| format!("… and {more} more warnings {where_}"));
+    warnings
+        .into_iter()
+        .take(MAX_MESSAGES_PER_CALL)
+        .chain(summary)
 }
 
 #[cfg(test)]

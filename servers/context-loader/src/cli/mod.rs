@@ -198,17 +198,8 @@ fn replace_word(text: &str, word: &str, by: &str) -> String {
 /// A tool's warnings on stderr, after its output, as many as an MCP client's log
 /// gets (`--json` carries them all in the answer instead).
 fn print_warnings(warnings: Vec<String>) {
-    let more = warnings
-        .len()
-        .saturating_sub(crate::client_log::MAX_MESSAGES_PER_CALL);
-    for warning in warnings
-        .into_iter()
-        .take(crate::client_log::MAX_MESSAGES_PER_CALL)
-    {
+    for warning in crate::client_log::capped(warnings, "(see --json)") {
         eprintln!("warning: {warning}");
-    }
-    if more > 0 {
-        eprintln!("warning: … and {more} more (see --json)");
     }
 }
 
