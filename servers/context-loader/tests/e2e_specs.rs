@@ -220,6 +220,67 @@ async fn spec_errors_are_structured_and_the_server_stays_up() {
     }
 }
 
+/// A server keeps its listing of spec folders between calls once the folders are at
+/// rest; a folder added, renamed (in a group folder) or removed while it runs is
+/// seen by the next call. Each change is made to a listing kept at rest.
+#[tokio::test]
+async fn spec_folders_changed_while_serving_are_seen_by_the_next_call() {
+    let mut servers = Vec::new();
+    for transport in ALL {
+        let specs = Specs::new(&format!("changes-{transport:?}"));
+        let conn = BIN.connect(transport, &["--specs-dir", &specs.arg()]).await;
+        servers.push((transport, specs, conn));
+    }
+    let at_rest = || {
+        tokio::time::sleep(
+            context_budget::spec::discovery::SETTLED + std::time::Duration::from_millis(300),
+        )
+    };
+
+    at_rest().await;
+    for (transport, specs, conn) in &servers {
+        // Read, then kept and reused.
+        for _ in 0..2 {
+            assert_eq!(ask(conn, "59").await, "059-token-engine", "{transport:?}");
+        }
+        std::fs::create_dir(specs.0.join("200-new")).expect("mkdir");
+        std::fs::write(specs.0.join("200-new/README.md"), "# New\n").expect("write");
+        assert_eq!(ask(conn, "200").await, "200-new", "{transport:?}");
+    }
+
+    at_rest().await;
+    for (transport, specs, conn) in &servers {
+        assert_eq!(
+            ask(conn, "71").await,
+            "archived/071-shared",
+            "{transport:?}"
+        );
+        std::fs::rename(
+            specs.0.join("archived/071-shared"),
+            specs.0.join("archived/072-moved"),
+        )
+        .expect("rename");
+        assert_eq!(ask(conn, "72").await, "archived/072-moved", "{transport:?}");
+        assert_eq!(ask(conn, "71").await, "SPEC_NOT_FOUND", "{transport:?}");
+    }
+
+    at_rest().await;
+    for (transport, specs, conn) in &servers {
+        assert_eq!(ask(conn, "59").await, "059-token-engine", "{transport:?}");
+        std::fs::remove_dir_all(specs.0.join("059-token-engine")).expect("rm");
+        assert_eq!(ask(conn, "59").await, "SPEC_NOT_FOUND", "{transport:?}");
+    }
+}
+
+/// What `specPath` names on this server: the spec's id, or the error code.
+async fn ask(conn: &test_support::Connection, path: &str) -> String {
+    let result = call(&conn.client, "spec-tokens", json!({ "specPath": path })).await;
+    let r = structured(&result);
+    (r["spec"].as_str().or(r["error_code"].as_str()))
+        .unwrap_or_default()
+        .to_string()
+}
+
 #[tokio::test]
 async fn a_missing_specs_dir_is_a_clear_error() {
     let conn = BIN

@@ -66,42 +66,61 @@ impl SpecFile {
     }
 }
 
-/// Every spec folder under `root` (already canonical), sorted by id, without
-/// their files (see [`find_spec_files`]), plus notes about skipped entries (e.g. a
-/// symlink pointing outside the root). Reads only directory entries: two or three
-/// `read_dir` calls for a whole repository, so resolving one spec stays cheap.
-pub fn discover(root: &Path) -> std::io::Result<(Vec<SpecFolder>, Vec<String>)> {
-    let mut specs = Vec::new();
-    let mut notes = Vec::new();
-    for entry in read_dir_sorted(root)? {
-        let Some(dir) = inside_dir(root, &entry, &mut notes) else {
+/// What [`discover`] found under a root, and what it read to find it.
+#[derive(Debug, Clone)]
+pub struct Discovered {
+    /// Every spec folder, sorted by id, without its files (see [`find_spec_files`]).
+    pub specs: Vec<SpecFolder>,
+    /// Skipped entries (e.g. a symlink pointing outside the root).
+    pub notes: Vec<String>,
+    /// The directories whose entries were read (the root first, then each group
+    /// folder), each with its stamp taken before it was read.
+    pub read: Vec<(PathBuf, FileStamp)>,
+    /// Whether a symlink was looked at: its target may change while every directory
+    /// read stays the same.
+    pub saw_links: bool,
+}
+
+/// Every spec folder under `root` (already canonical), without their files (see
+/// [`find_spec_files`]). Reads only directory entries: two or three `read_dir` calls
+/// for a whole repository, so resolving one spec stays cheap.
+pub fn discover(root: &Path) -> std::io::Result<Discovered> {
+    let mut found = Discovered {
+        specs: Vec::new(),
+        notes: Vec::new(),
+        read: Vec::new(),
+        saw_links: false,
+    };
+    for mut entry in read_dir_stamped(root, &mut found)? {
+        let Some(dir) = inside_dir(root, &mut entry, &mut found) else {
             continue;
         };
         match parse_folder_name(&entry.name) {
-            Some((number, name)) => specs.push(SpecFolder::new(
+            Some((number, name)) => found.specs.push(SpecFolder::new(
                 entry.name.clone(),
-                entry.name.clone(),
+                entry.name,
                 number,
                 name,
                 dir,
             )),
             // A group folder (`archived/`): specs one level down.
             None => {
-                let Ok(children) = read_dir_sorted(&dir) else {
-                    notes.push(format!("`{}`: cannot be read; skipped", entry.name));
+                let Ok(children) = read_dir_stamped(&dir, &mut found) else {
+                    found
+                        .notes
+                        .push(format!("`{}`: cannot be read; skipped", entry.name));
                     continue;
                 };
-                for child in children {
+                for mut child in children {
                     let Some((number, name)) = parse_folder_name(&child.name) else {
                         continue;
                     };
-                    let Some(child_dir) = inside_dir(root, &child, &mut notes) else {
+                    let Some(child_dir) = inside_dir(root, &mut child, &mut found) else {
                         continue;
                     };
-                    let id = format!("{}/{}", entry.name, child.name);
-                    specs.push(SpecFolder::new(
-                        id,
-                        child.name.clone(),
+                    found.specs.push(SpecFolder::new(
+                        format!("{}/{}", entry.name, child.name),
+                        child.name,
                         number,
                         name,
                         child_dir,
@@ -110,8 +129,8 @@ pub fn discover(root: &Path) -> std::io::Result<(Vec<SpecFolder>, Vec<String>)> 
             }
         }
     }
-    specs.sort_by(|a, b| a.id.cmp(&b.id));
-    Ok((specs, notes))
+    found.specs.sort_by(|a, b| a.id.cmp(&b.id));
+    Ok(found)
 }
 
 /// `059-token-engine` → (59, `token-engine`). 2–4 digits, a dash, a name.
@@ -128,6 +147,15 @@ struct Entry {
     name: String,
     path: PathBuf,
     file_type: std::fs::FileType,
+}
+
+/// [`read_dir_sorted`], noting `dir` and its stamp (taken first, so a change while
+/// it is read shows as a different stamp next time) in `found.read`.
+fn read_dir_stamped(dir: &Path, found: &mut Discovered) -> std::io::Result<Vec<Entry>> {
+    let stamp = FileStamp::of(&std::fs::metadata(dir)?);
+    let entries = read_dir_sorted(dir)?;
+    found.read.push((dir.to_path_buf(), stamp));
+    Ok(entries)
 }
 
 fn read_dir_sorted(dir: &Path) -> std::io::Result<Vec<Entry>> {
@@ -149,12 +177,13 @@ fn read_dir_sorted(dir: &Path) -> std::io::Result<Vec<Entry>> {
 
 /// The entry as a directory inside the root, following a symlink only when its
 /// target stays inside; `None` for files, and for links that escape (noted).
-fn inside_dir(root: &Path, entry: &Entry, notes: &mut Vec<String>) -> Option<PathBuf> {
+fn inside_dir(root: &Path, entry: &mut Entry, found: &mut Discovered) -> Option<PathBuf> {
     if entry.file_type.is_dir() {
-        return Some(entry.path.clone());
+        return Some(std::mem::take(&mut entry.path));
     }
     if entry.file_type.is_symlink() {
-        let target = resolve_link(root, &entry.path, notes, &entry.name)?;
+        found.saw_links = true;
+        let target = resolve_link(root, &entry.path, &mut found.notes, &entry.name)?;
         return target.is_dir().then_some(target);
     }
     None

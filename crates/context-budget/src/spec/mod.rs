@@ -3,7 +3,8 @@
 //!
 //! A specs root holds folders `NNN-name/` with a `README.md` and sub-spec files
 //! (`DESIGN.md`, ...), possibly one level down in group folders (`archived/`).
-//! [`SpecStore`] (`store.rs`) finds them ([`layout`]), resolves what a caller names
+//! [`SpecStore`] (`store.rs`) finds them ([`layout`], remembered while unchanged by
+//! [`discovery`]), resolves what a caller names
 //! ([`resolve`]), measures files in parallel with a cache ([`scan`], [`measure`]) and
 //! shapes the answers: sizes and plans ([`report`]), listing rows (`listing.rs`),
 //! budgets (`budget.rs`), into the types of [`output`]. It reads files only inside the
@@ -16,6 +17,7 @@
 //! race-free open ([`crate::safe_open`]).
 
 mod budget;
+pub mod discovery;
 mod error;
 pub mod layout;
 mod listing;

@@ -1,12 +1,15 @@
 //! [`SpecStore`]: a specs root and the measurements cached for it. Each public call
-//! reads the root afresh (it may change between calls), measures what it needs in
-//! parallel through the cache, and hands the measurements to the shaping steps.
+//! sees the root as it is now (it may change between calls: the folder listing is
+//! reused only while provably unchanged, see [`super::discovery`]), measures what it
+//! needs in parallel through the cache, and hands the measurements to the shaping steps.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::budget;
+use super::discovery::DiscoveryCache;
 use super::error::SpecError;
-use super::layout::{SpecFile, SpecFolder, discover, find_all_spec_files, find_spec_files};
+use super::layout::{Discovered, SpecFile, SpecFolder, find_all_spec_files, find_spec_files};
 use super::listing;
 use super::measure::{Breakdown, SpecWords};
 use super::output::{ModelUsed, SpecBudget, SpecListing, SpecReport, SpecRow, SpecTokens};
@@ -25,6 +28,8 @@ use crate::scan_control::ScanControl;
 pub struct SpecStore {
     root: PathBuf,
     cache: MeasureCache,
+    /// The spec folders, kept between calls while the directories are unchanged.
+    folders: DiscoveryCache,
     /// Longest spec name or path a call may give (`--max-name-bytes`).
     max_name_bytes: usize,
 }
@@ -35,6 +40,7 @@ impl SpecStore {
         SpecStore {
             root: root.into(),
             cache: MeasureCache::default(),
+            folders: DiscoveryCache::default(),
             max_name_bytes: limits::DEFAULT_MAX_NAME_BYTES,
         }
     }
@@ -44,6 +50,11 @@ impl SpecStore {
     pub fn with_name_limit(mut self, bytes: usize) -> SpecStore {
         self.max_name_bytes = bytes;
         self
+    }
+
+    /// Listings of the root read from disk rather than reused.
+    pub fn folder_reads(&self) -> u64 {
+        self.folders.reads()
     }
 
     /// Files measured and remembered.
@@ -61,19 +72,23 @@ impl SpecStore {
         if let Some(path) = &query.spec_path {
             limits::check_name("specPath", path, self.max_name_bytes)?;
         }
-        let (root, mut specs, notes) = self.open()?;
+        let (root, found) = self.open()?;
         match query.spec_path.as_deref() {
             Some(path) => {
-                let target = resolve(&specs, &root, path)?;
-                let spec = &mut specs[target.spec];
-                find_spec_files(&root, spec);
-                let file = target.file.map(|name| find_file(spec, &name)).transpose()?;
-                self.report(spec, file, query, model, control)
+                let target = resolve(&found.specs, &root, path)?;
+                let mut spec = found.specs[target.spec].clone();
+                find_spec_files(&root, &mut spec);
+                let file = target
+                    .file
+                    .map(|name| find_file(&spec, &name))
+                    .transpose()?;
+                self.report(&spec, file, query, model, control)
                     .map(|r| SpecTokens::Spec(Box::new(r)))
             }
             None => {
+                let mut specs = found.specs.clone();
                 find_all_spec_files(&root, &mut specs);
-                self.listing(&specs, notes, query, model, control)
+                self.listing(&specs, found.notes.clone(), query, model, control)
                     .map(|l| SpecTokens::Listing(Box::new(l)))
             }
         }
@@ -92,10 +107,9 @@ impl SpecStore {
         for query in queries {
             limits::check_name("specs", query, self.max_name_bytes)?;
         }
-        let (root, mut specs, _) = self.open()?;
+        let (root, found) = self.open()?;
         let mut notes = Vec::new();
-        let chosen = choose(&root, &mut specs, queries, &mut notes)?;
-        let chosen: Vec<&SpecFolder> = chosen.iter().map(|&i| &specs[i]).collect();
+        let chosen = choose(&root, &found.specs, queries, &mut notes)?;
         let files: Vec<&SpecFile> = chosen.iter().flat_map(|s| &s.files).collect();
         let measured = measure_all(&files, model.tokenizer(), &self.cache, control)
             .ok_or(SpecError::Cancelled)?;
@@ -107,8 +121,8 @@ impl SpecStore {
         Ok(budget::answer(costs, budget, model, notes))
     }
 
-    /// The canonical root and what is under it.
-    fn open(&self) -> Result<(PathBuf, Vec<SpecFolder>, Vec<String>), SpecError> {
+    /// The canonical root and the spec folders under it (without their files).
+    fn open(&self) -> Result<(PathBuf, Arc<Discovered>), SpecError> {
         let shown = self.root.display().to_string();
         let root = crate::safe_open::canonical_dir(&self.root).map_err(|reason| {
             SpecError::RootNotFound {
@@ -116,11 +130,14 @@ impl SpecStore {
                 reason,
             }
         })?;
-        let (specs, notes) = discover(&root).map_err(|e| SpecError::RootNotFound {
-            path: shown,
-            reason: e.to_string(),
-        })?;
-        Ok((root, specs, notes))
+        let found = self
+            .folders
+            .discover(&root)
+            .map_err(|e| SpecError::RootNotFound {
+                path: shown,
+                reason: e.to_string(),
+            })?;
+        Ok((root, found))
     }
 
     fn report(
@@ -279,10 +296,10 @@ impl SpecStore {
 /// files loaded.
 fn choose(
     root: &Path,
-    specs: &mut [SpecFolder],
+    specs: &[SpecFolder],
     queries: &[String],
     notes: &mut Vec<String>,
-) -> Result<Vec<usize>, SpecError> {
+) -> Result<Vec<SpecFolder>, SpecError> {
     let mut chosen: Vec<usize> = Vec::new();
     for query in queries {
         let index = resolve(specs, root, query)?.spec;
@@ -292,9 +309,15 @@ fn choose(
                 specs[index].id
             ));
         } else {
-            find_spec_files(root, &mut specs[index]);
             chosen.push(index);
         }
     }
-    Ok(chosen)
+    Ok(chosen
+        .into_iter()
+        .map(|index| {
+            let mut spec = specs[index].clone();
+            find_spec_files(root, &mut spec);
+            spec
+        })
+        .collect())
 }
