@@ -2,13 +2,12 @@
 //! (.gitignore, .ignore, git's global and repository excludes, hidden files off
 //! unless asked for, several threads), then globs and include/exclude filters.
 //!
-//! What the rules kept out is counted, not hidden: after the walk every visited
-//! folder is listed once more and the entries the walker did not yield are the
-//! excluded ones (hidden, or matched by an ignore rule; a `target/` folder counts
-//! once). That second listing costs one `readdir` per folder and no `stat`.
+//! What the rules kept out is counted, not hidden: the walker yields every entry
+//! (its own filters are off), and each one the hidden-file rule or an ignore rule
+//! leaves out is counted where it is left out (a `target/` folder counts once, its
+//! contents are not walked).
 
-use std::collections::{HashMap, HashSet};
-use std::ffi::OsString;
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -356,8 +355,7 @@ fn walk_dir(
 
     let found: Mutex<Vec<Candidate>> = Mutex::new(Vec::new());
     let skipped: Mutex<Vec<Skipped>> = Mutex::new(Vec::new());
-    // Folder -> names the walker yielded in it, to count what it left out.
-    let yielded: Mutex<Yielded> = Mutex::default();
+    let excluded: Mutex<Excluded> = Mutex::default();
     let stop: Mutex<Option<Stop>> = Mutex::new(None);
     let failed: Mutex<Option<FilesError>> = Mutex::new(None);
     let stopping = AtomicBool::new(false);
@@ -368,10 +366,10 @@ fn walk_dir(
         let mut batch = Batch {
             found: &found,
             skipped: &skipped,
-            yielded: &yielded,
+            excluded: &excluded,
             local_found: Vec::new(),
             local_skipped: Vec::new(),
-            local_yielded: Vec::new(),
+            local_excluded: Excluded::default(),
         };
         let (stop, stopping, failed) = (&stop, &stopping, &failed);
         let mut last_folder = LastFolder::default();
@@ -404,7 +402,7 @@ fn walk_dir(
                 && entry.depth() > 0
                 && entry.file_name().as_encoded_bytes().starts_with(b".")
             {
-                // Not yielded: counted with what the rules kept out.
+                batch.local_excluded.hidden += 1;
                 return WalkState::Skip;
             }
             if entry.depth() > 0 {
@@ -413,8 +411,15 @@ fn walk_dir(
                     .rules
                     .ignored(path, is_dir, &mut last_folder, &|| budget.check())
                 {
-                    // Not yielded: counted with what the rules kept out.
-                    Ok(true) => return WalkState::Skip,
+                    Ok(true) => {
+                        batch.local_excluded.ignored += 1;
+                        batch
+                            .local_excluded
+                            .ignored_examples
+                            .push(relative_to(path, root_path));
+                        batch.maybe_flush();
+                        return WalkState::Skip;
+                    }
                     Ok(false) => {}
                     Err(error) => {
                         stopping.store(true, Ordering::Relaxed);
@@ -425,20 +430,10 @@ fn walk_dir(
                     }
                 }
             }
-            if let Some(parent) = path.parent()
-                && entry.depth() > 0
-                && let Some(name) = path.file_name()
-            {
-                batch
-                    .local_yielded
-                    .push((parent.to_path_buf(), Some(name.to_os_string())));
-            }
             let Some(file_type) = entry.file_type() else {
                 return WalkState::Continue;
             };
             if file_type.is_dir() {
-                batch.local_yielded.push((path.to_path_buf(), None));
-                batch.maybe_flush();
                 return WalkState::Continue;
             }
             let relative = relative_to(path, root_path);
@@ -493,8 +488,14 @@ fn walk_dir(
     let mut skipped = skipped.into_inner().unwrap_or_default();
     skipped.sort_by(|a, b| a.path.cmp(&b.path));
     walked.skipped.extend(skipped);
-    let yielded = yielded.into_inner().unwrap_or_default();
-    count_excluded(root_path, &yielded, options, &mut walked.excluded);
+    let excluded = excluded.into_inner().unwrap_or_default();
+    walked.excluded.hidden += excluded.hidden;
+    walked.excluded.ignored += excluded.ignored;
+    let examples = &mut walked.excluded.ignored_examples;
+    examples.extend(excluded.ignored_examples);
+    examples.sort();
+    examples.dedup();
+    examples.truncate(super::MAX_EXAMPLES);
     Ok(())
 }
 
@@ -502,19 +503,16 @@ fn walk_dir(
 struct Batch<'a> {
     found: &'a Mutex<Vec<Candidate>>,
     skipped: &'a Mutex<Vec<Skipped>>,
-    yielded: &'a Mutex<Yielded>,
+    excluded: &'a Mutex<Excluded>,
     local_found: Vec<Candidate>,
     local_skipped: Vec<Skipped>,
-    /// (folder, name yielded in it); `None` records a visited folder.
-    local_yielded: Vec<(PathBuf, Option<OsString>)>,
+    local_excluded: Excluded,
 }
-
-/// Folder -> names the walker yielded in it.
-type Yielded = HashMap<PathBuf, HashSet<OsString>>;
 
 impl Batch<'_> {
     fn maybe_flush(&mut self) {
-        if self.local_found.len() + self.local_skipped.len() + self.local_yielded.len() >= 512 {
+        let examples = self.local_excluded.ignored_examples.len();
+        if self.local_found.len() + self.local_skipped.len() + examples >= 512 {
             self.flush();
         }
     }
@@ -526,13 +524,11 @@ impl Batch<'_> {
         if let Ok(mut skipped) = self.skipped.lock() {
             skipped.append(&mut self.local_skipped);
         }
-        if let Ok(mut yielded) = self.yielded.lock() {
-            for (folder, name) in self.local_yielded.drain(..) {
-                let names = yielded.entry(folder).or_default();
-                if let Some(name) = name {
-                    names.insert(name);
-                }
-            }
+        if let Ok(mut excluded) = self.excluded.lock() {
+            let mine = std::mem::take(&mut self.local_excluded);
+            excluded.hidden += mine.hidden;
+            excluded.ignored += mine.ignored;
+            excluded.ignored_examples.extend(mine.ignored_examples);
         }
     }
 }
@@ -541,34 +537,6 @@ impl Drop for Batch<'_> {
     fn drop(&mut self) {
         self.flush();
     }
-}
-
-/// Entries of visited folders that the walker did not yield: hidden ones, and
-/// ones an ignore rule matched.
-fn count_excluded(root: &Path, yielded: &Yielded, options: WalkOptions, excluded: &mut Excluded) {
-    let mut examples = Vec::new();
-    for (dir, names) in yielded {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let name = entry.file_name();
-            if names.contains(&name) {
-                continue;
-            }
-            if !options.hidden && name.to_string_lossy().starts_with('.') {
-                excluded.hidden += 1;
-            } else {
-                excluded.ignored += 1;
-                examples.push(relative_to(&entry.path(), root));
-            }
-        }
-    }
-    examples.sort();
-    excluded.ignored_examples.extend(examples);
-    excluded.ignored_examples.sort();
-    excluded.ignored_examples.dedup();
-    excluded.ignored_examples.truncate(super::MAX_EXAMPLES);
 }
 
 fn error_path(error: &ignore::Error) -> Option<PathBuf> {
