@@ -243,11 +243,11 @@ impl Measurer<'_> {
 }
 
 /// How a worker of a fan-out over files counts a file: on its own thread while more
-/// files wait than there are workers (every core is busy: a helper thread splitting a
-/// large file would only take turns with a worker, each evicting the other's piece
-/// memo from the cache: measured, 10 % of `files`' CPU went to the helper), else with
-/// [`Tokenizer::count`], which may split a large file with the helper once other
-/// workers have run out of files.
+/// than twice as many files wait as there are workers (every core is busy: a helper
+/// thread splitting a large file would only take turns with a worker, each evicting
+/// the other's piece memo from the cache; measured, 10 % of `files`' CPU went to the
+/// helper), else with [`Tokenizer::count`], which may split a large file with the
+/// helper once other workers have run out of files.
 #[derive(Clone, Copy)]
 enum Share {
     Crowded,
