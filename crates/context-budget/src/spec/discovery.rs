@@ -5,7 +5,8 @@
 //!
 //! "Provably": each directory read has the same [`FileStamp`] (an entry added,
 //! removed or renamed moves its mtime and ctime), no symlink was involved (its
-//! target can change while every directory stays the same), and the directories
+//! target can change while every directory stays the same), every entry could be
+//! read (a listing cut short by an I/O error is used once), and the directories
 //! had not changed for [`SETTLED`] before they were read. A directory changed within
 //! the clock tick it was read in may change again within that tick and keep its
 //! stamp (git's "racy" entries), so such a listing is used once and not kept.
@@ -66,6 +67,7 @@ fn unchanged(found: &Discovered) -> bool {
 /// Whether a later change to what `found` read is sure to show in the stamps.
 fn keepable(found: &Discovered, started: SystemTime) -> bool {
     !found.saw_links
+        && !found.incomplete
         && found.notes.is_empty()
         && !found.read.is_empty()
         && found.read.iter().all(|(_, stamp)| settled(stamp, started))
@@ -150,7 +152,7 @@ mod tests {
 
     #[cfg(unix)]
     #[test]
-    fn a_listing_that_followed_a_symlink_is_not_kept() {
+    fn a_listing_that_followed_a_symlink_or_missed_an_entry_is_not_kept() {
         let root = fresh("links");
         spec(&root, "001-a");
         std::os::unix::fs::symlink(root.join("001-a"), root.join("002-link")).unwrap();
@@ -159,9 +161,12 @@ mod tests {
         assert!(!keepable(&found, SystemTime::now() + 2 * SETTLED));
         // The same tree without the link, seen from far enough ahead, may be kept.
         std::fs::remove_file(root.join("002-link")).unwrap();
-        let found = discover(&root).unwrap();
+        let mut found = discover(&root).unwrap();
         assert!(keepable(&found, SystemTime::now() + 2 * SETTLED));
         assert!(!keepable(&found, SystemTime::now()));
+        // Nor is one that an I/O error cut short.
+        found.incomplete = true;
+        assert!(!keepable(&found, SystemTime::now() + 2 * SETTLED));
         std::fs::remove_dir_all(&root).unwrap();
     }
 }

@@ -79,6 +79,9 @@ pub struct Discovered {
     /// Whether a symlink was looked at: its target may change while every directory
     /// read stays the same.
     pub saw_links: bool,
+    /// Whether an entry could not be read (an I/O error partway through a listing):
+    /// the listing may lack folders that are there.
+    pub incomplete: bool,
 }
 
 /// Every spec folder under `root` (already canonical), without their files (see
@@ -90,6 +93,7 @@ pub fn discover(root: &Path) -> std::io::Result<Discovered> {
         notes: Vec::new(),
         read: Vec::new(),
         saw_links: false,
+        incomplete: false,
     };
     for mut entry in read_dir_stamped(root, &mut found)? {
         let Some(dir) = inside_dir(root, &mut entry, &mut found) else {
@@ -153,17 +157,27 @@ struct Entry {
 /// it is read shows as a different stamp next time) in `found.read`.
 fn read_dir_stamped(dir: &Path, found: &mut Discovered) -> std::io::Result<Vec<Entry>> {
     let stamp = FileStamp::of(&std::fs::metadata(dir)?);
-    let entries = read_dir_sorted(dir)?;
+    let mut complete = true;
+    let entries = read_dir_sorted(dir, &mut complete)?;
     found.read.push((dir.to_path_buf(), stamp));
+    found.incomplete |= !complete;
     Ok(entries)
 }
 
-fn read_dir_sorted(dir: &Path) -> std::io::Result<Vec<Entry>> {
+/// The entries of `dir` that are not hidden and have UTF-8 names, by name;
+/// `complete` turns false when an entry could not be read (it is left out).
+fn read_dir_sorted(dir: &Path, complete: &mut bool) -> std::io::Result<Vec<Entry>> {
     let mut entries: Vec<Entry> = std::fs::read_dir(dir)?
-        .filter_map(Result::ok)
         .filter_map(|e| {
+            let Ok(e) = e else {
+                *complete = false;
+                return None;
+            };
             let name = e.file_name().into_string().ok()?;
-            let file_type = e.file_type().ok()?;
+            let Ok(file_type) = e.file_type() else {
+                *complete = false;
+                return None;
+            };
             (!name.starts_with('.')).then(|| Entry {
                 name,
                 path: e.path(),
@@ -208,7 +222,7 @@ fn resolve_link(root: &Path, path: &Path, notes: &mut Vec<String>, shown: &str) 
 /// Find the Markdown files of `spec` (README first), noting what was skipped.
 pub fn find_spec_files(root: &Path, spec: &mut SpecFolder) {
     let (mut files, mut skipped) = (Vec::new(), Vec::new());
-    match read_dir_sorted(&spec.dir) {
+    match read_dir_sorted(&spec.dir, &mut true) {
         Err(e) => skipped.push(format!("the folder cannot be read: {e}")),
         Ok(entries) => {
             for entry in entries {
