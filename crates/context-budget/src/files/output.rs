@@ -52,6 +52,19 @@ pub struct Excluded {
     pub ignored_examples: Vec<String>,
 }
 
+impl Excluded {
+    /// `other`'s counts added to these; the examples stay the first
+    /// [`MAX_EXAMPLES`] of both by path (so a walk holds no more than that many).
+    pub(super) fn add(&mut self, other: Excluded) {
+        self.ignored += other.ignored;
+        self.hidden += other.hidden;
+        self.ignored_examples.extend(other.ignored_examples);
+        self.ignored_examples.sort();
+        self.ignored_examples.dedup();
+        self.ignored_examples.truncate(MAX_EXAMPLES);
+    }
+}
+
 /// One file's row.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct FileRow {

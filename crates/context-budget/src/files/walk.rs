@@ -488,14 +488,9 @@ fn walk_dir(
     let mut skipped = skipped.into_inner().unwrap_or_default();
     skipped.sort_by(|a, b| a.path.cmp(&b.path));
     walked.skipped.extend(skipped);
-    let excluded = excluded.into_inner().unwrap_or_default();
-    walked.excluded.hidden += excluded.hidden;
-    walked.excluded.ignored += excluded.ignored;
-    let examples = &mut walked.excluded.ignored_examples;
-    examples.extend(excluded.ignored_examples);
-    examples.sort();
-    examples.dedup();
-    examples.truncate(super::MAX_EXAMPLES);
+    walked
+        .excluded
+        .add(excluded.into_inner().unwrap_or_default());
     Ok(())
 }
 
@@ -525,10 +520,7 @@ impl Batch<'_> {
             skipped.append(&mut self.local_skipped);
         }
         if let Ok(mut excluded) = self.excluded.lock() {
-            let mine = std::mem::take(&mut self.local_excluded);
-            excluded.hidden += mine.hidden;
-            excluded.ignored += mine.ignored;
-            excluded.ignored_examples.extend(mine.ignored_examples);
+            excluded.add(std::mem::take(&mut self.local_excluded));
         }
     }
 }
