@@ -1246,6 +1246,7 @@ const fn is_ascii_ws(b: u8) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use regex::Regex;
 
     fn collect_matches(pt: &dyn PreTokenizer, text: &str) -> Vec<(usize, usize)> {
         let mut result = vec![];
