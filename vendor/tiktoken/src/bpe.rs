@@ -259,10 +259,11 @@ impl CoreBpe {
         count_memo::with_memo(self.cache_id, |mut memo| {
             let mut count = 0;
             let mut pos = 0;
-            // A piece the memo did not know, its vocabulary slot prefetched: it is
-            // resolved after the next piece is found, so the load (often from
-            // memory: the pieces the memo misses are the rare ones) overlaps the
-            // scan instead of stalling it.
+            // A piece the memo's first level did not know, its second-level
+            // bucket and vocabulary slot prefetched: it is resolved after the
+            // next piece is found, so those loads (often from memory: the pieces
+            // the first level misses are the rare ones) overlap the scan instead
+            // of stalling it.
             let mut pending: &[u8] = &[];
             while let Some((start, end)) = self.pre_tokenizer.next_match_for::<FAST>(text, pos) {
                 let piece = &text.as_bytes()[start..end];
@@ -276,6 +277,7 @@ impl CoreBpe {
                         Some(n) => n,
                         None => {
                             self.vocab.prefetch(piece);
+                            memo.prefetch_second(piece);
                             let before = std::mem::replace(&mut pending, piece);
                             if before.is_empty() {
                                 0
@@ -295,10 +297,14 @@ impl CoreBpe {
         })
     }
 
-    /// The tokens of a piece the memo missed, stored in it. The memo holds
-    /// merges too: no second cache behind it.
+    /// The tokens of a piece the memo's first level missed: from its second
+    /// level, else computed and stored in both. The memo holds merges too: no
+    /// other cache behind it.
     #[inline(always)]
     fn count_into_memo(&self, piece: &[u8], memo: &mut count_memo::Memo) -> usize {
+        if let Some(n) = memo.get_second(piece) {
+            return n;
+        }
         let n = if self.vocab.contains_key(piece) {
             1
         } else {
