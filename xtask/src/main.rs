@@ -197,9 +197,10 @@ fn ci() -> anyhow::Result<()> {
     // suite (which starts the built binary over stdio and HTTP).
     cargo(&["test", "--workspace", "--all-targets", "--locked"])?;
     cargo(&["test", "--workspace", "--doc", "--locked"])?;
-    // vendor/tiktoken is outside the workspace: the unit tests of the modules we
-    // patched (the memo, merges, vocabulary tables). Its other tests need the
-    // vocabularies we dropped (vendor/tiktoken/PATCH.md).
+    // vendor/tiktoken is outside the workspace: the unit tests of what we patched
+    // (the memo, merges, vocabulary tables, the word scanner's lowercase run). Its
+    // other tests need the vocabularies we dropped (vendor/tiktoken/PATCH.md), and
+    // the pre-tokenizer's are covered against tiktoken-rs by tests/differential.rs.
     timing::step("vendored tiktoken: patched modules' unit tests", || {
         cargo(&[
             "test",
@@ -216,6 +217,7 @@ fn ci() -> anyhow::Result<()> {
             "vocab::",
             "vocab_layout::",
             "piece_cache::",
+            "pretokenize::tests::lowercase_run_end",
         ])
     })?;
     // The shipped catalog is exactly what its rules make of the pinned LiteLLM file.

@@ -819,10 +819,7 @@ fn o200k_like_ascii_next<
         // started with uppercase(s)
         if q < n && b[q].is_ascii_lowercase() {
             // Rule A: [A-Z]*[a-z]+  (greedy uppercase, then lowercase run)
-            let mut r = q;
-            while r < n && b[r] < 0x80 && b[r].is_ascii_lowercase() {
-                r += 1;
-            }
+            let r = lowercase_run_end(b, q);
             if r < n && b[r] >= 0x80 {
                 return o200k_word_mixed::<CONTRACTIONS, HAN_APART>(b, i, p);
             }
@@ -833,10 +830,7 @@ fn o200k_like_ascii_next<
         }
     } else {
         // b[p] is lowercase (it's a letter but not uppercase): Rule A lowercase+
-        let mut r = p;
-        while r < n && b[r] < 0x80 && b[r].is_ascii_lowercase() {
-            r += 1;
-        }
+        let r = lowercase_run_end(b, p);
         if r < n && b[r] >= 0x80 {
             return o200k_word_mixed::<CONTRACTIONS, HAN_APART>(b, i, p);
         }
@@ -854,6 +848,35 @@ fn o200k_like_ascii_next<
         end += len;
     }
     Some((i, end))
+}
+
+/// context-loader patch: the end of the run of ASCII lowercase letters that
+/// starts at `from`, 8 bytes per step. The byte loop mispredicted its exit once
+/// per word, the costliest branch of counting code.
+#[inline(always)]
+fn lowercase_run_end(b: &[u8], from: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut r = from;
+    while let Some(chunk) = b.get(r..r + 8) {
+        let v = u64::from_le_bytes(chunk.try_into().unwrap());
+        // Each byte with its high bit set, minus a bound: no borrow crosses
+        // bytes, and the high bit stays set iff the byte (its low 7 bits)
+        // is at least the bound.
+        let set = v | HIGH;
+        let at_least_a = set.wrapping_sub(ONES * b'a' as u64);
+        let above_z = set.wrapping_sub(ONES * (b'z' as u64 + 1));
+        let lower = at_least_a & !above_z & !v & HIGH;
+        let other = !lower & HIGH;
+        if other != 0 {
+            return r + (other.trailing_zeros() / 8) as usize;
+        }
+        r += 8;
+    }
+    while r < b.len() && b[r].is_ascii_lowercase() {
+        r += 1;
+    }
+    r
 }
 
 /// o200k-family piece starting on a non-ASCII char, out of line.
@@ -1247,6 +1270,40 @@ const fn is_ascii_ws(b: u8) -> bool {
 mod tests {
     use super::*;
     use regex::Regex;
+
+    #[test]
+    fn lowercase_run_end_matches_the_byte_loop() {
+        // The bytes around each bound ('`' 'a' 'z' '{'), other letters, and
+        // bytes with the high bit set, at every length and start.
+        let alphabet = [
+            b'`', b'a', b'm', b'z', b'{', b'A', b'Z', b'0', b' ', 0x7F, 0x80, 0xC3, 0xE1, 0xFA,
+        ];
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        for len in 0..40 {
+            for _ in 0..200 {
+                let text: Vec<u8> = (0..len)
+                    .map(|_| {
+                        state ^= state << 13;
+                        state ^= state >> 7;
+                        state ^= state << 17;
+                        // Mostly lowercase, so runs cross the 8-byte steps.
+                        if state % 4 != 0 {
+                            b'a' + (state >> 8) as u8 % 26
+                        } else {
+                            alphabet[(state >> 8) as usize % alphabet.len()]
+                        }
+                    })
+                    .collect();
+                for from in 0..=len {
+                    let mut end = from;
+                    while end < len && text[end].is_ascii_lowercase() {
+                        end += 1;
+                    }
+                    assert_eq!(lowercase_run_end(&text, from), end, "{text:?} from {from}");
+                }
+            }
+        }
+    }
 
     fn collect_matches(pt: &dyn PreTokenizer, text: &str) -> Vec<(usize, usize)> {
         let mut result = vec![];
