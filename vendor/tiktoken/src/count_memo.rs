@@ -9,7 +9,8 @@
 //! not one token (a BPE merge) just as cheaply.
 //!
 //! Behind it, a second level of 4 MiB (two-way buckets) keeps what the first
-//! evicts. On the benchmark tree (388 MB of crate sources) the first level
+//! evicts, allocated once the first has missed as many pieces as it has slots:
+//! a thread that counts short texts never holds it. On the benchmark tree (388 MB of crate sources) the first level
 //! missed 2.8 M of ~50 M lookups, about four times the distinct pieces: each
 //! miss cost a vocabulary probe and, for half of them, a merge of ~6 more
 //! probes, all cache misses — a quarter of the counting time. The second level
@@ -95,14 +96,19 @@ impl Lines {
 /// One encoding's memo on one thread: two levels.
 pub(crate) struct Memo {
     first: Lines,
-    second: Lines,
+    /// `None` until the first level has missed [`SLOTS`] pieces: the random
+    /// buckets of even a few thousand distinct pieces would make most of its
+    /// 4 MiB resident, on every thread that ever counted something.
+    second: Option<Lines>,
+    misses: usize,
 }
 
 impl Memo {
     fn new() -> Self {
         Self {
             first: Lines::new(SLOTS),
-            second: Lines::new(BUCKETS * 2),
+            second: None,
+            misses: 0,
         }
     }
 
@@ -133,19 +139,22 @@ impl Memo {
     /// [`Self::get_second`] a little later.
     #[inline(always)]
     pub(crate) fn prefetch_second(&self, piece: &[u8]) {
-        self.second.prefetch(second_index(&padded_key(piece)) * 2);
+        if let Some(second) = &self.second {
+            second.prefetch(second_index(&padded_key(piece)) * 2);
+        }
     }
 
     /// The count of `piece` from the second level; a hit is copied into the
     /// first, where the next occurrence will look.
     #[inline(always)]
     pub(crate) fn get_second(&mut self, piece: &[u8]) -> Option<usize> {
+        let second = self.second.as_ref()?;
         let key = padded_key(piece);
         let at = second_index(&key) * 2;
         let hit = [at, at + 1]
             .into_iter()
-            .find(|&at| count_if_same(self.second.slot(at), &key).is_some())?;
-        let slot = *self.second.slot(hit);
+            .find(|&at| count_if_same(second.slot(at), &key).is_some())?;
+        let slot = *second.slot(hit);
         *self.first.slot_mut(first_index(&key)) = slot;
         Some((slot[3] >> 56) as usize)
     }
@@ -160,10 +169,20 @@ impl Memo {
             let key = padded_key(piece);
             let slot = [key[0], key[1], key[2], key[3] | (n as u64) << 56];
             *self.first.slot_mut(first_index(&key)) = slot;
-            let at = second_index(&key) * 2;
-            let newer = *self.second.slot(at);
-            *self.second.slot_mut(at + 1) = newer;
-            *self.second.slot_mut(at) = slot;
+            match &mut self.second {
+                Some(second) => {
+                    let at = second_index(&key) * 2;
+                    let newer = *second.slot(at);
+                    *second.slot_mut(at + 1) = newer;
+                    *second.slot_mut(at) = slot;
+                }
+                None => {
+                    self.misses += 1;
+                    if self.misses == SLOTS {
+                        self.second = Some(Lines::new(BUCKETS * 2));
+                    }
+                }
+            }
         }
     }
 }
@@ -268,6 +287,36 @@ mod tests {
         found
     }
 
+    /// A memo whose second level is already allocated.
+    fn with_second() -> Memo {
+        let mut m = Memo::new();
+        m.second = Some(Lines::new(BUCKETS * 2));
+        m
+    }
+
+    #[test]
+    fn the_second_level_comes_once_the_first_has_missed_as_many_pieces_as_it_has_slots() {
+        let mut m = Memo::new();
+        let piece = |i: usize| format!("p{i:07}").into_bytes();
+        for i in 0..SLOTS - 1 {
+            m.count(&piece(i), || 2);
+        }
+        assert!(
+            m.second.is_none(),
+            "a thread counting short texts holds 256 KiB"
+        );
+        // Hits are not misses.
+        m.count(&piece(SLOTS - 2), || unreachable!("first level"));
+        assert!(m.second.is_none());
+        m.count(&piece(SLOTS - 1), || 2);
+        assert!(m.second.is_some());
+        // From then on, what the first level evicts is kept.
+        let pieces = colliding(first_index, 2);
+        m.count(&pieces[0], || 1);
+        m.count(&pieces[1], || 3);
+        assert_eq!(m.count(&pieces[0], || unreachable!("second level")), 1);
+    }
+
     #[test]
     fn the_key_is_the_piece_zero_padded_with_its_length() {
         let bytes: Vec<u8> = (1..=KEY_MAX as u8)
@@ -306,7 +355,7 @@ mod tests {
     fn a_piece_evicted_from_the_first_level_is_found_in_the_second_and_moves_back() {
         let pieces = colliding(first_index, 2);
         let (a, b) = (&pieces[0], &pieces[1]);
-        let mut m = Memo::new();
+        let mut m = with_second();
         assert_eq!(m.count(a, || 1), 1);
         // b takes a's first-level slot: computed, not a's count.
         assert_eq!(m.count(b, || 9), 9);
@@ -321,7 +370,7 @@ mod tests {
     #[test]
     fn a_second_level_bucket_keeps_the_two_newest_pieces() {
         let pieces = colliding(second_index, 3);
-        let mut m = Memo::new();
+        let mut m = with_second();
         for (n, piece) in pieces.iter().enumerate() {
             m.put(piece, n + 1);
         }
@@ -336,8 +385,8 @@ mod tests {
 
     #[test]
     fn no_slot_straddles_two_cache_lines() {
-        let m = Memo::new();
-        for level in [&m.first, &m.second] {
+        let m = with_second();
+        for level in [&m.first, m.second.as_ref().unwrap()] {
             assert_eq!(level.slot(0).as_ptr() as usize % LINE, 0);
             assert_eq!(level.slot(1).as_ptr() as usize % LINE, 32);
         }
