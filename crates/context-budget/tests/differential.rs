@@ -61,7 +61,7 @@ fn pathological_runs_match_reference() {
         "\u{3000}\u{3000}x",
     ];
     for run in runs {
-        for bytes in [2_000, 2_048, 2_100, 6_000, 12_000] {
+        for bytes in [2_000, 16_000, 16_384, 16_500, 24_000] {
             let body = run.repeat(bytes / run.len());
             for text in [
                 body.clone(),
@@ -123,7 +123,7 @@ fn json_escaped_texts_with_a_long_run_match_reference() {
     let corpus = include_str!("corpus/mixed.txt");
     let tricky = "don't stop it's OK I'M here we'LL go x y fooBar Baz ÉCOLE a b \
                   a\u{301} b x  y 1a b2 c_d e.f g-h i's j's\tk l m";
-    let run = "y".repeat(5000);
+    let run = "y".repeat(20_000);
     let text = format!("{corpus}{tricky} {run} {corpus}").repeat(20);
     let escaped = serde_json::to_string(&text).unwrap();
     assert!(!escaped.contains('\n'));

@@ -41,7 +41,7 @@ pub use parallel::PARALLEL_MIN_BYTES;
 pub(crate) const PART_BYTES: usize = 1024 * 1024;
 /// The stretches a text with a long run is cut into, so that only those holding
 /// one are counted by the linear encoder (a few times [`linear::LONG_RUN_BYTES`]).
-const LINEAR_STRETCH_BYTES: usize = 16 * 1024;
+const LINEAR_STRETCH_BYTES: usize = 64 * 1024;
 
 /// How a model's text becomes tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
