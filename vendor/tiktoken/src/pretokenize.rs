@@ -608,10 +608,7 @@ fn cl100k_ascii_next<const MAX_DIGITS: usize>(b: &[u8], i: usize) -> Option<(usi
         && let Some(&c1) = b.get(i + 1)
     {
         if c1 < 0x80 && c1.is_ascii_alphabetic() {
-            let mut j = i + 2;
-            while j < n && b[j] < 0x80 && b[j].is_ascii_alphabetic() {
-                j += 1;
-            }
+            let j = letter_run_end(b, i + 2);
             if j < n && b[j] >= 0x80 {
                 return scan_letter_run_mixed(b, j).map(|e| (i, e));
             }
@@ -623,10 +620,7 @@ fn cl100k_ascii_next<const MAX_DIGITS: usize>(b: &[u8], i: usize) -> Option<(usi
     }
     // case B: no leading char, c0 is a letter
     if c0.is_ascii_alphabetic() {
-        let mut j = i + 1;
-        while j < n && b[j] < 0x80 && b[j].is_ascii_alphabetic() {
-            j += 1;
-        }
+        let j = letter_run_end(b, i + 1);
         if j < n && b[j] >= 0x80 {
             return scan_letter_run_mixed(b, j).map(|e| (i, e));
         }
@@ -850,33 +844,77 @@ fn o200k_like_ascii_next<
     Some((i, end))
 }
 
-/// context-loader patch: the end of the run of ASCII lowercase letters that
-/// starts at `from`, 8 bytes per step. The byte loop mispredicted its exit once
-/// per word, the costliest branch of counting code.
+/// context-loader patch: the ends of runs of one ASCII class, 8 bytes per step.
+/// A scanner's byte loop over a run mispredicted its exit once per run (each
+/// word, each indentation): the costliest branches of counting code. Each
+/// `*_run_end` returns the first byte at or after `from` outside its class.
+/// Uppercase and punctuation runs stay byte loops: in code they are one or two
+/// bytes long, and read this way they counted the bench tree ~10 % slower.
 #[inline(always)]
 fn lowercase_run_end(b: &[u8], from: usize) -> usize {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
+    run_end(b, from, |v| bytes_in(v, b'a', b'z') & !v, |c| c.is_ascii_lowercase())
+}
+
+/// ASCII letters of either case: cl100k's `\p{L}+` over ASCII.
+#[inline(always)]
+fn letter_run_end(b: &[u8], from: usize) -> usize {
+    run_end(b, from, |v| bytes_in(v | CASE, b'a', b'z') & !v, |c| c.is_ascii_alphabetic())
+}
+
+/// Spaces only (b' '): the indentation that starts nearly every line of code.
+#[inline(always)]
+fn space_run_end(b: &[u8], from: usize) -> usize {
+    run_end(b, from, |v| bytes_equal(v, b' '), |c| c == b' ')
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+const LOW7: u64 = !HIGH;
+/// The bit that tells an ASCII letter's cases apart.
+const CASE: u64 = 0x2020_2020_2020_2020;
+
+/// The end of the run from `from` of bytes in a class: `class` maps 8 bytes
+/// (little-endian) to the high bit of each byte in it, `byte` decides one byte
+/// (the last 7).
+#[inline(always)]
+fn run_end(
+    b: &[u8],
+    from: usize,
+    class: impl Fn(u64) -> u64,
+    byte: impl Fn(u8) -> bool,
+) -> usize {
     let mut r = from;
     while let Some(chunk) = b.get(r..r + 8) {
-        let v = u64::from_le_bytes(chunk.try_into().unwrap());
-        // Each byte with its high bit set, minus a bound: no borrow crosses
-        // bytes, and the high bit stays set iff the byte (its low 7 bits)
-        // is at least the bound.
-        let set = v | HIGH;
-        let at_least_a = set.wrapping_sub(ONES * b'a' as u64);
-        let above_z = set.wrapping_sub(ONES * (b'z' as u64 + 1));
-        let lower = at_least_a & !above_z & !v & HIGH;
-        let other = !lower & HIGH;
+        let other = !class(u64::from_le_bytes(chunk.try_into().unwrap())) & HIGH;
         if other != 0 {
             return r + (other.trailing_zeros() / 8) as usize;
         }
         r += 8;
     }
-    while r < b.len() && b[r].is_ascii_lowercase() {
+    while r < b.len() && byte(b[r]) {
         r += 1;
     }
     r
+}
+
+/// The high bit of each byte of `v` whose low 7 bits lie in `lo..=hi` (`hi` <
+/// 0x7F): with each byte's high bit set, subtracting a bound borrows from no
+/// other byte, and the high bit stays set iff the byte is at least the bound.
+/// Callers mask out bytes with the high bit set.
+#[inline(always)]
+fn bytes_in(v: u64, lo: u8, hi: u8) -> u64 {
+    let set = v | HIGH;
+    let at_least_lo = set.wrapping_sub(ONES * lo as u64);
+    let above_hi = set.wrapping_sub(ONES * (hi as u64 + 1));
+    at_least_lo & !above_hi & HIGH
+}
+
+/// The high bit of each byte of `v` equal to `c` (the sum of two 7-bit values
+/// carries into no other byte).
+#[inline(always)]
+fn bytes_equal(v: u64, c: u8) -> u64 {
+    let x = v ^ (ONES * c as u64);
+    !((x & LOW7).wrapping_add(LOW7) | x) & HIGH
 }
 
 /// o200k-family piece starting on a non-ASCII char, out of line.
@@ -1266,31 +1304,6 @@ fn ascii_whitespace_next(b: &[u8], i: usize) -> Option<(usize, usize)> {
     Some((i, j - 1))
 }
 
-/// context-loader patch: the end of the run of spaces (b' ' only) that starts
-/// at `from`, 8 bytes per step: indentation ended each run-scanning byte loop
-/// with a mispredicted exit, once per line of code.
-#[inline(always)]
-fn space_run_end(b: &[u8], from: usize) -> usize {
-    const SPACES: u64 = 0x2020_2020_2020_2020;
-    const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
-    let mut r = from;
-    while let Some(chunk) = b.get(r..r + 8) {
-        // Zero bytes where the text has a space; a byte's high bit in `other`
-        // is set iff it is not zero (no carry crosses bytes: each sum is at
-        // most 0x7F + 0x7F).
-        let x = u64::from_le_bytes(chunk.try_into().unwrap()) ^ SPACES;
-        let other = ((x & LOW7).wrapping_add(LOW7) | x) & !LOW7;
-        if other != 0 {
-            return r + (other.trailing_zeros() / 8) as usize;
-        }
-        r += 8;
-    }
-    while r < b.len() && b[r] == b' ' {
-        r += 1;
-    }
-    r
-}
-
 #[inline(always)]
 const fn is_ascii_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0B | 0x0C)
@@ -1302,66 +1315,39 @@ mod tests {
     use regex::Regex;
 
     #[test]
-    fn lowercase_run_end_matches_the_byte_loop() {
-        // The bytes around each bound ('`' 'a' 'z' '{'), other letters, and
-        // bytes with the high bit set, at every length and start.
-        let alphabet = [
-            b'`', b'a', b'm', b'z', b'{', b'A', b'Z', b'0', b' ', 0x7F, 0x80, 0xC3, 0xE1, 0xFA,
+    fn every_run_end_matches_the_byte_loop() {
+        type RunEnd = fn(&[u8], usize) -> usize;
+        let classes: [(&str, RunEnd, fn(u8) -> bool); 3] = [
+            ("lowercase", lowercase_run_end, |c| c.is_ascii_lowercase()),
+            ("letter", letter_run_end, |c| c.is_ascii_alphabetic()),
+            ("space", space_run_end, |c| c == b' '),
         ];
         let mut state = 0x2545_F491_4F6C_DD1Du64;
-        for len in 0..40 {
-            for _ in 0..200 {
-                let text: Vec<u8> = (0..len)
-                    .map(|_| {
-                        state ^= state << 13;
-                        state ^= state >> 7;
-                        state ^= state << 17;
-                        // Mostly lowercase, so runs cross the 8-byte steps.
-                        if state % 4 != 0 {
-                            b'a' + (state >> 8) as u8 % 26
-                        } else {
-                            alphabet[(state >> 8) as usize % alphabet.len()]
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for (name, run_end, in_class) in classes {
+            let members: Vec<u8> = (0..=255).filter(|&c| in_class(c)).collect();
+            for len in 0..40 {
+                for _ in 0..200 {
+                    // Mostly members, so runs cross the 8-byte steps; else any
+                    // byte (each bound's neighbours, high-bit bytes).
+                    let text: Vec<u8> = (0..len)
+                        .map(|_| match next() {
+                            r if r % 4 != 0 => members[(r >> 8) as usize % members.len()],
+                            r => (r >> 8) as u8,
+                        })
+                        .collect();
+                    for from in 0..=len {
+                        let mut end = from;
+                        while end < len && in_class(text[end]) {
+                            end += 1;
                         }
-                    })
-                    .collect();
-                for from in 0..=len {
-                    let mut end = from;
-                    while end < len && text[end].is_ascii_lowercase() {
-                        end += 1;
+                        assert_eq!(run_end(&text, from), end, "{name}: {text:?} from {from}");
                     }
-                    assert_eq!(lowercase_run_end(&text, from), end, "{text:?} from {from}");
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn space_run_end_matches_the_byte_loop() {
-        // Spaces next to the other whitespace, bytes one bit away from a space
-        // (0x21, 0x60, 0xA0, 0x00), letters, and high-bit bytes.
-        let alphabet = [b'\t', b'\n', b'\r', 0x0B, 0x0C, 0x21, 0x60, 0xA0, 0x00, b'a', 0xFF, 0xC3];
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        for len in 0..40 {
-            for _ in 0..200 {
-                let text: Vec<u8> = (0..len)
-                    .map(|_| {
-                        state ^= state << 13;
-                        state ^= state >> 7;
-                        state ^= state << 17;
-                        // Mostly spaces, so runs cross the 8-byte steps.
-                        if state % 5 != 0 {
-                            b' '
-                        } else {
-                            alphabet[(state >> 8) as usize % alphabet.len()]
-                        }
-                    })
-                    .collect();
-                for from in 0..=len {
-                    let mut end = from;
-                    while end < len && text[end] == b' ' {
-                        end += 1;
-                    }
-                    assert_eq!(space_run_end(&text, from), end, "{text:?} from {from}");
                 }
             }
         }
