@@ -567,11 +567,27 @@ mod tests {
       "decoder":null,"model":{"type":"WordLevel","vocab":{"a":0,"b":1,"[UNK]":2},
         "unk_token":"[UNK]"}}"#;
 
-    fn temp_dir(name: &str) -> PathBuf {
+    /// A scratch folder, removed when the test ends (also when it fails).
+    struct TempDir(PathBuf);
+
+    impl std::ops::Deref for TempDir {
+        type Target = Path;
+        fn deref(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn temp_dir(name: &str) -> TempDir {
         let dir =
             std::env::temp_dir().join(format!("context-budget-hf-{name}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("temp dir");
-        dir
+        TempDir(dir)
     }
 
     #[test]

@@ -159,6 +159,7 @@ mod tests {
             // SAFETY: mkfifo reads a NUL-terminated path and touches no Rust memory.
             assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
             assert!(matches!(open_regular(&fifo), Err(OpenError::NotRegular)));
+            let _ = std::fs::remove_dir_all(outside.parent().expect("its folder"));
         }
         let _ = std::fs::remove_dir_all(&dir);
     }

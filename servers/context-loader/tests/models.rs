@@ -2,7 +2,7 @@
 //! and the CLI. Claude by tokenizer generation, exact Gemini, the LiteLLM file and an
 //! open-weight tokenizer.json as `--models-file`, and every tool taking every model.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use test_support::{ALL, Binary, call, structured};
@@ -18,9 +18,25 @@ const TINY_TOKENIZER: &str = r#"{"version":"1.0","truncation":null,"padding":nul
   "decoder":null,"model":{"type":"WordLevel","vocab":{"a":0,"b":1,"[UNK]":2},
     "unk_token":"[UNK]"}}"#;
 
+/// A scratch folder, removed when the test ends (also when it fails).
+struct TempDir(PathBuf);
+
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// A folder with `models.json` naming `tokenizers/tiny.json` relatively, and a
-/// LiteLLM-shaped file; returns the folder.
-fn models_dir(name: &str) -> PathBuf {
+/// LiteLLM-shaped file; removed when the test ends.
+fn models_dir(name: &str) -> TempDir {
     let dir = std::env::temp_dir().join(format!(
         "context-loader-models-{name}-{}",
         std::process::id()
@@ -50,7 +66,7 @@ fn models_dir(name: &str) -> PathBuf {
 }"#,
     )
     .expect("write litellm file");
-    dir
+    TempDir(dir)
 }
 
 const PROSE: &str = "The library opened at nine every morning, and by a quarter past the \
