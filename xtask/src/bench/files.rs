@@ -95,7 +95,37 @@ evicting the others' piece memos. A worker now counts on its own thread while mo
 files wait than twice the workers. Each change kept the `--json` answer byte for byte \
 and took 7–8 % off the wall time in interleaved pairs; both workers are now busy from \
 the walk's end (~0.1 s) to the answer. What is left is CPU, three quarters of it \
-counting (the loop 54 %, vocabulary probes 16 %, merges 6 %).";
+counting (the loop 54 %, vocabulary probes 16 %, merges 6 %). \
+Then (2026-11-28, perf with call graphs of one thread counting this tree's files): the \
+vocabulary probes and merges, a quarter of the counting time, came from the pieces the \
+256 KiB memo missed: 2.8 M of ~50 M lookups, four times the tree's 0.6 M distinct \
+pieces, each a probe of the 8 MB table and, for half of them, a merge of ~6 more \
+probes, all cache misses. A second level of 4 MiB per thread (two-slot buckets, one \
+cache line each, prefetched with the vocabulary slot and read one piece later) now \
+keeps what the first evicts (vendor/tiktoken/PATCH.md §6): `files` on this tree, 6 \
+interleaved pairs on a busy machine, median wall 2.71 → 2.51 s, user CPU 4.6 → 4.3 s \
+(−7 %), the `--json` answer byte for byte the same, peak memory 138 → 142 MB. `cargo \
+xtask bench --only files` right after, the machine busy (repomix cold took 78.9 s, \
+63–67 s in earlier runs): first run 2,040 ms, 7.8× repomix warm, 38.7× repomix cold. \
+Then the word scanner's lowercase runs, a byte loop that mispredicted its exit once \
+per word, are read 8 bytes per step (PATCH.md §7): 6 interleaved pairs, median wall \
+2.86 → 2.56 s, user CPU 4.9 → 4.4 s, the answer byte for byte the same. Then \
+(2026-11-28, the same tree): a few of its texts hold a run of 2 KiB or more of one \
+character class (Thai test data, an idna test file, a regex corpus), and each sent the \
+count to bpe-openai, whose first use loads its tables: ~50 ms of one core and ~64 MB, \
+in the middle of the fan-out (and `count` of a Markdown file with a rule of 3,000 `=` \
+took 55 ms instead of 5). tiktoken's merge of one piece of 16 KiB costs at most ~1.7× \
+per byte what a piece of 2 KiB does, so runs under 16 KiB now stay with it, and this \
+tree no longer loads bpe-openai: peak RSS 142 → 75 MB. The spaces of whitespace pieces \
+(the indentation that starts nearly every line) and cl100k's letter runs are read 8 \
+bytes per step like the lowercase runs (PATCH.md §7); uppercase and punctuation runs, \
+one or two bytes in code, counted ~10 % slower that way and stay byte loops. Together, \
+8 interleaved pairs against the previous stop's binary: wall mean 2.04 → 1.88 s, user \
+CPU 3.51 → 3.30 s, the answer byte for byte the same; `cargo xtask bench --only files` \
+right after: first run 1,950 ms, 8.6× repomix warm (16,680 ms), 39.1× repomix cold \
+(76,200 ms), peak 73 MB. Huge pages for the vocabulary table and the memo's second \
+level, and prefetching a merge's 3-byte spans, were measured and dropped: no \
+difference beyond this machine's noise.";
 
 /// repomix's version, pinned in bench/peers/repomix/package-lock.json.
 const REPOMIX: &str = "repomix 1.18.1";
