@@ -568,31 +568,17 @@ mod tests {
         "unk_token":"[UNK]"}}"#;
 
     /// A scratch folder, removed when the test ends (also when it fails).
-    struct TempDir(PathBuf);
-
-    impl std::ops::Deref for TempDir {
-        type Target = Path;
-        fn deref(&self) -> &Path {
-            &self.0
-        }
-    }
-
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-
-    fn temp_dir(name: &str) -> TempDir {
-        let dir =
-            std::env::temp_dir().join(format!("context-budget-hf-{name}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        TempDir(dir)
+    fn temp_dir(name: &str) -> tempfile::TempDir {
+        tempfile::Builder::new()
+            .prefix(&format!("context-budget-hf-{name}-"))
+            .tempdir()
+            .expect("temp dir")
     }
 
     #[test]
     fn counts_as_the_library_encodes_without_special_tokens_added() {
-        let dir = temp_dir("count");
+        let scratch = temp_dir("count");
+        let dir = scratch.path();
         let path = dir.join("tokenizer.json");
         std::fs::write(&path, TINY).expect("write");
         let tokenizer = HuggingFaceTokenizer::from_file(&path).expect("loads");
@@ -655,7 +641,8 @@ mod tests {
 
     #[test]
     fn byte_level_files_are_counted_in_pieces_exactly_as_the_library_counts_whole() {
-        let dir = temp_dir("pieces");
+        let scratch = temp_dir("pieces");
+        let dir = scratch.path();
         let path = dir.join("tokenizer.json");
         std::fs::write(&path, byte_level_json()).expect("write");
         let tokenizer = HuggingFaceTokenizer::from_file(&path).expect("loads");
@@ -976,7 +963,8 @@ mod tests {
 
     #[test]
     fn one_load_per_file_shared() {
-        let dir = temp_dir("shared");
+        let scratch = temp_dir("shared");
+        let dir = scratch.path();
         let path = dir.join("tokenizer.json");
         std::fs::write(&path, TINY).expect("write");
         let first = load_shared(&path).expect("loads");
@@ -986,12 +974,13 @@ mod tests {
 
     #[test]
     fn bad_files_say_which_and_why() {
-        let dir = temp_dir("bad");
+        let scratch = temp_dir("bad");
+        let dir = scratch.path();
         let missing =
             HuggingFaceTokenizer::from_file(&dir.join("missing.json")).expect_err("missing");
         assert!(matches!(missing, HuggingFaceError::Unreadable { .. }));
         assert!(missing.to_string().contains("missing.json"), "{missing}");
-        let directory = HuggingFaceTokenizer::from_file(&dir).expect_err("a directory");
+        let directory = HuggingFaceTokenizer::from_file(dir).expect_err("a directory");
         assert!(
             directory.to_string().contains("not a regular file"),
             "{directory}"

@@ -2,8 +2,6 @@
 //! and the CLI. Claude by tokenizer generation, exact Gemini, the LiteLLM file and an
 //! open-weight tokenizer.json as `--models-file`, and every tool taking every model.
 
-use std::path::{Path, PathBuf};
-
 use serde_json::{Value, json};
 use test_support::{ALL, Binary, call, structured};
 
@@ -18,29 +16,14 @@ const TINY_TOKENIZER: &str = r#"{"version":"1.0","truncation":null,"padding":nul
   "decoder":null,"model":{"type":"WordLevel","vocab":{"a":0,"b":1,"[UNK]":2},
     "unk_token":"[UNK]"}}"#;
 
-/// A scratch folder, removed when the test ends (also when it fails).
-struct TempDir(PathBuf);
-
-impl std::ops::Deref for TempDir {
-    type Target = Path;
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 /// A folder with `models.json` naming `tokenizers/tiny.json` relatively, and a
 /// LiteLLM-shaped file; removed when the test ends.
-fn models_dir(name: &str) -> TempDir {
-    let dir = std::env::temp_dir().join(format!(
-        "context-loader-models-{name}-{}",
-        std::process::id()
-    ));
+fn models_dir(name: &str) -> tempfile::TempDir {
+    let scratch = tempfile::Builder::new()
+        .prefix(&format!("context-loader-models-{name}-"))
+        .tempdir()
+        .expect("temp dir");
+    let dir = scratch.path();
     std::fs::create_dir_all(dir.join("tokenizers")).expect("temp dir");
     std::fs::write(dir.join("tokenizers/tiny.json"), TINY_TOKENIZER).expect("write tokenizer");
     std::fs::write(
@@ -66,7 +49,7 @@ fn models_dir(name: &str) -> TempDir {
 }"#,
     )
     .expect("write litellm file");
-    TempDir(dir)
+    scratch
 }
 
 const PROSE: &str = "The library opened at nine every morning, and by a quarter past the \
@@ -164,7 +147,8 @@ async fn list_models_filters_current_families() {
 
 #[tokio::test]
 async fn a_models_file_with_a_tokenizer_json_counts_exactly_in_every_tool() {
-    let dir = models_dir("hf");
+    let scratch = models_dir("hf");
+    let dir = scratch.path();
     let file = dir.join("models.json");
     let file = file.to_str().expect("utf-8 path");
     for transport in ALL {
@@ -248,7 +232,8 @@ async fn a_models_file_with_a_tokenizer_json_counts_exactly_in_every_tool() {
 
 #[tokio::test]
 async fn litellm_s_own_file_is_a_models_file() {
-    let dir = models_dir("litellm");
+    let scratch = models_dir("litellm");
+    let dir = scratch.path();
     let file = dir.join("litellm.json");
     let file = file.to_str().expect("utf-8 path");
     let conn = BIN
@@ -272,7 +257,8 @@ async fn litellm_s_own_file_is_a_models_file() {
 
 #[test]
 fn bad_models_files_stop_startup_with_the_file_and_the_reason() {
-    let dir = models_dir("bad");
+    let scratch = models_dir("bad");
+    let dir = scratch.path();
     std::fs::write(
         dir.join("missing.json"),
         r#"{"models": [{"name": "x", "family": "x", "tokenizer": "huggingface",
@@ -332,7 +318,8 @@ fn bad_models_files_stop_startup_with_the_file_and_the_reason() {
 /// family: the breakdown still adds up exactly, and the response says which tokenizer.
 #[tokio::test]
 async fn spec_tools_take_every_family() {
-    let dir = models_dir("specs");
+    let scratch = models_dir("specs");
+    let dir = scratch.path();
     let file = dir.join("models.json");
     let specs = concat!(env!("CARGO_MANIFEST_DIR"), "/../../specs");
     let conn = BIN

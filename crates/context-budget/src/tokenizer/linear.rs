@@ -97,7 +97,11 @@ mod tests {
         let thai = "ภาษาไทยไม่เว้นวรรคระหว่างคำ".repeat(100);
         let letters = "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo".repeat(200);
         for text in [&rule, &thai, &letters] {
-            assert!(text.len() > 2048 && !may_hold_long_piece(text), "{}", text.len());
+            assert!(
+                text.len() > 2048 && !may_hold_long_piece(text),
+                "{}",
+                text.len()
+            );
         }
         for run in ["a", " ", "\n", "=", "é", "가"] {
             let text = format!("start {} end", run.repeat(LONG_RUN_BYTES));
