@@ -264,7 +264,7 @@ impl CoreBpe {
             // next piece is found, so those loads (often from memory: the pieces
             // the first level misses are the rare ones) overlap the scan instead
             // of stalling it.
-            let mut pending: &[u8] = &[];
+            let mut pending: Option<(&[u8], count_memo::Key)> = None;
             while let Some((start, end)) = self.pre_tokenizer.next_match_for::<FAST>(text, pos) {
                 let piece = &text.as_bytes()[start..end];
                 count += match (piece.len(), memo.as_deref_mut()) {
@@ -273,36 +273,42 @@ impl CoreBpe {
                     // inline.
                     (1, _) => 1,
                     (2, _) if self.vocab.get_pair(piece[0], piece[1]).is_some() => 1,
-                    (3..=count_memo::KEY_MAX, Some(memo)) => match memo.get(piece) {
-                        Some(n) => n,
-                        None => {
-                            self.vocab.prefetch(piece);
-                            memo.prefetch_second(piece);
-                            let before = std::mem::replace(&mut pending, piece);
-                            if before.is_empty() {
-                                0
-                            } else {
-                                self.count_into_memo(before, memo)
+                    (3..=count_memo::KEY_MAX, Some(memo)) => {
+                        let key = count_memo::Key::of(piece);
+                        match memo.get(&key) {
+                            Some(n) => n,
+                            None => {
+                                self.vocab.prefetch(piece);
+                                memo.prefetch_second(&key);
+                                match pending.replace((piece, key)) {
+                                    None => 0,
+                                    Some((before, key)) => self.count_into_memo(before, &key, memo),
+                                }
                             }
                         }
-                    },
+                    }
                     _ => self.count_piece(piece),
                 };
                 pos = end;
             }
-            if let (false, Some(memo)) = (pending.is_empty(), memo) {
-                count += self.count_into_memo(pending, memo);
+            if let (Some((piece, key)), Some(memo)) = (pending, memo) {
+                count += self.count_into_memo(piece, &key, memo);
             }
             count
         })
     }
 
-    /// The tokens of a piece the memo's first level missed: from its second
-    /// level, else computed and stored in both. The memo holds merges too: no
-    /// other cache behind it.
+    /// The tokens of a piece the memo's first level missed (`key` is its memo
+    /// key): from its second level, else computed and stored in both. The memo
+    /// holds merges too: no other cache behind it.
     #[inline(always)]
-    fn count_into_memo(&self, piece: &[u8], memo: &mut count_memo::Memo) -> usize {
-        if let Some(n) = memo.get_second(piece) {
+    fn count_into_memo(
+        &self,
+        piece: &[u8],
+        key: &count_memo::Key,
+        memo: &mut count_memo::Memo,
+    ) -> usize {
+        if let Some(n) = memo.get_second(key) {
             return n;
         }
         let n = if self.vocab.contains_key(piece) {
@@ -310,7 +316,7 @@ impl CoreBpe {
         } else {
             merge::bpe_count(piece, &self.vocab)
         };
-        memo.put(piece, n);
+        memo.put(key, n);
         n
     }
 

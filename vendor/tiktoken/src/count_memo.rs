@@ -118,60 +118,61 @@ impl Memo {
     /// level's load overlaps the scan for the next piece.)
     #[cfg(test)]
     pub(crate) fn count(&mut self, piece: &[u8], compute: impl FnOnce() -> usize) -> usize {
-        match self.get(piece).or_else(|| self.get_second(piece)) {
+        let key = Key::of(piece);
+        match self.get(&key).or_else(|| self.get_second(&key)) {
             Some(n) => n,
             None => {
                 let n = compute();
-                self.put(piece, n);
+                self.put(&key, n);
                 n
             }
         }
     }
 
-    /// The count of `piece` from the first level, if its slot holds exactly it.
+    /// The count of `key`'s piece from the first level, if its slot holds
+    /// exactly it.
     #[inline(always)]
-    pub(crate) fn get(&self, piece: &[u8]) -> Option<usize> {
-        let key = padded_key(piece);
-        count_if_same(self.first.slot(first_index(&key)), &key)
+    pub(crate) fn get(&self, key: &Key) -> Option<usize> {
+        count_if_same(self.first.slot(key.first), &key.slot)
     }
 
-    /// Start loading the second level's bucket for `piece`, to be read by
+    /// Start loading the second level's bucket for `key`, to be read by
     /// [`Self::get_second`] a little later.
     #[inline(always)]
-    pub(crate) fn prefetch_second(&self, piece: &[u8]) {
+    pub(crate) fn prefetch_second(&self, key: &Key) {
         if let Some(second) = &self.second {
-            second.prefetch(second_index(&padded_key(piece)) * 2);
+            second.prefetch(key.second() * 2);
         }
     }
 
-    /// The count of `piece` from the second level; a hit is copied into the
-    /// first, where the next occurrence will look.
+    /// The count of `key`'s piece from the second level; a hit is copied into
+    /// the first, where the next occurrence will look.
     #[inline(always)]
-    pub(crate) fn get_second(&mut self, piece: &[u8]) -> Option<usize> {
+    pub(crate) fn get_second(&mut self, key: &Key) -> Option<usize> {
         let second = self.second.as_ref()?;
-        let key = padded_key(piece);
-        let at = second_index(&key) * 2;
+        let at = key.second() * 2;
         let hit = [at, at + 1]
             .into_iter()
-            .find(|&at| count_if_same(second.slot(at), &key).is_some())?;
+            .find(|&at| count_if_same(second.slot(at), &key.slot).is_some())?;
         let slot = *second.slot(hit);
-        *self.first.slot_mut(first_index(&key)) = slot;
+        *self.first.slot_mut(key.first) = slot;
         Some((slot[3] >> 56) as usize)
     }
 
-    /// Store `n` as the count of `piece` in both levels: it evicts whatever
-    /// held its first-level slot, and the older of its second-level bucket's.
+    /// Store `n` as the count of `key`'s piece in both levels: it evicts
+    /// whatever held its first-level slot, and the older of its second-level
+    /// bucket's.
     #[inline(always)]
-    pub(crate) fn put(&mut self, piece: &[u8], n: usize) {
+    pub(crate) fn put(&mut self, key: &Key, n: usize) {
         // A piece of at most 24 bytes merges into at most 24 tokens; the guard
         // keeps the invariant local.
         if n <= u8::MAX as usize {
-            let key = padded_key(piece);
-            let slot = [key[0], key[1], key[2], key[3] | (n as u64) << 56];
-            *self.first.slot_mut(first_index(&key)) = slot;
+            let k = &key.slot;
+            let slot = [k[0], k[1], k[2], k[3] | (n as u64) << 56];
+            *self.first.slot_mut(key.first) = slot;
             match &mut self.second {
                 Some(second) => {
-                    let at = second_index(&key) * 2;
+                    let at = key.second() * 2;
                     let newer = *second.slot(at);
                     *second.slot_mut(at + 1) = newer;
                     *second.slot_mut(at) = slot;
@@ -184,6 +185,35 @@ impl Memo {
                 }
             }
         }
+    }
+}
+
+/// A piece as the memo looks it up: padded and hashed once, then carried from
+/// the first level's miss to the second level's prefetch, probe and store (one
+/// piece later), instead of being padded and hashed again at each step.
+#[derive(Clone, Copy)]
+pub(crate) struct Key {
+    slot: Slot,
+    hash: u64,
+    first: usize,
+}
+
+impl Key {
+    /// The key of `piece`. Caller guarantees `3 <= piece.len() <= KEY_MAX`.
+    #[inline(always)]
+    pub(crate) fn of(piece: &[u8]) -> Self {
+        let slot = padded_key(piece);
+        let hash = hash(&slot);
+        Self {
+            slot,
+            hash,
+            first: first_index(hash),
+        }
+    }
+
+    #[inline(always)]
+    fn second(&self) -> usize {
+        second_index(self.hash)
     }
 }
 
@@ -221,20 +251,19 @@ fn hash(key: &Slot) -> u64 {
         .wrapping_mul(K)
 }
 
-/// The first-level slot of a padded key: the hash's top bits (the only ones
+/// The first-level slot of a padded key's hash: its top bits (the only ones
 /// every key bit reaches).
 #[inline(always)]
-fn first_index(key: &Slot) -> usize {
-    (hash(key) >> (64 - SLOTS.trailing_zeros())) as usize
+fn first_index(hash: u64) -> usize {
+    (hash >> (64 - SLOTS.trailing_zeros())) as usize
 }
 
-/// The second-level bucket of a padded key: the top bits of the hash mixed
-/// once more, so pieces that share a first-level slot spread over buckets.
-/// One more multiply, paid only on a first-level miss.
+/// The second-level bucket of a padded key's hash: the top bits of the hash
+/// mixed once more, so pieces that share a first-level slot spread over
+/// buckets. One more multiply, paid only on a first-level miss.
 #[inline(always)]
-fn second_index(key: &Slot) -> usize {
+fn second_index(h: u64) -> usize {
     const K: u64 = 0xD6E8_FEB8_6659_FD93;
-    let h = hash(key);
     ((h ^ h >> 29).wrapping_mul(K) >> (64 - BUCKETS.trailing_zeros())) as usize
 }
 
@@ -271,13 +300,13 @@ mod tests {
     use super::*;
     use crate::piece_cache::new_cache_id;
 
-    /// `n` distinct pieces whose keys share `index`'s value.
-    fn colliding(index: fn(&Slot) -> usize, n: usize) -> Vec<Vec<u8>> {
-        let target = index(&padded_key(b"abc"));
+    /// `n` distinct pieces whose keys' hashes share `index`'s value.
+    fn colliding(index: fn(u64) -> usize, n: usize) -> Vec<Vec<u8>> {
+        let target = index(Key::of(b"abc").hash);
         let mut found = vec![b"abc".to_vec()];
         for i in 0u32.. {
             let other = format!("xy{i}").into_bytes();
-            if index(&padded_key(&other)) == target {
+            if index(Key::of(&other).hash) == target {
                 found.push(other);
                 if found.len() == n {
                     break;
@@ -359,11 +388,12 @@ mod tests {
         assert_eq!(m.count(a, || 1), 1);
         // b takes a's first-level slot: computed, not a's count.
         assert_eq!(m.count(b, || 9), 9);
-        assert_eq!(m.get(a), None);
-        assert_eq!(m.get(b), Some(9));
+        let (ka, kb) = (Key::of(a), Key::of(b));
+        assert_eq!(m.get(&ka), None);
+        assert_eq!(m.get(&kb), Some(9));
         // a is still in the second level, with its own count, and moves back.
-        assert_eq!(m.get_second(a), Some(1));
-        assert_eq!(m.get(a), Some(1));
+        assert_eq!(m.get_second(&ka), Some(1));
+        assert_eq!(m.get(&ka), Some(1));
         assert_eq!(m.count(b, || unreachable!("second level")), 9);
     }
 
@@ -372,11 +402,12 @@ mod tests {
         let pieces = colliding(second_index, 3);
         let mut m = with_second();
         for (n, piece) in pieces.iter().enumerate() {
-            m.put(piece, n + 1);
+            m.put(&Key::of(piece), n + 1);
         }
-        assert_eq!(m.get_second(&pieces[0]), None, "the oldest is evicted");
-        assert_eq!(m.get_second(&pieces[1]), Some(2));
-        assert_eq!(m.get_second(&pieces[2]), Some(3));
+        let second = |m: &mut Memo, at: usize| m.get_second(&Key::of(&pieces[at]));
+        assert_eq!(second(&mut m, 0), None, "the oldest is evicted");
+        assert_eq!(second(&mut m, 1), Some(2));
+        assert_eq!(second(&mut m, 2), Some(3));
         // Gone from the second level; its own count if its first-level slot
         // survived, else computed again: never another piece's.
         let n = m.count(&pieces[0], || 7);
