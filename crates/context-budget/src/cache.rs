@@ -90,13 +90,13 @@ impl<V> Entries<V> {
         value: V,
         replace: bool,
     ) {
-        if let Some(held) = self.by_path.get_mut(path.as_os_str()) {
-            if let Some(entry) = held.iter_mut().find(|(t, _, _)| *t == tokenizer) {
-                if replace {
-                    *entry = (tokenizer, stamp, value);
-                }
-                return;
+        if let Some(held) = self.by_path.get_mut(path.as_os_str())
+            && let Some(entry) = held.iter_mut().find(|(t, _, _)| *t == tokenizer)
+        {
+            if replace {
+                *entry = (tokenizer, stamp, value);
             }
+            return;
         }
         if self.len >= MAX_CACHE_ENTRIES {
             if !replace {
