@@ -125,7 +125,25 @@ CPU 3.51 → 3.30 s, the answer byte for byte the same; `cargo xtask bench --onl
 right after: first run 1,950 ms, 8.6× repomix warm (16,680 ms), 39.1× repomix cold \
 (76,200 ms), peak 73 MB. Huge pages for the vocabulary table and the memo's second \
 level, and prefetching a merge's 3-byte spans, were measured and dropped: no \
-difference beyond this machine's noise.";
+difference beyond this machine's noise. \
+Then (2026-11-28, a fresh machine whose registry holds 286 of the crates, perf of \
+`files`): a first-level memo miss padded and hashed its piece four more times on its \
+way to the second level; the key and its hash are now made once and carried with the \
+pending piece (PATCH.md §6), 2–5 % off the one-thread count of the tree in alternating \
+runs. `MeasureCache` hashed each path component by component and copied the path for \
+every lookup (~2 % of `files`' CPU); it is now keyed by the path's bytes and looked up \
+without a copy. And the answer string (`answer_text`) was built through a \
+`serde_json::Value` tree, ~8× the cost of writing it directly (10 against 1.3 ms for \
+this listing; a listing over the answer limit builds it at every step of its search \
+for the rows that fit). A perf timeline shows both cores busy from 5 ms to the last \
+file, then ~30 ms of the main thread building, printing and freeing the 1.6 MB answer. \
+A first level of 512 KiB or 1 MiB (this machine's L2 holds 2 MiB) counted ~1 % faster, \
+within noise: it stays at 256 KiB. Whole runs of `files` moved less than this \
+machine's noise (±5 % over 10 interleaved runs). `cargo xtask bench --only files` \
+right after, on the 286-crate tree (156 MB): first run 780 ms, 10.5× repomix warm \
+(8,210 ms; 7,710 ms in the run before the changes, where ours took 810 ms: 9.5×), \
+41.4× repomix cold; on the 347-crate tree above the previous stop measured 8.6×, so \
+the margin on the smaller tree is within the run-to-run spread of both tools.";
 
 /// repomix's version, pinned in bench/peers/repomix/package-lock.json.
 const REPOMIX: &str = "repomix 1.18.1";
