@@ -7,6 +7,7 @@
 //! granularity, or a `touch -d` back in time; a replaced file has a new inode, and
 //! any write or rename moves ctime, which no user call can set back.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -82,9 +83,10 @@ struct Entries<V> {
 
 impl<V> Entries<V> {
     /// Add or replace; past [`MAX_CACHE_ENTRIES`] start over (`replace`) or refuse.
+    /// A borrowed path is copied only when it is added; a restored one is moved in.
     fn insert(
         &mut self,
-        path: &Path,
+        path: Cow<'_, Path>,
         tokenizer: Tokenizer,
         stamp: FileStamp,
         value: V,
@@ -106,7 +108,7 @@ impl<V> Entries<V> {
             self.len = 0;
         }
         self.by_path
-            .entry(path.as_os_str().to_owned())
+            .entry(path.into_owned().into_os_string())
             .or_default()
             .push((tokenizer, stamp, value));
         self.len += 1;
@@ -141,7 +143,7 @@ impl<V: Clone> MeasureCache<V> {
             return;
         }
         if let Ok(mut entries) = self.entries.lock() {
-            entries.insert(path, tokenizer, stamp, value, true);
+            entries.insert(Cow::Borrowed(path), tokenizer, stamp, value, true);
             self.added.fetch_add(1, Ordering::Relaxed);
         }
     }
@@ -177,7 +179,7 @@ impl<V: Clone> MeasureCache<V> {
                 if entries.len >= MAX_CACHE_ENTRIES {
                     break;
                 }
-                entries.insert(&path, tokenizer, stamp, value, false);
+                entries.insert(Cow::Owned(path), tokenizer, stamp, value, false);
             }
         }
     }
