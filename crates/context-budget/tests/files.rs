@@ -180,6 +180,49 @@ fn a_folder_walk_honours_gitignore_hidden_and_skips_what_is_not_text() {
     assert_eq!(src.files, 3);
 }
 
+/// A file named twice, or reached by a folder and by name, is one file: measured
+/// once, in its first place, and not reported as skipped (the walk compares paths by
+/// their bytes, so every spelling must reach it as the same bytes).
+#[test]
+fn a_file_named_twice_is_measured_once_without_a_skip() {
+    let tree = project("named-twice");
+    let store = FileStore::new(FileLimits::default());
+    let absolute = format!("{}//src//main.rs", tree.root().display());
+    let report = tokens(
+        &store,
+        &tree.roots(),
+        &[
+            "src/lib.rs",
+            ".",
+            "./src/./lib.rs",
+            "src",
+            "src/*.rs",
+            "src/nested/../main.rs",
+            &absolute,
+        ],
+    )
+    .expect("measured");
+    assert_eq!(
+        paths(&report),
+        [
+            "README.md",
+            "config/app.toml",
+            "src/lib.rs",
+            "src/main.rs",
+            "src/nested/deep.rs"
+        ]
+    );
+    assert_eq!(report.files_measured, 5);
+    // The link to README.md is still the one duplicate: another name, same file.
+    assert_eq!(skipped(&report, "duplicate"), ["readme_link.md"]);
+    assert_eq!(
+        report.total,
+        tokens(&store, &tree.roots(), &["."])
+            .expect("measured")
+            .total
+    );
+}
+
 #[test]
 fn hidden_files_are_walked_on_request_but_secrets_never_are() {
     let tree = project("hidden");

@@ -28,7 +28,13 @@ fn main() -> ExitCode {
         Command::Tool(tool) => {
             let cache =
                 cli::file_cache::FileCache::locate(global.cache_dir.as_deref(), global.no_cache);
-            cli::run(&service, tool, cache)
+            let code = cli::run(&service, tool, cache);
+            // The answer is out and the cache saved: the process ends here, and the
+            // kernel takes its memory back at once. Freeing the measurement cache entry
+            // by entry took ~7 ms after `files` over 16k files. Nothing the service
+            // holds has work to do when dropped (no child, no file to flush).
+            std::mem::forget(service);
+            code
         }
         Command::Stdio(args) => serve(
             &service,

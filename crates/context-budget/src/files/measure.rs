@@ -3,6 +3,7 @@
 //! measurement cache, under the call's byte budget. Both file tools start here.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
@@ -88,7 +89,7 @@ impl Measurer<'_> {
             self.tokenizer.preload();
         }
         let workers = crate::fan_out::cores();
-        let measure_one = |buffer: &mut Vec<u8>, candidate: &Candidate| {
+        let measure_one = |buffer: &mut Vec<u8>, candidate: Candidate| {
             if self.control.is_cancelled() {
                 stop_with(FilesError::Cancelled);
                 return None;
@@ -97,8 +98,8 @@ impl Measurer<'_> {
             let share = Share::of(waiting, workers);
             let result = match self.measure_one(candidate, reading, &bytes_read, buffer, share) {
                 Ok(measured) => Ok(measured),
-                Err(Some(reason)) => Err(Skipped::new(&candidate.relative, reason)),
-                Err(None) => {
+                Err((relative, Some(reason))) => Err(Skipped::new(&relative, reason)),
+                Err((_, None)) => {
                     stop_with(FilesError::TooManyBytes {
                         limit: self.limits.max_total_bytes,
                     });
@@ -110,62 +111,71 @@ impl Measurer<'_> {
                 .progress(walked_entries + finished, walked_entries + total);
             Some(result)
         };
-        let results = crate::fan_out::map_with(&candidates, workers, Vec::new, measure_one);
+        let results = crate::fan_out::map_with(candidates, workers, Vec::new, measure_one);
         if let Some(error) = stop.into_inner().ok().flatten() {
             return Err(error);
         }
-        // A panicking worker (a bug) leaves its files out: missing, not invented.
-        Ok(once_per_file(results.into_iter().flatten()))
+        Ok(once_per_file(results))
     }
 
-    /// One candidate opened, verified, and measured (or answered from the cache).
-    /// `Err(None)`: reading it would take the call over its byte budget.
+    /// One candidate opened, verified, and measured (or answered from the cache),
+    /// the candidate moved into the answer. `Err` gives its relative path back, with
+    /// why it was skipped, or `None`: reading it would take the call over its byte
+    /// budget.
     fn measure_one(
         &self,
-        candidate: &Candidate,
+        candidate: Candidate,
         reading: Reading,
         bytes_read: &AtomicU64,
         buffer: &mut Vec<u8>,
         share: Share,
-    ) -> Result<Measured, Option<SkipReason>> {
+    ) -> Result<Measured, (String, Option<SkipReason>)> {
         let (limits, tokenizer) = (self.limits, self.tokenizer);
         let root = &self.roots.list()[candidate.root].path;
-        let opened = open_in_root(
+        let mut opened = match open_in_root(
             root,
             &candidate.path,
             limits.max_file_bytes,
             candidate.seen_regular,
-        )?;
-        let (canonical, stamp) = (opened.canonical.clone(), opened.stamp);
+        ) {
+            Ok(opened) => opened,
+            Err(reason) => return Err((candidate.relative, Some(reason))),
+        };
+        let (canonical, stamp) = (std::mem::take(&mut opened.canonical), opened.stamp);
         // The secret rules hold for the path asked for (named ones too) and for the
-        // file it leads to: `notes.md -> id_rsa` is the key.
+        // file it leads to: `notes.md -> id_rsa` is the key. Opened as spelled, the
+        // file is at the path asked for.
         if looks_secret_path(&candidate.relative)
-            || looks_secret_path(&relative_to(&canonical, root))
+            || (canonical.as_os_str() != candidate.path.as_os_str()
+                && looks_secret_path(&relative_to(&canonical, root)))
         {
-            return Err(Some(SkipReason::Secret));
+            return Err((candidate.relative, Some(SkipReason::Secret)));
         }
         let cached = self.cache.get(&canonical, tokenizer, &stamp);
-        let done = |measure, counted, cached| Measured {
-            candidate: candidate.clone(),
+        let done = |candidate, canonical, measure, counted, cached| Measured {
+            candidate,
             measure,
             counted,
             cached,
-            canonical: canonical.clone(),
+            canonical,
             stamp,
         };
         // Unchanged since measured: not read nor tokenized again here.
         if let (Some(measure), Reading::Count) = (cached, reading) {
-            return Ok(done(measure, true, true));
+            return Ok(done(candidate, canonical, measure, true, true));
         }
         // What a call reads (and, loading, holds) is bounded.
         let read = bytes_read.fetch_add(stamp.size, Ordering::Relaxed) + stamp.size;
         if read > limits.max_total_bytes {
-            return Err(None);
+            return Err((candidate.relative, None));
         }
         if let Some(measure) = cached {
-            return Ok(done(measure, true, true));
+            return Ok(done(candidate, canonical, measure, true, true));
         }
-        let text = opened.read_text_into(limits.max_file_bytes, buffer)?;
+        let text = match opened.read_text_into(limits.max_file_bytes, buffer) {
+            Ok(text) => text,
+            Err(reason) => return Err((candidate.relative, Some(reason))),
+        };
         let mut measure = FileMeasure {
             tokens: 0,
             lines: count_lines(text),
@@ -173,11 +183,11 @@ impl Measurer<'_> {
             escaped: json_escaped_len(text),
         };
         if reading == Reading::Check {
-            return Ok(done(measure, false, false));
+            return Ok(done(candidate, canonical, measure, false, false));
         }
         measure.tokens = share.count(tokenizer, text) as u64;
         self.cache.put(&canonical, tokenizer, stamp, measure);
-        Ok(done(measure, true, false))
+        Ok(done(candidate, canonical, measure, true, false))
     }
 
     /// Count the files [`Reading::Check`] left uncounted (reading them again), on
@@ -272,26 +282,41 @@ impl Share {
 }
 
 /// The measured files in order, each file once: a file reached again under
-/// another name (a link to it) is skipped as a duplicate of the first.
-fn once_per_file(
-    results: impl Iterator<Item = Result<Measured, Skipped>>,
-) -> (Vec<Measured>, Vec<Skipped>) {
-    let mut measured = Vec::new();
+/// another name (a link to it) is skipped as a duplicate of the first. A panicking
+/// worker (a bug) leaves its files out: missing, not invented.
+///
+/// Canonical paths are compared by their bytes, borrowed: they are what `/proc`
+/// names (or the spelling it confirmed), so equal files have equal bytes. Cloning
+/// and hashing each path component by component took ~20 ms for 16k files, on one
+/// core after both had counted.
+fn once_per_file(results: Vec<Option<Result<Measured, Skipped>>>) -> (Vec<Measured>, Vec<Skipped>) {
+    let first_of: Vec<Option<String>> = {
+        let mut seen: HashMap<&[u8], &str> = HashMap::with_capacity(results.len());
+        results
+            .iter()
+            .map(|result| match result {
+                Some(Ok(m)) => match seen.entry(m.canonical.as_os_str().as_encoded_bytes()) {
+                    Entry::Occupied(first) => Some(first.get().to_string()),
+                    Entry::Vacant(slot) => {
+                        slot.insert(&m.candidate.relative);
+                        None
+                    }
+                },
+                _ => None,
+            })
+            .collect()
+    };
+    let mut measured = Vec::with_capacity(results.len());
     let mut skipped = Vec::new();
-    let mut seen: HashMap<PathBuf, String> = HashMap::new();
-    for result in results {
-        match result {
-            Ok(m) => match seen.get(&m.canonical) {
-                Some(first) => skipped.push(Skipped::new(
-                    &m.candidate.relative,
-                    SkipReason::Duplicate(first.clone()),
-                )),
-                None => {
-                    seen.insert(m.canonical.clone(), m.candidate.relative.clone());
-                    measured.push(m);
-                }
-            },
-            Err(s) => skipped.push(s),
+    for (result, first) in results.into_iter().zip(first_of) {
+        match (result, first) {
+            (Some(Ok(m)), Some(first)) => skipped.push(Skipped::new(
+                &m.candidate.relative,
+                SkipReason::Duplicate(first),
+            )),
+            (Some(Ok(m)), None) => measured.push(m),
+            (Some(Err(s)), _) => skipped.push(s),
+            (None, _) => {}
         }
     }
     (measured, skipped)

@@ -256,20 +256,35 @@ pub fn collect(
 /// UTF-8). Two files whose names show the same (a literal `\xff` and a byte that
 /// is not UTF-8, see [`super::roots::shown_name`]) cannot both be told apart in an
 /// answer: the later one is skipped, saying so, never dropped unseen.
+///
+/// The keys are borrowed and a path is hashed as one run of bytes: cloning every
+/// path and hashing it component by component took ~14 ms for 16k files, on one
+/// core while the other waited to count. Bytes compare as paths do here: every
+/// candidate path is a canonical root joined with a normalized relative path, or
+/// an entry the walker joined under one.
 fn dedupe(candidates: &mut Vec<Candidate>, skipped: &mut Vec<Skipped>) {
-    let mut seen = HashSet::new();
-    candidates.retain(|c| seen.insert((c.root, c.path.clone())));
-    let mut shown = HashSet::new();
-    candidates.retain(|c| {
-        let first = shown.insert((c.root, c.relative.clone()));
-        if !first {
-            skipped.push(Skipped::new(
-                &c.relative,
-                SkipReason::SameName(c.relative.clone()),
-            ));
-        }
-        first
-    });
+    let keep: Vec<bool> = {
+        let mut seen = HashSet::with_capacity(candidates.len());
+        let mut shown = HashSet::with_capacity(candidates.len());
+        candidates
+            .iter()
+            .map(|c| {
+                if !seen.insert((c.root, c.path.as_os_str().as_encoded_bytes())) {
+                    return false;
+                }
+                let first = shown.insert((c.root, c.relative.as_str()));
+                if !first {
+                    skipped.push(Skipped::new(
+                        &c.relative,
+                        SkipReason::SameName(c.relative.clone()),
+                    ));
+                }
+                first
+            })
+            .collect()
+    };
+    let mut keep = keep.into_iter();
+    candidates.retain(|_| keep.next().unwrap_or(false));
 }
 
 /// Shared stop conditions of one call's walks, and its ignore rules (read once
