@@ -79,40 +79,70 @@ pub const NOT_SECRET: &[&str] = &[
 ];
 
 /// Whether a file called `name` looks like it holds credentials.
+///
+/// This and [`looks_secret_path`] compare without lowercasing copies: they run for
+/// every file a walk finds and again for the file it opens, and their copies (seven
+/// allocations a path) were a sixth of the walk's CPU.
 pub fn looks_secret(name: &str) -> bool {
-    let name = name.to_ascii_lowercase();
-    if NOT_SECRET.contains(&name.as_str()) {
+    let is = |known: &&str| name.eq_ignore_ascii_case(known);
+    if NOT_SECRET.iter().any(is) {
         return false;
     }
-    if SECRET_NAMES.contains(&name.as_str()) {
+    if SECRET_NAMES.iter().any(is) {
         return true;
     }
-    if SECRET_PREFIXES.iter().any(|p| name.starts_with(p)) {
+    if SECRET_PREFIXES
+        .iter()
+        .any(|prefix| starts_with_ignoring_case(name, prefix))
+    {
         return true;
     }
-    name.rsplit_once('.')
-        .is_some_and(|(stem, ext)| !stem.is_empty() && SECRET_EXTENSIONS.contains(&ext))
+    name.rsplit_once('.').is_some_and(|(stem, ext)| {
+        !stem.is_empty()
+            && SECRET_EXTENSIONS
+                .iter()
+                .any(|e| ext.eq_ignore_ascii_case(e))
+    })
 }
 
 /// Whether the file at `relative` (`/`-separated, relative to its root; the path a
 /// walk found, a caller named, or a symlink's target) looks like it holds
 /// credentials: by its name, its path's ending, or a folder on its way.
 pub fn looks_secret_path(relative: &str) -> bool {
-    let lower = relative.to_ascii_lowercase();
-    let lower = lower.trim_start_matches("./");
-    let name = lower.rsplit('/').next().unwrap_or(lower);
+    let path = relative.trim_start_matches("./");
+    let (folders, name) = path.rsplit_once('/').unwrap_or(("", path));
     if looks_secret(name) {
         return true;
     }
     if SECRET_PATH_ENDINGS
         .iter()
-        .any(|end| lower == *end || lower.ends_with(&format!("/{end}")))
+        .any(|end| ends_at_folder(path, end))
     {
         return true;
     }
-    let mut folders = lower.split('/');
-    folders.next_back();
-    folders.any(|folder| SECRET_FOLDERS.contains(&folder))
+    !folders.is_empty()
+        && folders.split('/').any(|folder| {
+            SECRET_FOLDERS
+                .iter()
+                .any(|f| folder.eq_ignore_ascii_case(f))
+        })
+}
+
+/// `text` starts with `prefix`, ASCII letters compared case-insensitively.
+fn starts_with_ignoring_case(text: &str, prefix: &str) -> bool {
+    text.as_bytes()
+        .get(..prefix.len())
+        .is_some_and(|start| start.eq_ignore_ascii_case(prefix.as_bytes()))
+}
+
+/// `path` is `end` or ends with `/` then `end`, ASCII letters compared
+/// case-insensitively.
+fn ends_at_folder(path: &str, end: &str) -> bool {
+    let (path, end) = (path.as_bytes(), end.as_bytes());
+    let Some(start) = path.len().checked_sub(end.len()) else {
+        return false;
+    };
+    path[start..].eq_ignore_ascii_case(end) && (start == 0 || path[start - 1] == b'/')
 }
 
 /// The rule as one line, for answers and documentation.
@@ -170,6 +200,94 @@ mod tests {
             "Cargo.toml",
         ] {
             assert!(!looks_secret(ordinary), "{ordinary}");
+        }
+    }
+
+    /// The rules as first written, on lowercased copies: the comparisons in place
+    /// must decide every path the same way.
+    fn looks_secret_path_by_copies(relative: &str) -> bool {
+        let lower = relative.to_ascii_lowercase();
+        let lower = lower.trim_start_matches("./");
+        let name = lower.rsplit('/').next().unwrap_or(lower);
+        let secret_name = !NOT_SECRET.contains(&name)
+            && (SECRET_NAMES.contains(&name)
+                || SECRET_PREFIXES.iter().any(|p| name.starts_with(p))
+                || name.rsplit_once('.').is_some_and(|(stem, ext)| {
+                    !stem.is_empty() && SECRET_EXTENSIONS.contains(&ext)
+                }));
+        let mut folders = lower.split('/');
+        folders.next_back();
+        secret_name
+            || SECRET_PATH_ENDINGS
+                .iter()
+                .any(|end| lower == *end || lower.ends_with(&format!("/{end}")))
+            || folders.any(|folder| SECRET_FOLDERS.contains(&folder))
+    }
+
+    #[test]
+    fn comparing_in_place_decides_as_lowercased_copies_do() {
+        let mut names: Vec<String> = [
+            SECRET_NAMES,
+            SECRET_PATH_ENDINGS,
+            SECRET_FOLDERS,
+            SECRET_PREFIXES,
+            NOT_SECRET,
+        ]
+        .concat()
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        names.extend(SECRET_EXTENSIONS.iter().map(|e| format!("file.{e}")));
+        names.extend(SECRET_EXTENSIONS.iter().map(|e| format!(".{e}")));
+        names.extend(
+            [
+                "",
+                ".",
+                "./",
+                "main.rs",
+                "config",
+                "git/config",
+                "xgit/config",
+                ".git",
+                "ssh",
+                "é.env",
+                ".envé",
+                "ID_RSA",
+                "Secrets.YML",
+                "a.PEM.bak",
+                ".ENV.EXAMPLE",
+                "kubeconfig.yaml",
+                "./././.env",
+                "/.ssh",
+                "a//b",
+                "credentials",
+                "creds",
+                "K\u{212a}ey.pem",
+            ]
+            .map(String::from),
+        );
+        let mut cases = Vec::new();
+        for name in &names {
+            for shape in [
+                "{}",
+                "src/{}",
+                "./{}",
+                "a/.SSH/{}",
+                "deep/er/{}",
+                "{}/x",
+                ".Git/{}",
+            ] {
+                let path = shape.replace("{}", name);
+                cases.push(path.to_uppercase());
+                cases.push(path);
+            }
+        }
+        for path in &cases {
+            assert_eq!(
+                looks_secret_path(path),
+                looks_secret_path_by_copies(path),
+                "{path:?}"
+            );
         }
     }
 
