@@ -88,8 +88,13 @@ impl AnswerLimit {
 
 /// `text`'s length as JavaScript counts it: UTF-16 code units (a character outside the
 /// Basic Multilingual Plane, such as most emoji, is two).
+///
+/// Counted over the bytes: each byte that is not a continuation byte starts a
+/// character (one unit), and a four-byte character's first byte adds the second.
+/// Decoding character by character took ~3 ms of one core for a 2 MB answer.
 pub fn js_length(text: &str) -> usize {
-    text.chars().map(char::len_utf16).sum()
+    let (starts, fours) = count_both(text.as_bytes(), |b| (b & 0xC0 != 0x80, b >= 0xF0));
+    (starts + fours) as usize
 }
 
 /// The string a client hands the model for an answer `value`: compact JSON with the
@@ -347,6 +352,12 @@ mod tests {
         assert_eq!(js_length("abc"), 3);
         assert_eq!(js_length("é"), 1);
         assert_eq!(js_length("🦊"), 2);
+        // Every width of character, across the byte counter's blocks.
+        let mixed = "aé€🦊\n\u{7f}\u{80}\u{7ff}\u{800}\u{ffff}\u{10000}\u{10ffff}".repeat(97);
+        assert_eq!(
+            js_length(&mixed),
+            mixed.chars().map(char::len_utf16).sum::<usize>()
+        );
     }
 
     #[test]
