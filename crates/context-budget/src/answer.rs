@@ -165,13 +165,18 @@ pub fn json_escaped(text: &str) -> String {
 pub fn json_escaped_len(text: &str) -> u64 {
     // Escaping adds one byte to `"`, `\` and every control character, and four more
     // to a control character without a short escape (`\u001f` against `\n`).
-    let (one_more, four_more) = count_both(text.as_bytes(), |b| {
-        let control = b < 0x20;
-        // The short escapes: 0x08 \b, \t, \n, 0x0c \f and \r (8..=13 but not 11).
-        let short = b.wrapping_sub(0x08) < 6 && b != 0x0b;
-        (b == b'"' || b == b'\\' || control, control && !short)
-    });
+    let (one_more, four_more) = count_both(text.as_bytes(), escape_growth);
     text.len() as u64 + one_more + 4 * four_more
+}
+
+/// Whether escaping byte `b` in a JSON string adds one byte, and whether it adds
+/// four more.
+#[inline(always)]
+pub(crate) fn escape_growth(b: u8) -> (bool, bool) {
+    let control = b < 0x20;
+    // The short escapes: 0x08 \b, \t, \n, 0x0c \f and \r (8..=13 but not 11).
+    let short = b.wrapping_sub(0x08) < 6 && b != 0x0b;
+    (b == b'"' || b == b'\\' || control, control && !short)
 }
 
 /// Where a page of a listing stands: rows are cut by the caller's `limit` and, past

@@ -15,9 +15,8 @@ use super::secrets::looks_secret_path;
 use super::store::FileLimits;
 use super::walk::Candidate;
 use crate::Tokenizer;
-use crate::answer::json_escaped_len;
 use crate::cache::{FileStamp, MeasureCache};
-use crate::read::{SkipReason, count_lines};
+use crate::read::{SkipReason, lines_and_escaped_len};
 use crate::scan_control::ScanControl;
 
 /// The numbers of one file. What the cache holds.
@@ -176,11 +175,12 @@ impl Measurer<'_> {
             Ok(text) => text,
             Err(reason) => return Err((candidate.relative, Some(reason))),
         };
+        let (lines, escaped) = lines_and_escaped_len(text);
         let mut measure = FileMeasure {
             tokens: 0,
-            lines: count_lines(text),
+            lines,
             bytes: text.len() as u64,
-            escaped: json_escaped_len(text),
+            escaped,
         };
         if reading == Reading::Check {
             return Ok(done(candidate, canonical, measure, false, false));
