@@ -148,7 +148,11 @@ pub(crate) fn count_three(
     for block in &mut blocks {
         let (a, b, c) = block.iter().fold((0u8, 0u8, 0u8), |(a, b, c), &byte| {
             let (pass_a, pass_b, pass_c) = tests(byte);
-            (a + u8::from(pass_a), b + u8::from(pass_b), c + u8::from(pass_c))
+            (
+                a + u8::from(pass_a),
+                b + u8::from(pass_b),
+                c + u8::from(pass_c),
+            )
         });
         first += u64::from(a);
         second += u64::from(b);

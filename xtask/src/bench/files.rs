@@ -143,7 +143,28 @@ machine's noise (±5 % over 10 interleaved runs). `cargo xtask bench --only file
 right after, on the 286-crate tree (156 MB): first run 780 ms, 10.5× repomix warm \
 (8,210 ms; 7,710 ms in the run before the changes, where ours took 810 ms: 9.5×), \
 41.4× repomix cold; on the 347-crate tree above the previous stop measured 8.6×, so \
-the margin on the smaller tree is within the run-to-run spread of both tools.";
+the margin on the smaller tree is within the run-to-run spread of both tools. \
+Then (2026-11-28, this tree, perf timelines of `files` with call graphs): both cores \
+counted, but ~70 ms of the 1.3 s ran with one core idle. After the walk, its dedupe \
+cloned every candidate's path and hashed it component by component (~14 ms); after the \
+counting, `once_per_file` did the same with the canonical paths (~25 ms), the folder \
+rollup split and joined every path into new strings, paging copied every row to try \
+the page asked for, `js_length` decoded the 2 MB answer character by character (~3 \
+ms), and freeing the measurement cache at exit took ~7 ms. Keys are now borrowed and \
+hashed as one run of bytes, rows moved rather than copied, `js_length` counted over \
+the bytes, and a command-line run leaves its memory to the kernel. In the walk, the \
+secret rules lowercased two copies of every path and formatted five endings (a sixth \
+of the walk's CPU) and `relative_to` built a string per path component; both now \
+compare in place. Opening a file was an open and a `readlink` of /proc/self/fd (1.5 % \
+of the CPU); a plain path is now opened with openat2's RESOLVE_NO_SYMLINKS, one call \
+and no window between open and check (strace: 16,108 → 143 readlinks). A file's lines \
+and escaped length take one pass over its bytes, not two. Interleaved runs, 8 each: \
+the one-core steps alone took median wall 1.365 → 1.260 s and CPU 2.63 → 2.46 s; each \
+later change is within this machine's noise (±5 %); the `--json` answer stayed byte \
+for byte the same. `cargo xtask bench --only files` after all of them, nothing else \
+running: first run 1,280 ms, 10.5× repomix warm (13,390 ms), 44.1× repomix cold \
+(56,460 ms). A run after the first two changes, while this machine also compiled, gave \
+1,690 ms and 8.8×: a 1.3 s run is that sensitive to a neighbour.";
 
 /// repomix's version, pinned in bench/peers/repomix/package-lock.json.
 const REPOMIX: &str = "repomix 1.18.1";
