@@ -7,7 +7,9 @@
 //! handle: `fstat` says it is a regular file, and the kernel's own name for it
 //! (`/proc/self/fd`) must be the path asked for, so a directory on the way swapped
 //! for a link elsewhere is caught too. `O_NONBLOCK` changes nothing for reading a
-//! regular file.
+//! regular file. A plain path a walk listed can skip the /proc step: `openat2` with
+//! `RESOLVE_NO_SYMLINKS` refuses a link anywhere on the way in the open itself
+//! ([`open_regular_if_canonical`]).
 
 use std::fs::{File, Metadata, OpenOptions};
 use std::path::{Path, PathBuf};
