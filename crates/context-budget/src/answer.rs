@@ -18,7 +18,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::Tokenizer;
-use crate::read::count_both;
+use crate::read::{count_both, escape_growth};
 
 /// The estimate an answer's tokens are bounded with: the Claude Opus 4.7 estimate,
 /// the highest of the local families on the JSON, code and prose answers hold (it is
@@ -167,16 +167,6 @@ pub fn json_escaped_len(text: &str) -> u64 {
     // to a control character without a short escape (`\u001f` against `\n`).
     let (one_more, four_more) = count_both(text.as_bytes(), escape_growth);
     text.len() as u64 + one_more + 4 * four_more
-}
-
-/// Whether escaping byte `b` in a JSON string adds one byte, and whether it adds
-/// four more.
-#[inline(always)]
-pub(crate) fn escape_growth(b: u8) -> (bool, bool) {
-    let control = b < 0x20;
-    // The short escapes: 0x08 \b, \t, \n, 0x0c \f and \r (8..=13 but not 11).
-    let short = b.wrapping_sub(0x08) < 6 && b != 0x0b;
-    (b == b'"' || b == b'\\' || control, control && !short)
 }
 
 /// Where a page of a listing stands: rows are cut by the caller's `limit` and, past

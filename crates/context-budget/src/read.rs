@@ -167,12 +167,23 @@ pub(crate) fn count_three(
     (first, second, third)
 }
 
+/// Whether escaping byte `b` in a JSON string adds one byte, and whether it adds
+/// four more (`\u001f` against `\n`): the rule of [`crate::answer::json_escaped_len`],
+/// here so that reading a file can take its escaped length (this module is a leaf).
+#[inline(always)]
+pub(crate) fn escape_growth(b: u8) -> (bool, bool) {
+    let control = b < 0x20;
+    // The short escapes: 0x08 \b, \t, \n, 0x0c \f and \r (8..=13 but not 11).
+    let short = b.wrapping_sub(0x08) < 6 && b != 0x0b;
+    (b == b'"' || b == b'\\' || control, control && !short)
+}
+
 /// [`count_lines`] and [`crate::answer::json_escaped_len`] of `text` in one pass
 /// over its bytes, as every file a tool reads needs both (two passes took ~1.2×
 /// the time of one, on a source tree's files).
 pub fn lines_and_escaped_len(text: &str) -> (u64, u64) {
     let (newlines, one_more, four_more) = count_three(text.as_bytes(), |b| {
-        let (one, four) = crate::answer::escape_growth(b);
+        let (one, four) = escape_growth(b);
         (b == b'\n', one, four)
     });
     let lines = newlines + u64::from(!text.is_empty() && !text.ends_with('\n'));
