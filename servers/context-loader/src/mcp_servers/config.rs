@@ -1,8 +1,10 @@
 //! The MCP client config files people have, read into one [`ServerConfig`] shape:
 //! Claude Desktop and Claude Code (`mcpServers`, `~/.claude.json` with per-project
 //! servers), VS Code (`servers`), Cursor, Gemini CLI (`mcpServers`, `httpUrl`) and
-//! Codex (`config.toml`, `[mcp_servers.NAME]`). `${VAR}`, `${env:VAR}` and
-//! `${VAR:-default}` are expanded as the clients do.
+//! Codex (`config.toml`, `[mcp_servers.NAME]`). In a file the user stands behind,
+//! `${VAR}`, `${env:VAR}` and `${VAR:-default}` are expanded as the clients do; in a
+//! project's file nobody approved, never (the servers are not run either, see
+//! [`super::trust`]).
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -23,8 +25,26 @@ pub struct ServerConfig {
     pub transport: Transport,
     /// The file it came from (`None`: the command line).
     pub source: Option<PathBuf>,
-    /// A variable its config names that is not set: the server is reported, not run.
-    pub unset: Option<String>,
+    /// Why it is reported but not run.
+    pub held: Option<Held>,
+}
+
+/// Why a configured server is not run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Held {
+    /// A variable its config names is not set.
+    Unset(String),
+    /// It comes from a project's config that nobody approved; says how to allow it.
+    NotApproved(String),
+}
+
+/// Who stands behind a config file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Found in the working folder: whoever wrote the repository wrote it.
+    Project,
+    /// The user's own (in the home folder), or named with `--config`.
+    User,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -41,16 +61,13 @@ pub enum Transport {
     },
 }
 
-/// The config files a client would read for this project and user, that exist.
-pub fn discover(project: &Path, home: Option<&Path>) -> Vec<PathBuf> {
-    let mut candidates = vec![
-        project.join(".mcp.json"),
-        project.join(".vscode/mcp.json"),
-        project.join(".cursor/mcp.json"),
-        project.join(".gemini/settings.json"),
-    ];
+/// The config files a client would read for this project and user, that exist. A
+/// project file that is also the user's (started in the home folder) is the user's.
+pub fn discover(project: &Path, home: Option<&Path>) -> Vec<(PathBuf, Scope)> {
+    let mut candidates: Vec<(PathBuf, Scope)> = Vec::new();
     if let Some(home) = home {
-        candidates.extend([
+        candidates.extend(
+            [
             home.join(".claude.json"),
             home.join(".cursor/mcp.json"),
             home.join(".gemini/settings.json"),
@@ -59,20 +76,34 @@ pub fn discover(project: &Path, home: Option<&Path>) -> Vec<PathBuf> {
                 .join("config.toml"),
             home.join(".config/Claude/claude_desktop_config.json"),
             home.join("Library/Application Support/Claude/claude_desktop_config.json"),
-        ]);
+            ]
+            .map(|path| (path, Scope::User)),
+        );
     }
-    let mut found: Vec<PathBuf> = Vec::new();
-    for path in candidates {
-        if path.is_file() && !found.contains(&path) {
-            found.push(path);
+    candidates.extend(
+        [
+            project.join(".mcp.json"),
+            project.join(".vscode/mcp.json"),
+            project.join(".cursor/mcp.json"),
+            project.join(".gemini/settings.json"),
+        ]
+        .map(|path| (path, Scope::Project)),
+    );
+    let mut found: Vec<(PathBuf, Scope)> = Vec::new();
+    for (path, scope) in candidates {
+        if path.is_file() && !found.iter().any(|(p, _)| *p == path) {
+            found.push((path, scope));
         }
     }
+    // Project files first, as a client lists them.
+    found.sort_by_key(|(_, scope)| *scope != Scope::Project);
     found
 }
 
 /// The servers of one config file; `project` picks `~/.claude.json`'s per-project
-/// servers.
-pub fn read(path: &Path, project: &Path) -> Result<Vec<ServerConfig>, String> {
+/// servers. `expand`: put the environment's values into `${VAR}`s (a file the user
+/// stands behind); else they stay as written.
+pub fn read(path: &Path, project: &Path, expand: bool) -> Result<Vec<ServerConfig>, String> {
     let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut text = String::new();
     file.take(MAX_CONFIG_BYTES + 1)
@@ -97,7 +128,7 @@ pub fn read(path: &Path, project: &Path) -> Result<Vec<ServerConfig>, String> {
                 .as_object()
                 .ok_or_else(|| format!("{}: the servers entry is not an object", path.display()))?;
             for (name, entry) in table {
-                servers.push(server(name, entry, path)?);
+                servers.push(server(name, entry, path, expand)?);
             }
         }
         Ok(())
@@ -117,11 +148,14 @@ pub fn read(path: &Path, project: &Path) -> Result<Vec<ServerConfig>, String> {
     Ok(servers)
 }
 
-fn server(name: &str, entry: &Value, path: &Path) -> Result<ServerConfig, String> {
+fn server(name: &str, entry: &Value, path: &Path, expand: bool) -> Result<ServerConfig, String> {
     let bad = |what: &str| format!("{}: server `{name}`: {what}", path.display());
     let entry = entry.as_object().ok_or_else(|| bad("not an object"))?;
     let string = |key: &str| entry.get(key).and_then(Value::as_str).map(str::to_string);
-    let mut expansion = Expansion::default();
+    let mut expansion = Expansion {
+        unset: None,
+        from_environment: expand,
+    };
     let url = string("url")
         .or_else(|| string("httpUrl"))
         .or_else(|| string("serverUrl"));
@@ -173,7 +207,7 @@ fn server(name: &str, entry: &Value, path: &Path) -> Result<ServerConfig, String
         name: name.to_string(),
         transport,
         source: Some(path.to_path_buf()),
-        unset: expansion.unset,
+        held: expansion.unset.map(Held::Unset),
     })
 }
 
@@ -196,14 +230,27 @@ fn strings(value: Option<&Value>) -> Result<BTreeMap<String, String>, String> {
 }
 
 /// `${VAR}`, `${env:VAR}` and `${VAR:-default}` from the environment; the first
-/// variable that is not set (and has no default) is remembered.
-#[derive(Default)]
+/// variable that is not set (and has no default) is remembered. Off
+/// (`from_environment: false`), text is kept as written and nothing is read.
 pub struct Expansion {
     pub unset: Option<String>,
+    pub from_environment: bool,
+}
+
+impl Default for Expansion {
+    fn default() -> Expansion {
+        Expansion {
+            unset: None,
+            from_environment: true,
+        }
+    }
 }
 
 impl Expansion {
     pub fn expand(&mut self, text: &str) -> String {
+        if !self.from_environment {
+            return text.to_string();
+        }
         let mut out = String::with_capacity(text.len());
         let mut rest = text;
         while let Some(start) = rest.find("${") {
@@ -233,6 +280,9 @@ impl Expansion {
 
     /// A variable named outright (Codex's `bearer_token_env_var`).
     fn variable(&mut self, name: &str) -> String {
+        if !self.from_environment {
+            return format!("${{{name}}}");
+        }
         std::env::var(name).unwrap_or_else(|_| {
             self.unset.get_or_insert_with(|| name.to_string());
             String::new()
@@ -336,7 +386,7 @@ mod tests {
             ),
         ];
         for file in &files {
-            let mut servers = read(file, project).unwrap_or_else(|e| panic!("{e}"));
+            let mut servers = read(file, project, true).unwrap_or_else(|e| panic!("{e}"));
             servers.sort_by(|a, b| a.name.cmp(&b.name));
             let summary: Vec<(String, Transport)> =
                 servers.into_iter().map(|s| (s.name, s.transport)).collect();

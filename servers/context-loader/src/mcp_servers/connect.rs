@@ -14,14 +14,19 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use tokio::io::AsyncReadExt;
 
-use super::config::{ServerConfig, Transport};
+use super::config::{Held, ServerConfig, Transport};
 use crate::tools::mcp_tokens::{Listed, MeasuredServer};
 
 /// The end of a failed server's stderr shown with its error.
 const STDERR_TAIL_BYTES: usize = 2048;
 
-/// Measure `config` within `timeout`.
-pub async fn measure(config: ServerConfig, timeout: Duration) -> MeasuredServer {
+/// Measure `config` within `timeout`; a stdio server starts with `inherited` of our
+/// environment and what its config names, nothing else.
+pub async fn measure(
+    config: ServerConfig,
+    timeout: Duration,
+    inherited: &[(String, std::ffi::OsString)],
+) -> MeasuredServer {
     let name = config.name.clone();
     let source = config.source.clone();
     let failed = |error: String| MeasuredServer {
@@ -30,13 +35,23 @@ pub async fn measure(config: ServerConfig, timeout: Duration) -> MeasuredServer 
             ..ServerDefinitions::default()
         },
         error: Some(error),
+        held: false,
         listed: None,
         source: source.clone(),
     };
-    if let Some(variable) = &config.unset {
-        return failed(format!(
-            "its config names ${{{variable}}}, which is not set"
-        ));
+    match &config.held {
+        Some(Held::Unset(variable)) => {
+            return failed(format!(
+                "its config names ${{{variable}}}, which is not set"
+            ));
+        }
+        Some(Held::NotApproved(how)) => {
+            return MeasuredServer {
+                held: true,
+                ..failed(how.clone())
+            };
+        }
+        None => {}
     }
     let deadline = tokio::time::Instant::now() + timeout;
     // As Claude Code connects: `server/discover`, falling back to `initialize` on the
@@ -54,7 +69,16 @@ pub async fn measure(config: ServerConfig, timeout: Duration) -> MeasuredServer 
                 args,
                 env,
                 cwd,
-            } => stdio(command, args, env, cwd.as_deref(), deadline, lifecycle).await,
+            } => {
+                let child = Child {
+                    command,
+                    args,
+                    inherited,
+                    env,
+                    cwd: cwd.as_deref(),
+                };
+                stdio(&child, deadline, lifecycle).await
+            }
             Transport::Http { url, headers } => http(url, headers, deadline, lifecycle).await,
         };
         match &result {
@@ -87,6 +111,7 @@ pub async fn measure(config: ServerConfig, timeout: Duration) -> MeasuredServer 
                 ..definitions
             },
             error: None,
+            held: false,
             listed: Some(listed),
             source,
         },
@@ -105,17 +130,31 @@ enum Handshake {
     Discover,
 }
 
+/// A stdio server to start.
+struct Child<'a> {
+    command: &'a str,
+    args: &'a [String],
+    /// Of our environment, what it may have.
+    inherited: &'a [(String, std::ffi::OsString)],
+    /// What its config names.
+    env: &'a std::collections::BTreeMap<String, String>,
+    cwd: Option<&'a std::path::Path>,
+}
+
 async fn stdio(
-    command: &str,
-    args: &[String],
-    env: &std::collections::BTreeMap<String, String>,
-    cwd: Option<&std::path::Path>,
+    child: &Child<'_>,
     deadline: tokio::time::Instant,
     handshake: Handshake,
 ) -> Result<(ServerDefinitions, Listed), String> {
+    let command = child.command;
     let mut wrapped = CommandWrap::with_new(command, |c| {
-        c.args(args).envs(env).stdin(Stdio::piped());
-        if let Some(cwd) = cwd {
+        // Not our environment: API keys and cloud credentials stay with us.
+        c.env_clear()
+            .envs(child.inherited.iter().map(|(k, v)| (k, v)))
+            .envs(child.env)
+            .args(child.args)
+            .stdin(Stdio::piped());
+        if let Some(cwd) = child.cwd {
             c.current_dir(cwd);
         }
     });

@@ -1,10 +1,12 @@
 //! `context-loader mcp-tokens`'s sources: the servers of client config files (found
 //! for this project and user, or named), one stdio command, or one URL, connected to
 //! concurrently (bounded), each within its time limit. Command line only: the MCP tool
-//! measures definitions its caller sends and never connects anywhere.
+//! measures definitions its caller sends and never connects anywhere. A project's
+//! config runs nothing until the user approved it ([`trust`]).
 
 pub mod config;
 mod connect;
+mod trust;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -13,7 +15,7 @@ use std::time::Duration;
 use mcp_common::{ErrorCode, ToolError};
 
 use crate::tools::mcp_tokens::{McpTokens, MeasuredServer, Status};
-pub use config::{ServerConfig, Transport};
+pub use config::{Held, Scope, ServerConfig, Transport};
 
 /// Where the servers to measure are.
 #[derive(Debug, Clone, Default)]
@@ -25,7 +27,17 @@ pub struct Sources {
     pub headers: Vec<String>,
     pub timeout: Duration,
     pub concurrency: usize,
+    /// Run a project's servers without a recorded approval (`--trust-project`).
+    pub trust_project: bool,
+    /// Variables of ours a stdio server also gets (`--pass-env`), beyond
+    /// [`CHILD_ENVIRONMENT`] and what its config names.
+    pub pass_env: Vec<String>,
 }
+
+/// What a stdio server gets of our environment, as the MCP SDKs' stdio clients pass
+/// it (Python's and TypeScript's `DEFAULT_INHERITED_ENV_VARS`): enough to find its
+/// program and home, nothing secret. Its config's `env` and `--pass-env` add to it.
+pub const CHILD_ENVIRONMENT: [&str; 6] = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
 
 /// The configured servers of `sources`, and the config files read.
 pub fn servers(sources: &Sources) -> Result<(Vec<ServerConfig>, Vec<PathBuf>), ToolError> {
@@ -44,7 +56,7 @@ pub fn servers(sources: &Sources) -> Result<(Vec<ServerConfig>, Vec<PathBuf>), T
                 cwd: None,
             },
             source: None,
-            unset: None,
+            held: None,
         });
     }
     if let Some(url) = &sources.url {
@@ -69,14 +81,19 @@ pub fn servers(sources: &Sources) -> Result<(Vec<ServerConfig>, Vec<PathBuf>), T
                 headers,
             },
             source: None,
-            unset: None,
+            held: None,
         });
     }
     let mut read = Vec::new();
+    let home = std::env::var_os("HOME").map(PathBuf::from);
     let files = match (sources.configs.is_empty(), servers.is_empty()) {
-        (false, _) => sources.configs.clone(),
+        // Named on the command line: the user's say.
+        (false, _) => sources
+            .configs
+            .iter()
+            .map(|path| (path.clone(), Scope::User))
+            .collect(),
         (true, true) => {
-            let home = std::env::var_os("HOME").map(PathBuf::from);
             let found = config::discover(&project, home.as_deref());
             if found.is_empty() {
                 return Err(bad(
@@ -91,13 +108,34 @@ pub fn servers(sources: &Sources) -> Result<(Vec<ServerConfig>, Vec<PathBuf>), T
         }
         (true, false) => Vec::new(),
     };
-    for file in files {
-        servers.extend(config::read(&file, &project).map_err(|e| {
+    for (file, scope) in files {
+        let trusted = scope == Scope::User || sources.trust_project;
+        let mut found = config::read(&file, &project, trusted).map_err(|e| {
             bad(
                 format!("cannot read the config {e}"),
                 "Check the file, or pass another with --config.",
             )
-        })?);
+        })?;
+        if !trusted {
+            let names: Vec<String> = found.iter().map(|s| s.name.clone()).collect();
+            let approvals = trust::approvals(&file, &project, home.as_deref(), &names);
+            // The approved ones are read again as the user's: `${VAR}`s expanded.
+            let expanded = match approvals.iter().any(Result::is_ok) {
+                true => config::read(&file, &project, true).unwrap_or_default(),
+                false => Vec::new(),
+            };
+            for (server, approval) in found.iter_mut().zip(approvals) {
+                match approval {
+                    Ok(()) => {
+                        if let Some(again) = expanded.iter().find(|s| s.name == server.name) {
+                            *server = again.clone();
+                        }
+                    }
+                    Err(how) => server.held = Some(Held::NotApproved(how)),
+                }
+            }
+        }
+        servers.extend(found);
         read.push(file);
     }
     if servers.len() > config::MAX_SERVERS {
@@ -144,14 +182,16 @@ pub fn measure_all(servers: Vec<ServerConfig>, sources: &Sources) -> Vec<Measure
         }
     };
     let timeout = sources.timeout;
+    let inherited = Arc::new(child_environment(&sources.pass_env));
     let limit = Arc::new(tokio::sync::Semaphore::new(sources.concurrency.max(1)));
     let measured = runtime.block_on(async move {
         let mut tasks = tokio::task::JoinSet::new();
         for (index, server) in servers.into_iter().enumerate() {
             let limit = limit.clone();
+            let inherited = inherited.clone();
             tasks.spawn(async move {
                 let _permit = limit.acquire_owned().await;
-                (index, connect::measure(server, timeout).await)
+                (index, connect::measure(server, timeout, &inherited).await)
             });
         }
         let mut measured = Vec::new();
@@ -166,6 +206,17 @@ pub fn measure_all(servers: Vec<ServerConfig>, sources: &Sources) -> Vec<Measure
     // Child-process cleanup tasks rmcp spawned on drop get a moment to reap.
     runtime.shutdown_timeout(Duration::from_millis(200));
     measured
+}
+
+/// The variables of ours a stdio server starts with: [`CHILD_ENVIRONMENT`] and
+/// `--pass-env`'s, those that are set.
+fn child_environment(pass_env: &[String]) -> Vec<(String, std::ffi::OsString)> {
+    CHILD_ENVIRONMENT
+        .iter()
+        .map(|name| name.to_string())
+        .chain(pass_env.iter().cloned())
+        .filter_map(|name| std::env::var_os(&name).map(|value| (name, value)))
+        .collect()
 }
 
 /// The terminal rendering: one row per server, each tool under it with `--per-tool`,
@@ -183,9 +234,12 @@ pub fn table(output: &McpTokens, per_tool: bool) -> String {
                 server.cost.total_tokens.to_string(),
                 share,
             ]),
-            Status::Error => rows.push(vec![
+            Status::Error | Status::Skipped => rows.push(vec![
                 server.name.clone(),
-                format!("error: {}", server.error.as_deref().unwrap_or_default()),
+                match server.status {
+                    Status::Skipped => server.error.clone().unwrap_or_default(),
+                    _ => format!("error: {}", server.error.as_deref().unwrap_or_default()),
+                },
                 String::new(),
                 String::new(),
                 String::new(),

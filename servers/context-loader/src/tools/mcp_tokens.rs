@@ -88,6 +88,21 @@ pub struct McpTokensParams {
     )]
     pub config: Vec<PathBuf>,
     #[serde(skip)]
+    #[arg(
+        long,
+        help = "Run the servers of this project's configs (.mcp.json, .vscode/, .cursor/, .gemini/) \
+                without an approval recorded by Claude Code or Gemini CLI"
+    )]
+    pub trust_project: bool,
+    #[serde(skip)]
+    #[arg(
+        long,
+        value_name = "NAME",
+        help = "Also give stdio servers this variable of ours (they get HOME, LOGNAME, PATH, SHELL, \
+                TERM, USER and their config's env); repeatable"
+    )]
+    pub pass_env: Vec<String>,
+    #[serde(skip)]
     #[arg(long, help = "Measure one streamable-HTTP server")]
     pub url: Option<String>,
     #[serde(skip)]
@@ -140,6 +155,8 @@ fn objects(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
 pub struct MeasuredServer {
     pub definitions: ServerDefinitions,
     pub error: Option<String>,
+    /// Not run on purpose (`error` says why and how to allow it).
+    pub held: bool,
     /// prompts, resources, resource templates listed (all pages).
     pub listed: Option<Listed>,
     /// The config file it came from.
@@ -154,6 +171,7 @@ impl MeasuredServer {
                 ..ServerDefinitions::default()
             },
             error: Some(error),
+            held: false,
             listed: None,
             source: config.source.clone(),
         }
@@ -173,6 +191,8 @@ pub struct Listed {
 pub enum Status {
     Ok,
     Error,
+    /// Not run: a project's server nobody approved.
+    Skipped,
 }
 
 /// One server's row.
@@ -269,6 +289,8 @@ context-loader mcp-tokens --file tools.json --render openai --model gpt-4o";
                 concurrency: params
                     .concurrency
                     .unwrap_or_else(crate::mcp_servers::default_concurrency),
+                trust_project: params.trust_project,
+                pass_env: params.pass_env.clone(),
             };
             let (servers, read) = crate::mcp_servers::servers(&sources)?;
             params.configs_read = read;
@@ -382,6 +404,7 @@ fn measure(
                 instructions: None,
             },
             error: None,
+            held: false,
             listed: None,
             source: None,
         });
@@ -440,7 +463,10 @@ fn measure(
             match server.error {
                 Some(error) => ServerReport {
                     name,
-                    status: Status::Error,
+                    status: match server.held {
+                        true => Status::Skipped,
+                        false => Status::Error,
+                    },
                     error: Some(error),
                     cost: ServerCost {
                         total_tokens: 0,
