@@ -16,6 +16,7 @@ pub mod errors;
 pub mod http;
 pub mod input;
 pub mod mcp_servers;
+pub mod outside;
 pub mod registry;
 pub mod roots;
 pub mod scan;

@@ -6,7 +6,8 @@
 use comfy_table::{CellAlignment, ColumnConstraint, Table, TableComponent, Width, presets};
 
 /// `rows` under `headers`, the columns listed in `right` right-aligned; lines joined
-/// with `\n`, no trailing spaces.
+/// with `\n`, no trailing spaces. Every cell is outside text to it: escaped and capped
+/// ([`crate::outside`]), so one cell is one line of bounded width.
 pub fn table(
     headers: &[&str],
     right: &[usize],
@@ -20,7 +21,10 @@ pub fn table(
     table.remove_style(TableComponent::HeaderLines);
     table.set_header(headers.iter().copied());
     for row in rows {
-        table.add_row(row);
+        table.add_row(
+            row.iter()
+                .map(|cell| crate::outside::line(cell, crate::outside::MAX_CELL_CHARS)),
+        );
     }
     let last = headers.len().saturating_sub(1);
     for (i, column) in table.column_iter_mut().enumerate() {
@@ -42,6 +46,26 @@ pub fn table(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// H2: a megabyte of hostile text in every column at once comes out as one row of
+    /// bounded width, escaped (before: one character per line, quadratic time).
+    #[test]
+    fn a_megabyte_cell_in_every_column_is_one_escaped_capped_line() {
+        let hostile = format!("\u{1b}]52;c;eA==\u{7}{}\nfake", "ж".repeat(1 << 20));
+        let text = table(
+            &["a", "b", "c"],
+            &[1],
+            [vec![hostile.clone(); 3], vec!["x".into(); 3]],
+        );
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "header and two rows");
+        assert!(lines[1].chars().count() <= 3 * (crate::outside::MAX_CELL_CHARS + 2));
+        assert!(
+            !text.contains('\u{1b}') && text.contains("\\u{1b}]52"),
+            "escaped"
+        );
+        assert_eq!(lines[1].matches("characters cut]").count(), 3);
+    }
 
     #[test]
     fn columns_fit_their_widest_cell_and_numbers_align_right() {

@@ -87,6 +87,10 @@ pub struct Rendered {
     pub stdout: String,
     /// Printed exactly, without a newline added (the packed text is the output).
     pub exact: bool,
+    /// `stdout` is what the tool made for the model (load's files, assemble's prompt),
+    /// printed as it is; else it is a report for a person, and outside text in it is
+    /// escaped ([`crate::outside`]).
+    pub product: bool,
     pub stderr: Option<String>,
 }
 
@@ -96,6 +100,7 @@ impl Rendered {
         Rendered {
             stdout: text,
             exact: false,
+            product: false,
             stderr: None,
         }
     }

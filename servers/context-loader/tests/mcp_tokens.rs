@@ -843,3 +843,156 @@ fn a_projects_config_runs_nothing_until_the_user_approved_it() {
         "{env}"
     );
 }
+
+/// Runs `command` to its end, or kills it after a minute (a hang guard, not a timing
+/// claim): its exit code, stdout and stderr.
+fn bounded(mut command: std::process::Command) -> (Option<i32>, String, String) {
+    use std::io::Read;
+    let mut child = command
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        out.read_to_string(&mut text).ok();
+        text
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        err.read_to_string(&mut text).ok();
+        text
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let code = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status.code();
+        }
+        if std::time::Instant::now() > deadline {
+            child.kill().ok();
+            child.wait().ok();
+            panic!("still running after 60 s: {command:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    (code, reader.join().unwrap(), err_reader.join().unwrap())
+}
+
+/// Every line printed holds no raw escape and is of bounded width.
+fn assert_terminal_safe(what: &str, text: &str) {
+    assert!(
+        !text.contains('\u{1b}') && !text.contains('\u{7}'),
+        "{what}: raw escapes"
+    );
+    let widest = text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    assert!(widest < 12_000, "{what}: a line of {widest} characters");
+    // One character per line would be a million lines; the models table has ~100 rows.
+    assert!(
+        text.lines().count() < 1_000,
+        "{what}: {} lines",
+        text.lines().count()
+    );
+}
+
+/// H2/L3: a megabyte of hostile text (escape sequences, OSC 52, newlines) in every
+/// column the CLI's tables can get outside text into: mcp-tokens' server names and
+/// errors (a server's own JSON-RPC error message, a command that cannot start),
+/// assemble's section names, the models table's names. Each is one escaped, capped
+/// row; `--json` carries a server's error capped too.
+#[test]
+fn outside_text_is_capped_and_escaped_in_every_cli_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = "ж".repeat(1 << 20);
+    let hostile = format!("\u{1b}]52;c;cHduZWQ=\u{7}\u{1b}[2J{big}\nok  fake row");
+    // A server whose every handshake gets a megabyte JSON-RPC error.
+    let script = dir.path().join("errs.py");
+    std::fs::write(
+        &script,
+        "import sys, json\nfor line in sys.stdin:\n    req = json.loads(line)\n    if 'id' in req:\n        print(json.dumps({'jsonrpc': '2.0', 'id': req['id'], 'error': {'code': -32000, 'message': '\\x1b]52;c;eA==\\x07' + 'x' * 1048576}}), flush=True)\n",
+    )
+    .unwrap();
+    let config = json!({"mcpServers": {
+        hostile.clone(): {"command": format!("/nonexistent/{hostile}")},
+        "errs": {"command": "python3", "args": [script]}
+    }});
+    let path = write_config(dir.path(), "config.json", &config.to_string());
+    for json_flag in [false, true] {
+        let mut command = BIN.command();
+        command.args(["mcp-tokens", "--config", &path, "--timeout", "10"]);
+        if json_flag {
+            command.arg("--json");
+        }
+        let (code, out, err) = bounded(command);
+        assert_eq!(code, Some(0), "{err}");
+        if json_flag {
+            let answer: Value = serde_json::from_str(&out).unwrap();
+            for server in answer["servers"].as_array().unwrap() {
+                let error = server["error"].as_str().unwrap();
+                assert!(error.chars().count() <= 1_000, "{}", error.len());
+            }
+            let errs = answer["servers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["name"] == "errs");
+            assert!(
+                errs.unwrap()["error"]
+                    .as_str()
+                    .unwrap()
+                    .contains("characters cut")
+            );
+        } else {
+            assert_terminal_safe("mcp-tokens", &out);
+            assert_terminal_safe("mcp-tokens stderr", &err);
+            assert!(
+                out.contains("\\u{1b}]52") && out.contains("characters cut"),
+                "{out}"
+            );
+        }
+    }
+
+    // assemble: a section named with it (the name limit raised to let it in).
+    let sections = dir.path().join("sections.json");
+    std::fs::write(
+        &sections,
+        json!({"sections": [{"name": hostile, "content": "hello"}]}).to_string(),
+    )
+    .unwrap();
+    let mut command = BIN.command();
+    command
+        .args(["--max-name-bytes", "4000000", "assemble"])
+        .arg(&sections)
+        .args(["--model", "gpt-4o"]);
+    let (code, out, err) = bounded(command);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(
+        out.trim_end(),
+        "hello",
+        "the assembled text is the product, as it is"
+    );
+    assert_terminal_safe("assemble report", &err);
+
+    // models: a models file naming a model with it. The listing is held to the answer
+    // limit (45,000 characters), so a 40,000-character name, found by its prefix.
+    let name = format!("\u{1b}]52;c;eA==\u{7}{}", "m".repeat(40_000));
+    let models = dir.path().join("models.json");
+    std::fs::write(
+        &models,
+        json!({"models": [{"name": name, "family": "x", "tokenizer": "estimate", "context_window": 8192}]})
+            .to_string(),
+    )
+    .unwrap();
+    let mut command = BIN.command();
+    command
+        .arg("--models-file")
+        .arg(&models)
+        .args(["models", "\u{1b}]52"]);
+    let (code, out, err) = bounded(command);
+    assert_eq!(code, Some(0), "{err}");
+    assert_terminal_safe("models", &out);
+    assert!(
+        out.contains("\\u{1b}]52") && out.contains("characters cut"),
+        "the hostile model's row: {out}"
+    );
+}

@@ -90,7 +90,11 @@ fn run_tool<T: Tool>(service: &Service, matches: &ArgMatches) -> u8 {
                 print_json(&error.to_json());
             } else {
                 let suggestion = in_cli_words(&error.suggestion, T::COMMAND);
-                eprintln!("error: {error}\nsuggestion: {suggestion}");
+                eprintln!(
+                    "error: {}\nsuggestion: {}",
+                    message(&error.to_string()),
+                    message(&suggestion)
+                );
             }
             TOOL_ERROR_EXIT
         }
@@ -199,17 +203,26 @@ fn replace_word(text: &str, word: &str, by: &str) -> String {
 /// gets (`--json` carries them all in the answer instead).
 fn print_warnings(warnings: Vec<String>) {
     for warning in crate::client_log::capped(warnings, "(see --json)") {
-        eprintln!("warning: {warning}");
+        eprintln!("warning: {}", message(&warning));
     }
+}
+
+/// One message for the terminal: escaped, capped, one line.
+fn message(text: &str) -> std::borrow::Cow<'_, str> {
+    crate::outside::line(text, crate::outside::MAX_MESSAGE_CHARS)
 }
 
 fn print_rendered(rendered: Rendered) -> u8 {
     if let Some(report) = &rendered.stderr {
-        eprintln!("{report}");
+        eprintln!("{}", crate::outside::lines(report));
     }
+    let stdout = match rendered.product {
+        true => std::borrow::Cow::Borrowed(rendered.stdout.as_str()),
+        false => crate::outside::lines(&rendered.stdout),
+    };
     match rendered.exact {
-        true => print_text(&rendered.stdout),
-        false => print_line(&rendered.stdout),
+        true => print_text(&stdout),
+        false => print_line(&stdout),
     }
 }
 

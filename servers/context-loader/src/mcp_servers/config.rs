@@ -68,14 +68,14 @@ pub fn discover(project: &Path, home: Option<&Path>) -> Vec<(PathBuf, Scope)> {
     if let Some(home) = home {
         candidates.extend(
             [
-            home.join(".claude.json"),
-            home.join(".cursor/mcp.json"),
-            home.join(".gemini/settings.json"),
-            std::env::var_os("CODEX_HOME")
-                .map_or_else(|| home.join(".codex"), PathBuf::from)
-                .join("config.toml"),
-            home.join(".config/Claude/claude_desktop_config.json"),
-            home.join("Library/Application Support/Claude/claude_desktop_config.json"),
+                home.join(".claude.json"),
+                home.join(".cursor/mcp.json"),
+                home.join(".gemini/settings.json"),
+                std::env::var_os("CODEX_HOME")
+                    .map_or_else(|| home.join(".codex"), PathBuf::from)
+                    .join("config.toml"),
+                home.join(".config/Claude/claude_desktop_config.json"),
+                home.join("Library/Application Support/Claude/claude_desktop_config.json"),
             ]
             .map(|path| (path, Scope::User)),
         );

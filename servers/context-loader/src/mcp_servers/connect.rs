@@ -19,6 +19,9 @@ use crate::tools::mcp_tokens::{Listed, MeasuredServer};
 
 /// The end of a failed server's stderr shown with its error.
 const STDERR_TAIL_BYTES: usize = 2048;
+/// Most characters of a server's error as we report it (`--json` too): the server
+/// writes much of it (its messages, its stderr).
+pub const MAX_ERROR_CHARS: usize = 1_000;
 
 /// Measure `config` within `timeout`; a stdio server starts with `inherited` of our
 /// environment and what its config names, nothing else.
@@ -115,7 +118,7 @@ pub async fn measure(
             listed: Some(listed),
             source,
         },
-        Err(error) => failed(error),
+        Err(error) => failed(crate::outside::cap(&error, MAX_ERROR_CHARS).into_owned()),
     }
 }
 

@@ -305,13 +305,16 @@ pub fn table(output: &McpTokens, per_tool: bool) -> String {
     if let Some(heaviest) = savings.heaviest_tools.first() {
         text.push_str(&format!(
             "\nheaviest tool: {} ({} tokens)",
-            heaviest.name, heaviest.tokens
+            crate::outside::line(&heaviest.name, crate::outside::MAX_CELL_CHARS),
+            heaviest.tokens
         ));
     }
     for over in output.over_budget.iter().flatten() {
+        let over = crate::outside::line(over, crate::outside::MAX_MESSAGE_CHARS);
         text.push_str(&format!("\nover budget: {over}"));
     }
     for warning in &output.warnings {
+        let warning = crate::outside::line(warning, crate::outside::MAX_MESSAGE_CHARS);
         text.push_str(&format!("\nwarning: {warning}"));
     }
     text

@@ -136,10 +136,7 @@ fn claude_choice(choices: &[Option<Value>], name: &str) -> Option<bool> {
             .is_some_and(|names| names.iter().any(|n| n.as_str() == Some(name)))
     };
     let choices: Vec<&Value> = choices.iter().flatten().collect();
-    if choices
-        .iter()
-        .any(|c| listed(c, "disabledMcpjsonServers"))
-    {
+    if choices.iter().any(|c| listed(c, "disabledMcpjsonServers")) {
         return Some(false);
     }
     choices

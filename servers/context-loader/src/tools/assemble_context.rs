@@ -103,6 +103,7 @@ echo '{\"sections\":[{\"name\":\"system\",\"content\":\"Be brief.\"}]}' | contex
         Rendered {
             stderr: Some(assembly(&output)),
             stdout: output.text,
+            product: true,
             exact: false,
         }
     }

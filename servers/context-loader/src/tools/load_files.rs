@@ -134,6 +134,7 @@ context-loader load crates/mcp-common/src --format markdown --order smallest --b
         Rendered {
             stderr: Some(loaded_files(&output)),
             stdout: output.text,
+            product: true,
             exact: true,
         }
     }
