@@ -156,7 +156,15 @@ fn main() -> anyhow::Result<()> {
 /// The README test (`servers/context-loader/tests/readme.rs`); with `bless` it
 /// rewrites the examples that differ instead of failing.
 fn readme(bless: bool) -> anyhow::Result<()> {
-    let args = ["test", "-p", "context-loader", "--test", "readme"];
+    let args = [
+        "test",
+        "-p",
+        "context-loader",
+        "--test",
+        "tests",
+        "--",
+        "readme::",
+    ];
     eprintln!(
         "$ cargo {}{}",
         args.join(" "),
@@ -233,10 +241,11 @@ fn ci() -> anyhow::Result<()> {
                 "-p",
                 "context-budget",
                 "--test",
-                "tokenizer_references",
+                "tests",
                 "--locked",
                 "--",
                 "--ignored",
+                "tokenizer_references::",
             ],
             &[(tokenizer_refs::ENV, refs.as_os_str())],
         )

@@ -9,8 +9,8 @@
 //! The texts are the repository's own documents and sources, the calibration corpora
 //! (data/corpus) and seeded random strings over an alphabet of hard cases (Korean,
 //! emoji ZWJ sequences, whitespace and newline runs, special-token text, code
-//! punctuation). `cargo test -p context-budget --test tokenizer_references --
-//! --ignored` reads them (path in `CONTEXT_BUDGET_TOKENIZER_REFS`) and fails when
+//! punctuation). `cargo test -p context-budget --test tests --
+//! --ignored tokenizer_references::` reads them (path in `CONTEXT_BUDGET_TOKENIZER_REFS`) and fails when
 //! they are missing.
 
 use std::path::{Path, PathBuf};

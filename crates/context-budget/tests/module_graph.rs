@@ -27,7 +27,7 @@ const LEAVES: &[&str] = &[
 #[test]
 fn the_engine_modules_import_each_other_without_cycles() {
     let graph = module_graph();
-    // The graph itself, for `cargo test --test module_graph -- --nocapture`.
+    // The graph itself, for `cargo test -p context-budget --test tests -- module_graph:: --nocapture`.
     println!("{}", render(&graph));
     let cycles = cycles(&graph);
     assert!(

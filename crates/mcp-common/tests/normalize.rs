@@ -3,7 +3,7 @@
 //! framing (over an in-memory pipe) and its HTTP router (on loopback, stateful and
 //! stateless), and rmcp's client reading the content blocks that arrive.
 
-mod common;
+use crate::common;
 
 use mcp_common::normalize_result;
 use mcp_common::transport::JsonLimits;

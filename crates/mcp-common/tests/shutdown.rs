@@ -4,7 +4,7 @@
 //! exactly the moment a real call is in after its handler returned: left the count,
 //! result not yet on the client's stream. The grace's error must not overtake it.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

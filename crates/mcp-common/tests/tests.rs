@@ -1,0 +1,5 @@
+//! mcp-common's integration tests in one binary; `common` is their shared server.
+
+mod common;
+mod normalize;
+mod shutdown;
