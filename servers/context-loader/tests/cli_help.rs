@@ -7,16 +7,14 @@ use std::path::Path;
 use test_support::Binary;
 
 const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
-const COMMANDS: [&str; 8] = [
-    "count",
-    "models",
-    "files",
-    "load",
-    "spec-tokens",
-    "spec-budget",
-    "fit-messages",
-    "assemble",
-];
+
+/// Every tool's command, from the one list of tools.
+fn commands() -> Vec<&'static str> {
+    context_loader::tools::commands()
+        .into_iter()
+        .map(|(_, command)| command)
+        .collect()
+}
 
 fn help(command: &str) -> String {
     let (code, stdout, stderr) = BIN.run_cli(&[command, "--help"], None);
@@ -26,7 +24,7 @@ fn help(command: &str) -> String {
 
 #[test]
 fn tool_help_shows_its_own_options_first_and_no_server_flags() {
-    for command in COMMANDS {
+    for command in commands() {
         let text = help(command);
         let options = text.find("\nOptions:").expect("own options");
         let configuration = text.find("\nConfiguration:").expect("tool flags");
@@ -55,7 +53,7 @@ fn every_tool_command_shows_examples_that_run_here() {
         bin_dir.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    for command in COMMANDS {
+    for command in commands() {
         let text = help(command);
         let examples: Vec<&str> = text
             .split("Examples (from a clone of this repository):\n")

@@ -109,9 +109,7 @@ fn in_cli_words(suggestion: &str, command: &str) -> String {
     let mut text = suggestion
         .replace("Start the server with ", "Pass ")
         .replace("start the server with ", "pass ");
-    let mut commands = Commands(Vec::new());
-    crate::tools::register(&mut commands);
-    for (name, command) in commands.0 {
+    for (name, command) in crate::tools::commands() {
         text = replace_word(&text, name, &format!("context-loader {command}"));
     }
     text = text
@@ -143,15 +141,6 @@ fn in_cli_words(suggestion: &str, command: &str) -> String {
         }
     }
     text
-}
-
-/// Each tool's MCP name and CLI command.
-struct Commands(Vec<(&'static str, &'static str)>);
-
-impl Register for Commands {
-    fn tool<T: Tool>(&mut self) {
-        self.0.push((T::NAME, T::COMMAND));
-    }
 }
 
 /// Each tool command's arguments.

@@ -252,11 +252,9 @@ them) and what trimming saves. CLI `context-loader mcp-tokens` measures configur
     const COMMAND: &'static str = "mcp-tokens";
     const ABOUT: &'static str = "Measure MCP servers' tool definitions (the `mcp-tokens` tool)";
     const EXAMPLES: &'static str = "\
-context-loader mcp-tokens                                 # servers of the configs found here\n\
-context-loader mcp-tokens --config .mcp.json --per-tool\n\
-context-loader mcp-tokens --max-tokens 2000 -- context-loader serve\n\
-context-loader mcp-tokens --url http://127.0.0.1:8080/mcp --header 'Authorization: Bearer $T'\n\
-context-loader mcp-tokens --file tools.json --render openai --model gpt-4o";
+context-loader mcp-tokens --config docs/examples/mcp.json --per-tool\n\
+context-loader mcp-tokens --model gpt-4o --max-tokens 3000 -- context-loader stdio\n\
+context-loader mcp-tokens --file docs/examples/parcel-tools.json --render openai --model gpt-4o";
 
     type Params = McpTokensParams;
     type Output = McpTokens;

@@ -5,7 +5,9 @@
 //! rmcp sorts `tools/list` by name).
 //!
 //! A new tool: copy the closest tool file, add its `mod` line and its line in
-//! [`register`], and describe it in the README.
+//! [`register`], and describe it in the docs. Everything else that lists tools (the
+//! tests, the toolsets' check, xtask's real-client check) derives from [`register`]
+//! and names a tool it has no case for.
 
 pub mod assemble_context;
 pub mod count_tokens;
@@ -17,7 +19,7 @@ pub mod mcp_tokens;
 pub mod spec_budget;
 pub mod spec_tokens;
 
-use crate::tool::Register;
+use crate::tool::{Register, Tool};
 
 /// Every tool, in order.
 pub fn register(tools: &mut impl Register) {
@@ -30,6 +32,19 @@ pub fn register(tools: &mut impl Register) {
     tools.tool::<fit_messages::FitMessagesTool>();
     tools.tool::<assemble_context::AssembleContextTool>();
     tools.tool::<mcp_tokens::McpTokensTool>();
+}
+
+/// Every tool's MCP name and CLI command, in [`register`]'s order.
+pub fn commands() -> Vec<(&'static str, &'static str)> {
+    struct Commands(Vec<(&'static str, &'static str)>);
+    impl Register for Commands {
+        fn tool<T: Tool>(&mut self) {
+            self.0.push((T::NAME, T::COMMAND));
+        }
+    }
+    let mut commands = Commands(Vec::new());
+    register(&mut commands);
+    commands.0
 }
 
 #[cfg(test)]
@@ -57,14 +72,12 @@ mod tests {
 
     #[test]
     fn every_tool_accepts_exactly_the_arguments_its_schema_lists() {
-        schema_and_parser_agree::<super::count_tokens::CountTokensParams>();
-        schema_and_parser_agree::<super::list_models::ListModelsParams>();
-        schema_and_parser_agree::<super::file_tokens::FileTokensParams>();
-        schema_and_parser_agree::<super::load_files::LoadFilesParams>();
-        schema_and_parser_agree::<super::spec_tokens::SpecTokensParams>();
-        schema_and_parser_agree::<super::spec_budget::SpecBudgetParams>();
-        schema_and_parser_agree::<super::fit_messages::FitMessagesParams>();
-        schema_and_parser_agree::<super::assemble_context::AssembleContextParams>();
-        schema_and_parser_agree::<super::mcp_tokens::McpTokensParams>();
+        struct Check;
+        impl super::Register for Check {
+            fn tool<T: super::Tool>(&mut self) {
+                schema_and_parser_agree::<T::Params>();
+            }
+        }
+        super::register(&mut Check);
     }
 }
