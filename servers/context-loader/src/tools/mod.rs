@@ -34,7 +34,8 @@ pub fn register(tools: &mut impl Register) {
 
 #[cfg(test)]
 mod tests {
-    use mcp_common::tool::{accepted_names, input_schema};
+    use mcp_common::input_schema;
+    use mcp_common::params::accepted_names;
     use schemars::JsonSchema;
     use serde::de::DeserializeOwned;
 
