@@ -302,6 +302,63 @@ mod tests {
         assert_eq!(edit_distance("kitten", "sitting"), 3);
     }
 
+    /// Before `edit_distance` gives way to `strsim::osa_distance`: both must be the
+    /// same function (OSA over chars, no cap), or suggestions would change.
+    #[test]
+    fn strsim_osa_distance_is_our_edit_distance() {
+        // Every string of up to 4 chars over a, b and two multi-byte chars: all the
+        // repeats, transpositions and overlapping swaps short names can have.
+        let alphabet = ['a', 'b', 'é', '👍'];
+        let mut strings = vec![String::new()];
+        let mut last = vec![String::new()];
+        for _ in 0..4 {
+            last = last
+                .iter()
+                .flat_map(|s| alphabet.iter().map(move |c| format!("{s}{c}")))
+                .collect();
+            strings.extend(last.iter().cloned());
+        }
+        for a in &strings {
+            for b in &strings {
+                assert_eq!(
+                    edit_distance(a, b),
+                    strsim::osa_distance(a, b),
+                    "{a:?} {b:?}"
+                );
+            }
+        }
+        let long = "x".repeat(MAX_ECHOED_NAME_CHARS);
+        let tricky = [
+            ("modle", "model"),
+            ("ca", "abc"),
+            ("abcd", "badc"),
+            ("spec_path", "specPath"),
+            ("e\u{301}", "é"),
+            ("김민수", "김수민"),
+            ("👍🏽", "🏽👍"),
+            ("straße", "strasse"),
+            ("i\u{307}", "İ"),
+            ("ǅ", "dž"),
+            (long.as_str(), "x"),
+            (long.as_str(), "model"),
+        ];
+        for (a, b) in tricky {
+            for (a, b) in [(a, b), (b, a)] {
+                assert_eq!(
+                    edit_distance(a, b),
+                    strsim::osa_distance(a, b),
+                    "{a:?} {b:?}"
+                );
+                let (a, b) = (a.to_lowercase(), b.to_lowercase());
+                assert_eq!(
+                    edit_distance(&a, &b),
+                    strsim::osa_distance(&a, &b),
+                    "{a:?} {b:?}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn aliases_are_accepted_names() {
         #[derive(Debug, Deserialize)]
