@@ -4,18 +4,26 @@
 //!   reports a user-facing failure (an `isError` result with code, message, suggestion).
 //! - [`result`]: success results from any `Serialize` value, and [`normalize_result`]
 //!   for handlers that return plain values.
-//! - [`tool`]: schemas from types, argument parsing into INVALID_INPUT errors.
+//! - [`schema`]: tool input schemas trimmed to what a model reads, output schemas
+//!   that admit the error object.
+//! - [`params`]: tool arguments parsed into INVALID_INPUT errors naming the field,
+//!   unknown names refused with a "did you mean".
+//! - [`blocking`]: a tool's CPU-heavy work on the blocking pool.
 //! - [`progress`]: throttled, ordered `notifications/progress` from worker threads.
 //! - [`metrics`]: Prometheus metrics and the metered tool router every registry uses.
 //! - [`transport`]: serving a handler over stdio or streamable HTTP, logging to stderr.
 
+pub mod blocking;
 pub mod error;
 pub mod metrics;
+pub mod params;
 pub mod progress;
 pub mod result;
-pub mod tool;
+pub mod schema;
 pub mod transport;
 
+pub use blocking::run_blocking;
 pub use error::{ErrorCode, ToolError, create_mcp_error};
+pub use params::parse_params;
 pub use result::{Structured, answer_text, normalize_result, success_result};
-pub use tool::{input_schema, output_schema, parse_params, run_blocking};
+pub use schema::{input_schema, output_schema};

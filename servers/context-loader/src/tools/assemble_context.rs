@@ -20,7 +20,7 @@ pub struct AssembleContextParams {
     /// Lower `priority` goes first. `system`, `tool_definitions`, `working_memory`,
     /// `semantic_search`, `archives` (or a preset's layers) have default budgets and
     /// priorities.
-    #[schemars(schema_with = "mcp_common::tool::shape_only::<Vec<Section>>")]
+    #[schemars(schema_with = "mcp_common::schema::shape_only::<Vec<Section>>")]
     #[arg(skip)]
     pub sections: Vec<Section>,
     /// Total tokens. Default 90% of the window (or the preset's total).

@@ -19,7 +19,7 @@ pub struct FitMessagesTool;
 #[serde(deny_unknown_fields)]
 pub struct FitMessagesParams {
     /// The history, oldest first (OpenAI chat format).
-    #[schemars(schema_with = "mcp_common::tool::shape_only::<Vec<Message>>")]
+    #[schemars(schema_with = "mcp_common::schema::shape_only::<Vec<Message>>")]
     #[arg(skip)]
     pub messages: Vec<Message>,
     /// A model (not a bare encoding). Default `gpt-4`.

@@ -49,7 +49,8 @@ pub fn commands() -> Vec<(&'static str, &'static str)> {
 
 #[cfg(test)]
 mod tests {
-    use mcp_common::tool::{accepted_names, input_schema};
+    use mcp_common::input_schema;
+    use mcp_common::params::accepted_names;
     use schemars::JsonSchema;
     use serde::de::DeserializeOwned;
 

@@ -1,18 +1,13 @@
-//! Declaring tools: schemas from types, and arguments parsed into a structured
-//! INVALID_INPUT error instead of a JSON-RPC error.
+//! Tool schemas from Rust types: input schemas trimmed to what a model reads, output
+//! schemas widened to admit the structured error object.
 //!
-//! rmcp's `Parameters<T>` turns a missing or mistyped argument into JSON-RPC
-//! `-32602`, which clients show as "tool result missing". Tools here take the raw
-//! argument object, declare `T`'s schema explicitly, and call [`parse_params`], so
-//! the model reads which field was wrong and what to send instead.
+//! Tools declare `T`'s schema explicitly (not through rmcp's `Parameters<T>`, see
+//! [`crate::params`]), so the schema a client sends the model is made here.
 
 use std::sync::Arc;
 
 use rmcp::model::JsonObject;
 use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
-
-use crate::{ErrorCode, ToolError};
 
 /// The input schema of `T`, for `#[tool(input_schema = …)]`, made lean (see [`lean`]):
 /// clients send it to the model on every request, so every word in it is paid for
@@ -66,7 +61,7 @@ pub fn lean(schema: &JsonObject) -> JsonObject {
     }
 }
 
-/// For `#[schemars(schema_with = "mcp_common::tool::shape_only::<T>")]` on a field whose
+/// For `#[schemars(schema_with = "mcp_common::schema::shape_only::<T>")]` on a field whose
 /// own description says what its parts mean (`{role, content, ...}`): `T`'s schema,
 /// inlined, with every description and title removed. The types and the required
 /// fields stay; only words the field's description already says are left out.
@@ -292,203 +287,16 @@ fn error_schema() -> serde_json::Value {
     })
 }
 
-/// Parse a tool's arguments, naming the offending field on failure.
-///
-/// An argument name `T` does not accept is refused (INVALID_INPUT, with the closest
-/// accepted name as "did you mean"), whether or not `T` denies unknown fields itself:
-/// a misspelt optional argument (`modle`) silently falling back to its default is a
-/// wrong answer the caller cannot see. The accepted names are the ones serde accepts,
-/// aliases included, read from `T`'s `Deserialize` (see [`accepted_names`]).
-pub fn parse_params<T: DeserializeOwned>(
-    tool: &str,
-    args: Option<JsonObject>,
-) -> Result<T, ToolError> {
-    let args = args.unwrap_or_default();
-    if let Some(accepted) = accepted_names::<T>()
-        && let Some(unknown) = args.keys().find(|key| !accepted.contains(&key.as_str()))
-    {
-        return Err(unknown_argument(tool, unknown, accepted));
-    }
-    // serde_json names a missing field but not the field whose value has the wrong
-    // type (`invalid type: integer `-5`, expected u64`); the path says which one.
-    serde_path_to_error::deserialize(serde_json::Value::Object(args)).map_err(|e| {
-        let path = e.path().to_string();
-        let error = e.into_inner();
-        let message = if path == "." {
-            format!("invalid arguments for {tool}: {error}")
-        } else {
-            format!("invalid arguments for {tool}: `{path}`: {error}")
-        };
-        let tool_error = ToolError::new(
-            ErrorCode::InvalidInput,
-            message,
-            format!("Check the arguments against the inputSchema of `{tool}` in tools/list."),
-        );
-        if path == "." {
-            tool_error
-        } else {
-            tool_error.with_detail("field", &path)
-        }
-    })
-}
-
-/// Longest argument name an error message repeats; the name comes from the caller and
-/// may be any length.
-const MAX_ECHOED_NAME_CHARS: usize = 64;
-
-/// Farthest (in edits) a name may be from an accepted one to be suggested: enough for
-/// a typo or a case/separator slip (`modle`, `spec_Path`), not for a different word.
-fn max_suggestion_distance(name: &str) -> usize {
-    (name.chars().count() / 3).clamp(1, 3)
-}
-
-fn unknown_argument(tool: &str, unknown: &str, accepted: &[&str]) -> ToolError {
-    let shown: String = if unknown.chars().count() > MAX_ECHOED_NAME_CHARS {
-        let head: String = unknown.chars().take(MAX_ECHOED_NAME_CHARS).collect();
-        format!("{head}…")
-    } else {
-        unknown.to_string()
-    };
-    let closest = (unknown.chars().count() <= MAX_ECHOED_NAME_CHARS)
-        .then(|| {
-            accepted
-                .iter()
-                .map(|name| {
-                    (
-                        edit_distance(&unknown.to_lowercase(), &name.to_lowercase()),
-                        *name,
-                    )
-                })
-                .filter(|(distance, name)| *distance <= max_suggestion_distance(name))
-                .min()
-                .map(|(_, name)| name)
-        })
-        .flatten();
-    let list = accepted
-        .iter()
-        .map(|name| format!("`{name}`"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let suggestion = match closest {
-        Some(name) => format!("Did you mean `{name}`? `{tool}` accepts: {list}."),
-        None => format!("`{tool}` accepts: {list}."),
-    };
-    let error = ToolError::new(
-        ErrorCode::InvalidInput,
-        format!("unknown argument `{shown}` for {tool}"),
-        suggestion,
-    )
-    .with_detail("unknown_argument", &shown)
-    .with_detail("available_options", accepted);
-    match closest {
-        Some(name) => error.with_detail("did_you_mean", name),
-        None => error,
-    }
-}
-
-/// Edit distance over chars where swapping two neighbours is one edit (optimal string
-/// alignment), so `modle` is one slip from `model`. Names here are short: the
-/// caller's is bounded by [`MAX_ECHOED_NAME_CHARS`] before this runs.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
-    let mut before: Vec<usize> = vec![0; b.len() + 1];
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    let mut current = vec![0; b.len() + 1];
-    for i in 0..a.len() {
-        current[0] = i + 1;
-        for j in 0..b.len() {
-            let substitution = previous[j] + usize::from(a[i] != b[j]);
-            let mut best = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
-            if i > 0 && j > 0 && a[i] == b[j - 1] && a[i - 1] == b[j] {
-                best = best.min(before[j - 1] + 1);
-            }
-            current[j + 1] = best;
-        }
-        std::mem::swap(&mut before, &mut previous);
-        std::mem::swap(&mut previous, &mut current);
-    }
-    previous[b.len()]
-}
-
-/// The field names (aliases included) `T`'s derived `Deserialize` accepts, or `None`
-/// when `T` is not a plain struct (a map, or a struct with `#[serde(flatten)]`, which
-/// serde reads as a map: any name may be meant for the flattened part).
-///
-/// serde has no reflection, but a derived struct hands its complete name list to
-/// `Deserializer::deserialize_struct`; this deserializer records it and stops.
-pub fn accepted_names<T: DeserializeOwned>() -> Option<&'static [&'static str]> {
-    let mut names = None;
-    let _ = T::deserialize(FieldNames(&mut names));
-    names
-}
-
-/// A deserializer that only records the field list of `deserialize_struct`.
-struct FieldNames<'a>(&'a mut Option<&'static [&'static str]>);
-
-#[derive(Debug)]
-struct Recorded;
-
-impl std::fmt::Display for Recorded {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("field names recorded")
-    }
-}
-
-impl std::error::Error for Recorded {}
-
-impl serde::de::Error for Recorded {
-    fn custom<M: std::fmt::Display>(_: M) -> Self {
-        Recorded
-    }
-}
-
-impl<'de> serde::Deserializer<'de> for FieldNames<'_> {
-    type Error = Recorded;
-
-    fn deserialize_any<V: serde::de::Visitor<'de>>(self, _: V) -> Result<V::Value, Recorded> {
-        Err(Recorded)
-    }
-
-    fn deserialize_struct<V: serde::de::Visitor<'de>>(
-        self,
-        _name: &'static str,
-        fields: &'static [&'static str],
-        _visitor: V,
-    ) -> Result<V::Value, Recorded> {
-        *self.0 = Some(fields);
-        Err(Recorded)
-    }
-
-    serde::forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
-        bytes byte_buf option unit unit_struct newtype_struct seq tuple
-        tuple_struct map enum identifier ignored_any
-    }
-}
-
-/// Run CPU-heavy work (counting megabytes) off the async executor, so one large
-/// request does not stall every other connection on that worker thread.
-pub async fn run_blocking<T, F>(work: F) -> Result<T, ToolError>
-where
-    T: Send + 'static,
-    F: FnOnce() -> Result<T, ToolError> + Send + 'static,
-{
-    tokio::task::spawn_blocking(work).await.unwrap_or_else(|e| {
-        Err(ToolError::new(
-            ErrorCode::InternalError,
-            format!("the tool's worker failed: {e}"),
-            "Retry the call; if it fails again, report it with the input that caused it.",
-        ))
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde::Deserialize;
     use serde_json::json;
 
-    #[derive(Debug, Deserialize, JsonSchema, PartialEq)]
+    use crate::parse_params;
+
+    #[derive(JsonSchema)]
+    #[allow(dead_code)]
     struct Params {
         /// The text.
         text: String,
@@ -590,139 +398,6 @@ mod tests {
     }
 
     #[test]
-    fn valid_arguments_parse() {
-        let params: Params = parse_params("t", object(json!({"text": "hi"}))).expect("valid");
-        assert_eq!(
-            params,
-            Params {
-                text: "hi".into(),
-                model: None
-            }
-        );
-    }
-
-    #[test]
-    fn missing_or_mistyped_fields_are_invalid_input_naming_the_field() {
-        let missing = parse_params::<Params>("count-tokens", None).expect_err("text is required");
-        assert_eq!(missing.code, ErrorCode::InvalidInput);
-        assert!(
-            missing.message.contains("missing field `text`"),
-            "{}",
-            missing.message
-        );
-        assert!(missing.suggestion.contains("count-tokens"));
-        let mistyped =
-            parse_params::<Params>("t", object(json!({"text": 5}))).expect_err("wrong type");
-        assert!(
-            mistyped.message.contains("invalid type"),
-            "{}",
-            mistyped.message
-        );
-    }
-
-    #[test]
-    fn a_mistyped_value_names_its_field_and_path() {
-        #[derive(Debug, Deserialize)]
-        #[allow(dead_code)]
-        struct Budgeted {
-            budget: Option<u64>,
-            sections: Option<Vec<Section>>,
-        }
-        #[derive(Debug, Deserialize)]
-        #[allow(dead_code)]
-        struct Section {
-            name: String,
-            budget: Option<u64>,
-        }
-        let negative = parse_params::<Budgeted>("assemble-context", object(json!({"budget": -5})))
-            .expect_err("negative budget");
-        assert_eq!(
-            negative.message,
-            "invalid arguments for assemble-context: `budget`: invalid value: integer `-5`, \
-             expected u64"
-        );
-        assert_eq!(negative.details["field"], "budget");
-        let nested = parse_params::<Budgeted>(
-            "t",
-            object(json!({"sections": [{"name": "a"}, {"name": "b", "budget": "x"}]})),
-        )
-        .expect_err("nested");
-        assert!(
-            nested
-                .message
-                .contains("`sections[1].budget`: invalid type"),
-            "{}",
-            nested.message
-        );
-    }
-
-    #[test]
-    fn unknown_argument_names_are_refused_with_the_closest_name() {
-        // Params does not deny unknown fields itself: parse_params does, for every tool.
-        let typo = parse_params::<Params>(
-            "count-tokens",
-            object(json!({"text": "hi", "modle": "gpt-4o"})),
-        )
-        .expect_err("a misspelt argument is not ignored");
-        assert_eq!(typo.code, ErrorCode::InvalidInput);
-        assert_eq!(typo.message, "unknown argument `modle` for count-tokens");
-        assert!(
-            typo.suggestion.starts_with("Did you mean `model`?"),
-            "{}",
-            typo.suggestion
-        );
-        assert_eq!(typo.details["did_you_mean"], "model");
-        assert_eq!(typo.details["available_options"], json!(["text", "model"]));
-
-        let unrelated =
-            parse_params::<Params>("t", object(json!({"text": "hi", "temperature": 1})))
-                .expect_err("unknown");
-        assert_eq!(unrelated.details.get("did_you_mean"), None);
-        assert_eq!(unrelated.suggestion, "`t` accepts: `text`, `model`.");
-    }
-
-    #[test]
-    fn transpositions_are_one_edit() {
-        assert_eq!(edit_distance("modle", "model"), 1);
-        assert_eq!(edit_distance("model", "model"), 0);
-        assert_eq!(edit_distance("", "text"), 4);
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
-    }
-
-    #[test]
-    fn aliases_are_accepted_names() {
-        #[derive(Debug, Deserialize)]
-        #[serde(deny_unknown_fields)]
-        struct Aliased {
-            #[serde(rename = "specPath", alias = "spec_path")]
-            spec_path: Option<String>,
-        }
-        assert_eq!(
-            accepted_names::<Aliased>(),
-            Some(&["specPath", "spec_path"][..])
-        );
-        let parsed: Aliased = parse_params("t", object(json!({"spec_path": "59"}))).expect("alias");
-        assert_eq!(parsed.spec_path.as_deref(), Some("59"));
-        let typo =
-            parse_params::<Aliased>("t", object(json!({"specpath": "59"}))).expect_err("typo");
-        assert_eq!(typo.details["did_you_mean"], "specPath");
-    }
-
-    #[test]
-    fn a_huge_unknown_name_is_not_echoed_whole() {
-        let name = "x".repeat(100_000);
-        let error = parse_params::<Params>("t", object(json!({ name.clone(): 1, "text": "hi" })))
-            .expect_err("unknown");
-        assert!(error.message.len() < 200, "{}", error.message.len());
-        assert!(
-            error
-                .message
-                .contains(&format!("`{}…`", "x".repeat(MAX_ECHOED_NAME_CHARS)))
-        );
-        assert_eq!(error.details.get("did_you_mean"), None);
-    }
-
-    #[test]
     fn output_schemas_admit_the_success_value_and_the_error_object() {
         let schema = serde_json::Value::Object((*output_schema::<Params>()).clone());
         assert_eq!(schema["type"], "object");
@@ -756,14 +431,5 @@ mod tests {
         assert_eq!(schema["type"], "object");
         assert_eq!(schema["required"], json!(["text"]));
         assert_eq!(schema["properties"]["text"]["description"], "The text.");
-    }
-
-    #[tokio::test]
-    async fn blocking_work_returns_its_result() {
-        assert_eq!(run_blocking(|| Ok(2 + 2)).await, Ok(4));
-        let failed = run_blocking::<(), _>(|| panic!("boom"))
-            .await
-            .expect_err("panic is an error");
-        assert_eq!(failed.code, ErrorCode::InternalError);
     }
 }
