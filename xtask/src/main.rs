@@ -191,25 +191,46 @@ fn ci() -> anyhow::Result<()> {
     let started = std::time::Instant::now();
     let target = target_dir();
     disk::require_free(&target, disk::CI_NEEDS_BYTES)?;
-    cargo(&["fmt", "--all", "--", "--check"])?;
-    cargo(&[
-        "clippy",
-        "--workspace",
-        "--all-targets",
-        "--locked",
-        "--",
-        "-D",
-        "warnings",
-    ])?;
+    let result = ci_steps();
+    // Where the time went, whether or not every step passed.
+    eprintln!("\n{}", timing::table());
+    result?;
+    eprintln!(
+        "xtask ci: all green in {:.0?}; target/ holds {}",
+        started.elapsed(),
+        disk::gb(disk::used_bytes(&target))
+    );
+    Ok(())
+}
+
+/// Every ci step with its budget in seconds (2 cores, clean clone; see timing.rs).
+fn ci_steps() -> anyhow::Result<()> {
+    use timing::step;
+    step("fmt", 10, || cargo(&["fmt", "--all", "--", "--check"]))?;
+    step("clippy (workspace, all targets)", 150, || {
+        cargo(&[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--locked",
+            "--",
+            "-D",
+            "warnings",
+        ])
+    })?;
     // One test run covers unit tests, the tiktoken differential test and the e2e
     // suite (which starts the built binary over stdio and HTTP).
-    cargo(&["test", "--workspace", "--all-targets", "--locked"])?;
-    cargo(&["test", "--workspace", "--doc", "--locked"])?;
+    step("tests (workspace, all targets)", 330, || {
+        cargo(&["test", "--workspace", "--all-targets", "--locked"])
+    })?;
+    step("doc tests", 40, || {
+        cargo(&["test", "--workspace", "--doc", "--locked"])
+    })?;
     // vendor/tiktoken is outside the workspace: the unit tests of what we patched
     // (the memo, merges, vocabulary tables, the scanners' 8-byte run ends). Its
     // other tests need the vocabularies we dropped (vendor/tiktoken/PATCH.md), and
     // the pre-tokenizer's are covered against tiktoken-rs by tests/differential.rs.
-    timing::step("vendored tiktoken: patched modules' unit tests", || {
+    step("vendored tiktoken: patched modules' unit tests", 40, || {
         cargo(&[
             "test",
             "--manifest-path",
@@ -229,70 +250,82 @@ fn ci() -> anyhow::Result<()> {
         ])
     })?;
     // The shipped catalog is exactly what its rules make of the pinned LiteLLM file.
-    timing::step("catalog = LiteLLM release + overrides", || {
+    step("catalog = LiteLLM release + overrides", 10, || {
         catalog::check(&workspace_root())
     })?;
     // Gemini and open-weight counts against Python sentencepiece / tokenizers.
-    timing::step("tokenizer differential tests (Python references)", || {
-        let refs = tokenizer_refs::ensure(&workspace_root())?;
-        cargo_with_env(
-            &[
-                "test",
-                "-p",
-                "context-budget",
-                "--test",
-                "tests",
-                "--locked",
-                "--",
-                "--ignored",
-                "tokenizer_references::",
-            ],
-            &[(tokenizer_refs::ENV, refs.as_os_str())],
-        )
-    })?;
+    step(
+        "tokenizer differential tests (Python references)",
+        40,
+        || {
+            let refs = tokenizer_refs::ensure(&workspace_root())?;
+            cargo_with_env(
+                &[
+                    "test",
+                    "-p",
+                    "context-budget",
+                    "--test",
+                    "tests",
+                    "--locked",
+                    "--",
+                    "--ignored",
+                    "tokenizer_references::",
+                ],
+                &[(tokenizer_refs::ENV, refs.as_os_str())],
+            )
+        },
+    )?;
     // Deployment and interoperability: real nginx, the official conformance suite.
-    timing::step(
+    step(
         "e2e suite through nginx (two stateless replicas)",
+        30,
         nginx::run,
     )?;
-    timing::step("MCP conformance suite", || {
+    step("MCP conformance suite", 40, || {
         conformance::run(&workspace_root())
     })?;
-    timing::step("Python SDK, MCP Inspector and Claude Code clients", || {
-        clients::run(&workspace_root())
-    })?;
-    timing::step("mcp-fuzzer (tools + protocol, stdio + HTTP)", || {
-        fuzz::run()
-    })?;
+    step(
+        "Python SDK, MCP Inspector and Claude Code clients",
+        90,
+        || clients::run(&workspace_root()),
+    )?;
+    step("mcp-fuzzer (tools + protocol, stdio + HTTP)", 40, fuzz::run)?;
     // Packaging: one release build (cargo install, the README's install line) serves
     // the install check, the bundle and the image; the Kubernetes check runs the image.
-    timing::step("install (cargo install --locked, --version, stdio)", || {
-        install::run(&workspace_root())
-    })?;
-    timing::step("workflows (actionlint)", || {
+    step(
+        "install (cargo install --locked, --version, stdio)",
+        150,
+        || install::run(&workspace_root()),
+    )?;
+    step("workflows (actionlint)", 10, || {
         actionlint::run(&workspace_root())
     })?;
-    timing::step("Claude Desktop bundle (mcpb)", || {
+    step("Claude Desktop bundle (mcpb)", 20, || {
         bundle::check(&workspace_root())
     })?;
-    timing::step("container image (podman, run from its filesystem)", || {
-        image::check(&workspace_root())
-    })?;
-    timing::step("Kubernetes manifests (kustomize, validate, run)", || {
-        kube::run(&workspace_root())
-    })?;
-    timing::step("mcp-tokens: own tool list budget, Python SDK fleet", || {
-        mcp_fleet::run(&workspace_root(), false)
-    })?;
+    step(
+        "container image (podman, run from its filesystem)",
+        30,
+        || image::check(&workspace_root()),
+    )?;
+    step(
+        "Kubernetes manifests (kustomize, validate, run)",
+        30,
+        || kube::run(&workspace_root()),
+    )?;
+    step(
+        "mcp-tokens: own tool list budget, Python SDK fleet",
+        30,
+        || mcp_fleet::run(&workspace_root(), false),
+    )?;
     // Keep the benchmark harness working (figures are printed, never asserted: a timed
     // check on a shared 2-core machine is noise).
-    bench::run(true, &[], false)?;
-    load::run(&load::LoadArgs::smoke())?;
-    eprintln!(
-        "xtask ci: all green in {:.0?}; target/ holds {}",
-        started.elapsed(),
-        disk::gb(disk::used_bytes(&target))
-    );
+    step("bench harness (--quick)", 30, || {
+        bench::run(true, &[], false)
+    })?;
+    step("load harness (smoke)", 20, || {
+        load::run(&load::LoadArgs::smoke())
+    })?;
     Ok(())
 }
 
