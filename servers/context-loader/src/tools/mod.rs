@@ -5,7 +5,7 @@
 //! rmcp sorts `tools/list` by name).
 //!
 //! A new tool: copy the closest tool file, add its `mod` line and its line in
-//! [`register`], and describe it in the README.
+//! [`register`], and describe it in docs/tools.md (and in a line of the README's table).
 
 pub mod assemble_context;
 pub mod count_tokens;
