@@ -49,8 +49,8 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Task {
     /// What CI runs: fmt --check, clippy -D warnings, every test (unit, differential,
-    /// e2e), nginx, conformance, clients, fuzz, packaging (install, actionlint,
-    /// bundle, image, kube), and smoke runs of bench and load.
+    /// e2e, the docs' examples), nginx, conformance, clients, fuzz, packaging (install,
+    /// actionlint, bundle, image, kube), mcp-tokens, and smoke runs of bench and load.
     Ci,
     /// Counting throughput vs tiktoken-rs, encoder load, stdio cold start; writes
     /// BENCHMARKS.md.
