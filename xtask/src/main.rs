@@ -49,8 +49,8 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Task {
     /// What CI runs: fmt --check, clippy -D warnings, every test (unit, differential,
-    /// e2e), nginx, conformance, clients, fuzz, packaging (install, actionlint,
-    /// bundle, image, kube), and smoke runs of bench and load.
+    /// e2e, the docs' examples), nginx, conformance, clients, fuzz, packaging (install,
+    /// actionlint, bundle, image, kube), mcp-tokens, and smoke runs of bench and load.
     Ci,
     /// Counting throughput vs tiktoken-rs, encoder load, stdio cold start; writes
     /// BENCHMARKS.md.
@@ -117,8 +117,8 @@ enum Task {
         #[arg(long)]
         bench: bool,
     },
-    /// Check the README's marked examples against the built binary (ci runs the same
-    /// test); `--bless` rewrites the ones that differ from a real run.
+    /// Check the marked examples of README.md and docs/*.md against the built binary
+    /// (ci runs the same test); `--bless` rewrites the ones that differ from a real run.
     Readme {
         #[arg(long)]
         bless: bool,
@@ -153,8 +153,8 @@ fn main() -> anyhow::Result<()> {
     }
 }
 
-/// The README test (`servers/context-loader/tests/readme.rs`); with `bless` it
-/// rewrites the examples that differ instead of failing.
+/// The docs test (`servers/context-loader/tests/readme.rs`: README.md and docs/*.md);
+/// with `bless` it rewrites the examples that differ instead of failing.
 fn readme(bless: bool) -> anyhow::Result<()> {
     let args = [
         "test",
@@ -181,7 +181,7 @@ fn readme(bless: bool) -> anyhow::Result<()> {
     let status = command.status().context("cannot run cargo test")?;
     if !status.success() {
         bail!(
-            "the README's examples differ from the binary: `cargo xtask readme --bless` rewrites them"
+            "the docs' examples differ from the binary: `cargo xtask readme --bless` rewrites them"
         );
     }
     Ok(())

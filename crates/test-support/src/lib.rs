@@ -12,7 +12,8 @@
 //! - [`messages_api`]: a scripted Messages API stand-in on loopback, for driving a
 //!   real agent (Claude Code, in `cargo xtask clients`) against the server;
 //! - [`process`]: a server's peak memory, for tests that bound it;
-//! - [`readme`]: the README's examples as checks (which blocks, how compared, `--bless`).
+//! - [`readme`]: the docs' examples as checks (which blocks, how compared, `--bless`) and
+//!   their links.
 //!
 //! Integration tests name their binary once:
 //! `const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));`

@@ -1,6 +1,7 @@
-//! The README's examples as checks: which code blocks show a request, a response or a
-//! command line and its output, how a shown JSON value is compared with a real one,
-//! and how a block is rewritten from a real run (`--bless`).
+//! The docs' examples as checks (README.md and every `docs/*.md`): which code blocks
+//! show a request, a response or a command line and its output, how a shown JSON
+//! value is compared with a real one, and how a block is rewritten from a real run
+//! (`--bless`); and the docs' relative links and `#anchors`, which must lead somewhere.
 //!
 //! A block is checked when an HTML comment right before it (blank lines between are
 //! fine) says what it shows:
@@ -36,7 +37,7 @@ pub enum Shows {
     Skip,
 }
 
-/// One checked block: what it shows, its body, and its line range in the README
+/// One checked block: what it shows, its body, and its line range in its document
 /// (0-based, body lines only: the fences excluded).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Block {
@@ -47,8 +48,8 @@ pub struct Block {
     pub marker_line: usize,
 }
 
-/// The checked blocks of `readme`, in order; an error names each JSON block without a
-/// marker and each marker without a block.
+/// The checked blocks of a document, in order; an error names each JSON block without
+/// a marker and each marker without a block.
 pub fn blocks(readme: &str) -> Result<Vec<Block>, String> {
     let lines: Vec<&str> = readme.lines().collect();
     let mut blocks = Vec::new();
@@ -156,12 +157,8 @@ pub fn shown_json(block: &Block) -> Result<Value, String> {
     } else {
         block.body.clone()
     };
-    serde_json::from_str(&text).map_err(|e| {
-        format!(
-            "README line {}: the block is not JSON: {e}",
-            block.lines.start + 1
-        )
-    })
+    serde_json::from_str(&text)
+        .map_err(|e| format!("line {}: the block is not JSON: {e}", block.lines.start + 1))
 }
 
 /// The part of `actual` a `fields` block shows: the same keys.
@@ -298,7 +295,7 @@ pub fn bless(shown: &Value, actual: &Value) -> Value {
 /// Widest line [`format`] puts a value on before breaking it up.
 const WIDTH: usize = 140;
 
-/// JSON as the README writes it: an object or array that fits on one line (with its
+/// JSON as the docs write it: an object or array that fits on one line (with its
 /// indentation) stays on one, `{ "a": 1 }`; a larger one has one entry a line.
 pub fn format(value: &Value) -> String {
     format_at(value, 0)
@@ -345,7 +342,7 @@ fn format_at(value: &Value, indent: usize) -> String {
     }
 }
 
-/// One line, with spaces inside braces and after separators, as the README writes.
+/// One line, with spaces inside braces and after separators, as the docs write.
 fn compact(value: &Value) -> String {
     match value {
         Value::Array(items) if items.is_empty() => "[]".into(),
@@ -437,7 +434,8 @@ fn split_words(command: &str) -> Result<Vec<String>, String> {
     Ok(words)
 }
 
-/// `readme` with each `(lines, new body)` replacing those body lines.
+/// `readme` (any checked document) with each `(lines, new body)` replacing those body
+/// lines.
 pub fn replace_bodies(readme: &str, replacements: &[(std::ops::Range<usize>, String)]) -> String {
     let lines: Vec<&str> = readme.lines().collect();
     let mut out: Vec<String> = Vec::with_capacity(lines.len());
@@ -455,6 +453,108 @@ pub fn replace_bodies(readme: &str, replacements: &[(std::ops::Range<usize>, Str
         text.push('\n');
     }
     text
+}
+
+/// The relative links of a Markdown document, as `(line, target)` (line 0-based):
+/// every `](target)` outside code blocks and inline code, except web and mail
+/// addresses. A target is a path relative to the document, an `#anchor` in it, or
+/// both (`docs/tools.md#mcp-tokens`).
+pub fn links(markdown: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for (at, line) in prose_lines(markdown) {
+        let line = without_inline_code(line);
+        let mut rest = line.as_str();
+        while let Some(start) = rest.find("](") {
+            rest = &rest[start + 2..];
+            let end = rest.find(')').unwrap_or(rest.len());
+            let target = rest[..end].trim();
+            let external = ["http://", "https://", "mailto:"]
+                .iter()
+                .any(|scheme| target.starts_with(scheme));
+            if !target.is_empty() && !external {
+                out.push((at, target.to_string()));
+            }
+            rest = &rest[end..];
+        }
+    }
+    out
+}
+
+/// The anchors a Markdown document defines: each heading's slug as GitHub makes it
+/// (a repeated slug gets `-1`, `-2`, …) and each `<a id="…">`.
+pub fn anchors(markdown: &str) -> std::collections::BTreeSet<String> {
+    let mut anchors = std::collections::BTreeSet::new();
+    let mut seen: std::collections::BTreeMap<String, usize> = Default::default();
+    for (_, line) in prose_lines(markdown) {
+        let trimmed = line.trim_start();
+        let hashes = trimmed.len() - trimmed.trim_start_matches('#').len();
+        if (1..=6).contains(&hashes) && trimmed[hashes..].starts_with(' ') {
+            let base = slug(trimmed[hashes..].trim().trim_end_matches('#'));
+            let n = seen.entry(base.clone()).or_insert(0);
+            anchors.insert(match *n {
+                0 => base.clone(),
+                n => format!("{base}-{n}"),
+            });
+            *n += 1;
+        }
+        let mut rest = line;
+        while let Some(start) = rest.find("<a id=\"") {
+            rest = &rest[start + 7..];
+            if let Some(end) = rest.find('"') {
+                anchors.insert(rest[..end].to_string());
+            }
+        }
+    }
+    anchors
+}
+
+/// A heading's anchor as GitHub makes it: lower case, every character that is not a
+/// letter, digit, `_`, `-` or space dropped, spaces made `-`.
+pub fn slug(heading: &str) -> String {
+    heading
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | ' '))
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+/// The lines of a document outside fenced code blocks, with their 0-based numbers.
+fn prose_lines(markdown: &str) -> Vec<(usize, &str)> {
+    let mut out = Vec::new();
+    let mut fence: Option<&str> = None;
+    for (at, line) in markdown.lines().enumerate() {
+        let trimmed = line.trim();
+        match fence {
+            Some(open) if trimmed == open => fence = None,
+            Some(_) => {}
+            None => match fence_of(trimmed) {
+                Some(open) => fence = Some(open),
+                None => out.push((at, line)),
+            },
+        }
+    }
+    out
+}
+
+/// A line with its inline code spans (`` `…` ``, ``` ``…`` ```) taken out.
+fn without_inline_code(line: &str) -> String {
+    let mut out = String::new();
+    let mut rest = line;
+    while let Some(start) = rest.find('`') {
+        out.push_str(&rest[..start]);
+        let ticks = rest[start..].len() - rest[start..].trim_start_matches('`').len();
+        let after = &rest[start + ticks..];
+        let closing = "`".repeat(ticks);
+        match after.find(&closing) {
+            Some(end) => rest = &after[end + ticks..],
+            None => {
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 #[cfg(test)]
@@ -595,6 +695,35 @@ mod tests {
         assert_eq!(
             replace_bodies(text, &[(1..3, "X\nY\nZ".into())]),
             "a\nX\nY\nZ\nd\n"
+        );
+    }
+
+    #[test]
+    fn links_outside_code_and_the_anchors_headings_make() {
+        let doc = "# Tools\n\n## `count-tools` (CLI: count)\n\nSee [`x`](../a.md#b-c) and \
+                   [web](https://e.org) `[no](code.md)`.\n\n```sh\n# not a heading [x](y.md)\n```\n\
+                   ## Tools\n<a id=\"abandoned-calls\"></a>**A.** [here](#tools-1)\n";
+        assert_eq!(
+            links(doc),
+            vec![(4, "../a.md#b-c".to_string()), (10, "#tools-1".to_string())]
+        );
+        let anchors = anchors(doc);
+        assert_eq!(
+            anchors.into_iter().collect::<Vec<_>>(),
+            [
+                "abandoned-calls",
+                "count-tools-cli-count",
+                "tools",
+                "tools-1"
+            ]
+        );
+        assert_eq!(
+            slug("Models file (`--models-file`)"),
+            "models-file---models-file"
+        );
+        assert_eq!(
+            slug("What the model receives, and how big it may be"),
+            "what-the-model-receives-and-how-big-it-may-be"
         );
     }
 }

@@ -540,7 +540,7 @@ async fn model_names_that_cross_into_another_model_or_are_empty_are_refused() {
     assert!(err.contains("`model` is empty"), "{err}");
 }
 
-/// Issue 23: a value of the wrong type names its field (the README promises it).
+/// Issue 23: a value of the wrong type names its field (docs/tools.md promises it).
 #[tokio::test]
 async fn a_mistyped_argument_names_its_field() {
     for transport in ALL {

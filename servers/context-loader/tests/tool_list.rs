@@ -74,7 +74,7 @@ async fn the_tool_list_stays_within_its_token_budget() {
         total <= ALL_TOOLS_BUDGET,
         "the tool list costs {total} o200k tokens as Claude Code sends it, over its budget of \
          {ALL_TOOLS_BUDGET}: {per_tool:?}. Shorten descriptions (defaults said once, details in \
-         the README) before raising the budget."
+         docs/tools.md) before raising the budget."
     );
     for tool in &tools {
         assert!(

@@ -1,5 +1,5 @@
 //! Turning what a caller typed (`59`, `059-token-engine/DESIGN.md`, ...) into a spec
-//! or one of its files. The order is documented in the README and tested below;
+//! or one of its files. The order is documented in docs/tools.md and tested below;
 //! numbers match numerically and exactly, never as substrings (`59` is never 1593).
 
 use std::path::{Component, Path};

@@ -76,7 +76,7 @@ enum Mode {
 /// What the clients send (both modes).
 #[derive(Args)]
 struct Common {
-    /// Text to cut into windows [default: this repository's README and ARCHITECTURE].
+    /// Text to cut into windows [default: this repository's README, docs/*.md and ARCHITECTURE].
     #[arg(long, value_name = "FILE")]
     corpus: Option<PathBuf>,
     /// Size of each text sent, in bytes.

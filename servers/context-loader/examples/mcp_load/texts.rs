@@ -8,6 +8,9 @@ use context_budget::Catalog;
 /// Used when no corpus file is given: this repository's own documentation.
 const BUILTIN_CORPUS: &str = concat!(
     include_str!("../../../../README.md"),
+    include_str!("../../../../docs/tools.md"),
+    include_str!("../../../../docs/deploy.md"),
+    include_str!("../../../../docs/counting.md"),
     include_str!("../../../../ARCHITECTURE.md")
 );
 

@@ -5,9 +5,9 @@
 //! rmcp sorts `tools/list` by name).
 //!
 //! A new tool: copy the closest tool file, add its `mod` line and its line in
-//! [`register`], and describe it in the docs. Everything else that lists tools (the
-//! tests, the toolsets' check, xtask's real-client check) derives from [`register`]
-//! and names a tool it has no case for.
+//! [`register`], and describe it in docs/tools.md (and in a line of the README's
+//! table). Everything else that lists tools (the tests, the toolsets' check, xtask's
+//! real-client check) derives from [`register`] and names a tool it has no case for.
 
 pub mod assemble_context;
 pub mod count_tokens;
