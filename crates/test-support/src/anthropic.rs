@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use axum::Json;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use serde_json::{Value, json};
 
@@ -24,6 +25,12 @@ pub enum Reply {
     Status(u16),
     /// 200 with `input_tokens: 1`, after this delay (longer than a client waits).
     Slow(Duration),
+    /// 307 to this URL (another fake, which counts what reaches it).
+    Redirect(&'static str),
+    /// 200 with a body of this many bytes (spaces, then `{"input_tokens": 1}`).
+    Huge(usize),
+    /// 200 with `input_tokens` exactly this.
+    Tokens(u64),
 }
 
 type Seen = Arc<Mutex<Vec<(HeaderMap, Value)>>>;
@@ -85,24 +92,36 @@ impl FakeAnthropic {
     }
 }
 
-async fn answer(
-    State(fake): State<Fake>,
-    headers: HeaderMap,
-    Json(body): Json<Value>,
-) -> (StatusCode, Json<Value>) {
+async fn answer(State(fake): State<Fake>, headers: HeaderMap, Json(body): Json<Value>) -> Response {
     fake.seen
         .lock()
         .expect("lock")
         .push((headers, body.clone()));
     match fake.reply {
-        Reply::Count(tokens) => (StatusCode::OK, Json(json!({"input_tokens": tokens(&body)}))),
+        Reply::Count(tokens) => {
+            (StatusCode::OK, Json(json!({"input_tokens": tokens(&body)}))).into_response()
+        }
         Reply::Slow(delay) => {
             tokio::time::sleep(delay).await;
-            (StatusCode::OK, Json(json!({"input_tokens": 1})))
+            (StatusCode::OK, Json(json!({"input_tokens": 1}))).into_response()
         }
         Reply::Status(code) => (
             StatusCode::from_u16(code).expect("status"),
             Json(json!({"type": "error", "error": {"type": "fake_error", "message": "nope"}})),
-        ),
+        )
+            .into_response(),
+        Reply::Redirect(to) => (
+            StatusCode::TEMPORARY_REDIRECT,
+            [(header::LOCATION, format!("{to}/v1/messages/count_tokens"))],
+        )
+            .into_response(),
+        Reply::Huge(bytes) => {
+            let mut text = vec![b' '; bytes.saturating_sub(20)];
+            text.extend_from_slice(br#"{"input_tokens": 1}"#);
+            (StatusCode::OK, text).into_response()
+        }
+        Reply::Tokens(tokens) => {
+            (StatusCode::OK, Json(json!({"input_tokens": tokens}))).into_response()
+        }
     }
 }

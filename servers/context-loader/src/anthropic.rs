@@ -27,6 +27,16 @@ pub const CACHE_ENTRIES: usize = 1000;
 pub const EXACT_METHOD: &str = "exact: Anthropic count_tokens API";
 /// Shown as `encoding` when a count came from the API (no local tokenizer was used).
 pub const EXACT_ENCODING: &str = "anthropic_count_tokens";
+/// Largest response body read: an answer is `{"input_tokens": N}`, an error a few
+/// hundred bytes. A bigger body is not the API's, and is not read on.
+pub const MAX_RESPONSE_BYTES: usize = 64 * 1024;
+/// Most characters of an error body's message put into a warning: it is the
+/// upstream's text, and every answer that fell back carries it.
+const MAX_DETAIL_CHARS: usize = 200;
+/// Tokens the API may count beyond one per request byte: its own framing (the
+/// tool-use system prompt is 346). A larger `input_tokens` is not a count of what
+/// was sent.
+const MAX_TOKENS_OVER_BYTES: u64 = 16 * 1024;
 
 /// Why an exact count was not obtained.
 #[derive(Debug, Clone, PartialEq)]
@@ -103,6 +113,9 @@ impl AnthropicCounter {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let client = reqwest::Client::builder()
             .timeout(config.timeout)
+            // A redirect would resend x-api-key to wherever it points: the endpoint
+            // is configured, so a 3xx is an error, never followed.
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| anyhow::anyhow!("cannot build the HTTP client: {e}"))?;
         Ok(AnthropicCounter {
@@ -134,7 +147,8 @@ impl AnthropicCounter {
         if let Some(&tokens) = self.lock_cache().get(&key) {
             return Ok(tokens);
         }
-        let response = self
+        let request_bytes = bytes.len() as u64;
+        let mut response = self
             .client
             .post(&self.url)
             .header("x-api-key", &self.api_key)
@@ -151,18 +165,39 @@ impl AnthropicCounter {
         if (500..600).contains(&status) {
             return Err(CountFailure::ServerError(status));
         }
-        let text = response
-            .text()
+        if (300..400).contains(&status) {
+            return Err(CountFailure::Rejected(
+                status,
+                "a redirect, not followed (the key is sent only to the configured URL)".into(),
+            ));
+        }
+        // At most MAX_RESPONSE_BYTES are read, whatever the body's length.
+        let mut body = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
             .await
-            .map_err(|e| self.transport_failure(e))?;
+            .map_err(|e| self.transport_failure(e))?
+        {
+            if body.len() + chunk.len() > MAX_RESPONSE_BYTES {
+                return Err(CountFailure::BadResponse(format!(
+                    "a body over {MAX_RESPONSE_BYTES} bytes (HTTP {status}), not read further"
+                )));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        let text = String::from_utf8_lossy(&body);
         if !(200..300).contains(&status) {
-            let detail: String = text.chars().take(300).collect();
-            return Err(CountFailure::Rejected(status, detail));
+            return Err(CountFailure::Rejected(status, error_detail(&text)));
         }
         let tokens = serde_json::from_str::<Value>(&text)
             .ok()
             .and_then(|v| v.get("input_tokens").and_then(Value::as_u64))
-            .ok_or_else(|| CountFailure::BadResponse(format!("no input_tokens in {text:.200}")))?;
+            .ok_or_else(|| CountFailure::BadResponse("no input_tokens in the answer".into()))?;
+        if tokens > request_bytes.saturating_add(MAX_TOKENS_OVER_BYTES) {
+            return Err(CountFailure::BadResponse(format!(
+                "input_tokens {tokens} for a {request_bytes}-byte request cannot be a count of it"
+            )));
+        }
         self.lock_cache().put(key, tokens);
         Ok(tokens)
     }
@@ -180,6 +215,27 @@ impl AnthropicCounter {
         self.cache
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// What a warning says of an error body: the Anthropic error's `message` (or the
+/// body's start), one line, capped; the upstream's text is data.
+fn error_detail(body: &str) -> String {
+    let message = serde_json::from_str::<Value>(body)
+        .ok()
+        .and_then(|v| v.pointer("/error/message")?.as_str().map(str::to_string))
+        .unwrap_or_else(|| body.to_string());
+    let line: String = message
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .take(MAX_DETAIL_CHARS + 1)
+        .collect();
+    match line.chars().count() > MAX_DETAIL_CHARS {
+        true => format!(
+            "{}…",
+            line.chars().take(MAX_DETAIL_CHARS).collect::<String>()
+        ),
+        false => line,
     }
 }
 
@@ -520,6 +576,51 @@ mod tests {
             matches!(rejected, Err(CountFailure::Rejected(401, ref body)) if body.contains("nope"))
         );
         assert!(CountFailure::RateLimited.warning().contains("429"));
+    }
+
+    /// L5: the upstream is not trusted to behave. A redirect is not followed (the key
+    /// would go to another origin), a body is read to 64 KiB at most, an impossible
+    /// count is refused, and an error body's text reaches a warning short and flat.
+    #[tokio::test]
+    async fn an_upstream_cannot_take_the_key_flood_memory_or_wrap_a_total() {
+        let elsewhere = FakeAnthropic::start(Reply::Count(|_| 1)).await;
+        let to: &'static str = Box::leak(elsewhere.url().to_string().into_boxed_str());
+        let fake = FakeAnthropic::start(Reply::Redirect(to)).await;
+        let body = text_request("claude", "x");
+        let result = counter(fake.url().into(), Duration::from_secs(10))
+            .count(&body)
+            .await;
+        assert!(
+            matches!(result, Err(CountFailure::Rejected(307, ref why)) if why.contains("not followed")),
+            "{result:?}"
+        );
+        assert_eq!(elsewhere.request_count(), 0, "the key stayed home");
+
+        let fake = FakeAnthropic::start(Reply::Huge(64 * 1024 * 1024)).await;
+        let result = counter(fake.url().into(), Duration::from_secs(30))
+            .count(&body)
+            .await;
+        assert!(
+            matches!(result, Err(CountFailure::BadResponse(ref why)) if why.contains("65536 bytes")),
+            "{result:?}"
+        );
+
+        let fake = FakeAnthropic::start(Reply::Tokens(u64::MAX)).await;
+        let result = counter(fake.url().into(), Duration::from_secs(10))
+            .count(&body)
+            .await;
+        assert!(
+            matches!(result, Err(CountFailure::BadResponse(ref why)) if why.contains("cannot be a count")),
+            "{result:?}"
+        );
+
+        let long = format!(
+            r#"{{"type": "error", "error": {{"message": "\u001b[2Jbad {}"}}}}"#,
+            "x".repeat(5000)
+        );
+        let detail = error_detail(&long);
+        assert!(detail.chars().count() <= MAX_DETAIL_CHARS + 1, "{detail}");
+        assert!(detail.starts_with(" [2Jbad x") && !detail.contains('\u{1b}'));
     }
 
     #[tokio::test]
