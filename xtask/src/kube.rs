@@ -99,6 +99,8 @@ pub fn run(root: &Path) -> anyhow::Result<()> {
                 dir.display()
             );
         }
+        egress_only_with_a_key(&documents(&bin, &file)?)
+            .with_context(|| format!("deploy/kubernetes/{name}"))?;
         if dir.ends_with(OVERLAY) {
             production = Some(file);
         }
@@ -125,6 +127,41 @@ pub fn run(root: &Path) -> anyhow::Result<()> {
     let pod = Pod::from_deployment(deployment)?;
     pod.check_static()?;
     pod.run(root)
+}
+
+/// HTTPS out only where there is a reason: a NetworkPolicy egress rule beyond DNS
+/// (port 53) only in a rendering whose Deployment sets `ANTHROPIC_API_KEY`.
+fn egress_only_with_a_key(docs: &[Value]) -> anyhow::Result<()> {
+    let has_key = docs
+        .iter()
+        .filter(|d| d["kind"] == "Deployment")
+        .flat_map(|d| {
+            d.pointer("/spec/template/spec/containers")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+        })
+        .flat_map(|c| c["env"].as_array().cloned().unwrap_or_default())
+        .any(|e| e["name"] == "ANTHROPIC_API_KEY");
+    for policy in docs.iter().filter(|d| d["kind"] == "NetworkPolicy") {
+        for rule in policy
+            .pointer("/spec/egress")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let beyond_dns = rule["ports"]
+                .as_array()
+                .is_none_or(|ports| ports.iter().any(|p| p["port"] != 53));
+            if beyond_dns && !has_key {
+                bail!(
+                    "a NetworkPolicy allows egress beyond DNS ({rule}) with no API key \
+                     configured: open it in overlays/exact-claude only"
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 /// What the kubelet would run, read from the rendered Deployment.

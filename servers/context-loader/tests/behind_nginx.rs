@@ -217,4 +217,22 @@ async fn client_suite_through_nginx_across_two_stateless_replicas() {
         served.iter().all(|&n| n > 0),
         "nginx balanced across both replicas: {served:?}"
     );
+
+    // One address flooding the endpoint meets the reference config's per-client
+    // limits (50 r/s, bursts of 200) as 429s from nginx, and the replicas stay up.
+    let addr = format!("127.0.0.1:{port}");
+    let body = test_support::client::initialize_request("flood").to_string();
+    let mut statuses = std::collections::BTreeMap::<u16, usize>::new();
+    for _ in 0..600 {
+        let reply = http1::try_request(&addr, &addr, "POST", "/mcp", &[], body.as_bytes())
+            .await
+            .expect("nginx answers");
+        *statuses.entry(reply.status).or_default() += 1;
+    }
+    assert!(
+        statuses.get(&429).is_some_and(|n| *n > 0) && statuses.get(&200).is_some_and(|n| *n >= 200),
+        "the burst passes, the flood beyond it is limited: {statuses:?}"
+    );
+    let healthy = http1::request(&replicas[0], "GET", "/healthz", &[], b"").await;
+    assert_eq!(healthy.status, 200);
 }
