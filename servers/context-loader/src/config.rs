@@ -515,23 +515,71 @@ impl GlobalArgs {
 
 /// Why `dir` is never taken as the file tools' root when nobody named it: clients
 /// start servers where they please (Claude Desktop and Cline in `/`, the Claude Code
-/// desktop app in the home folder), and serving the whole disk or a home folder is
-/// never what a user meant. `None` for an ordinary folder (a project).
+/// desktop app in the home folder), and serving the whole disk, a home folder or a
+/// folder holding one is never what a user meant. The home folder is the user's
+/// entry in the password database as well as `$HOME` (which may be unset, or point
+/// elsewhere). `None` for an ordinary folder (a project).
 fn too_wide_for_an_implicit_root(dir: &Path) -> Option<&'static str> {
+    too_wide_with(dir, &home_folders())
+}
+
+fn too_wide_with(dir: &Path, homes: &[PathBuf]) -> Option<&'static str> {
     let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
-    let home = std::env::var_os(if cfg!(windows) { "USERPROFILE" } else { "HOME" })
-        .filter(|home| !home.is_empty())
-        .map(|home| {
-            let home = PathBuf::from(home);
-            home.canonicalize().unwrap_or(home)
-        });
     match dir.parent() {
         None => Some("the root of the filesystem"),
-        _ if home.as_deref() == Some(dir.as_path()) => Some("a home folder"),
+        _ if homes.iter().any(|home| *home == dir) => Some("a home folder"),
+        _ if homes.iter().any(|home| home.starts_with(&dir)) => {
+            Some("a folder holding a home folder")
+        }
         // `/home`, `/Users`, `/tmp`, `/usr`, `/etc`, ...: shared by the whole system.
         Some(parent) if parent.parent().is_none() => Some("a system-wide folder"),
         Some(_) => None,
     }
+}
+
+/// This user's home folders: `$HOME` and the password database's, canonical.
+fn home_folders() -> Vec<PathBuf> {
+    let from_env = std::env::var_os(if cfg!(windows) { "USERPROFILE" } else { "HOME" })
+        .filter(|home| !home.is_empty())
+        .map(PathBuf::from);
+    let mut homes: Vec<PathBuf> = from_env
+        .into_iter()
+        .chain(password_database_home())
+        .map(|home| home.canonicalize().unwrap_or(home))
+        .collect();
+    homes.dedup();
+    homes
+}
+
+/// The current user's home folder in the password database (`getpwuid_r`).
+#[cfg(unix)]
+fn password_database_home() -> Option<PathBuf> {
+    use std::ffi::CStr;
+    use std::os::unix::ffi::OsStrExt;
+    let mut buffer = vec![0 as libc::c_char; 16 * 1024];
+    // SAFETY: `passwd` is plain data filled by getpwuid_r; the strings it points to
+    // live in `buffer`, which outlives their use below.
+    unsafe {
+        let mut entry: libc::passwd = std::mem::zeroed();
+        let mut found: *mut libc::passwd = std::ptr::null_mut();
+        let status = libc::getpwuid_r(
+            libc::getuid(),
+            &mut entry,
+            buffer.as_mut_ptr(),
+            buffer.len(),
+            &mut found,
+        );
+        if status != 0 || found.is_null() || entry.pw_dir.is_null() {
+            return None;
+        }
+        let dir = CStr::from_ptr(entry.pw_dir).to_bytes();
+        (!dir.is_empty()).then(|| PathBuf::from(std::ffi::OsStr::from_bytes(dir)))
+    }
+}
+
+#[cfg(not(unix))]
+fn password_database_home() -> Option<PathBuf> {
+    None
 }
 
 #[cfg(test)]
@@ -552,9 +600,32 @@ mod tests {
             too_wide_for_an_implicit_root(Path::new("/usr/share/doc")),
             None
         );
-        let home = std::env::var_os("HOME").map(PathBuf::from);
-        if let Some(home) = home.filter(|h| h.parent().is_some_and(|p| p.parent().is_some())) {
+        // M5: the password database's home counts whatever `$HOME` says, and so
+        // does every folder above it.
+        let home = password_database_home().expect("this user has a home folder");
+        let home = home.canonicalize().unwrap_or(home);
+        if home.parent().is_some_and(|p| p.parent().is_some()) {
             assert_eq!(too_wide_for_an_implicit_root(&home), Some("a home folder"));
         }
+        assert!(too_wide_for_an_implicit_root(home.parent().unwrap()).is_some());
+        // A home deeper than `/home/me` (this machine's is `/root`): the folders
+        // above it are refused too, projects below it are not.
+        let homes = [PathBuf::from("/srv/users/team/me")];
+        assert_eq!(
+            too_wide_with(Path::new("/srv/users/team/me"), &homes),
+            Some("a home folder")
+        );
+        for above in ["/srv/users/team", "/srv/users"] {
+            assert_eq!(
+                too_wide_with(Path::new(above), &homes),
+                Some("a folder holding a home folder"),
+                "{above}"
+            );
+        }
+        assert_eq!(
+            too_wide_with(Path::new("/srv/users/team/me/app"), &homes),
+            None
+        );
+        assert_eq!(too_wide_with(Path::new("/srv/other/app"), &homes), None);
     }
 }

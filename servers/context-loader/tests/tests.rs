@@ -16,6 +16,7 @@ mod e2e_specs;
 mod faults;
 mod fidelity;
 mod fidelity_specs;
+mod hardening;
 mod mcp_tokens;
 mod models;
 mod readme;

@@ -37,6 +37,27 @@ pub const SECRET_NAMES: &[&str] = &[
     "service-account.json",
     "service_account.json",
     "kubeconfig",
+    // Claude Code's account file; rclone's remotes; MySQL's client password; Yarn
+    // Berry's npmAuthToken; Gradle's signing and repository passwords; Google API
+    // clients' OAuth token.
+    ".claude.json",
+    "rclone.conf",
+    ".my.cnf",
+    ".yarnrc.yml",
+    "gradle.properties",
+    "token.json",
+    // Shell and REPL histories: commands typed with tokens in them.
+    ".bash_history",
+    ".zsh_history",
+    ".sh_history",
+    ".history",
+    "fish_history",
+    ".python_history",
+    ".node_repl_history",
+    ".psql_history",
+    ".mysql_history",
+    ".sqlite_history",
+    ".rediscli_history",
 ];
 
 /// Files whose name alone is ordinary but whose folder makes them credentials
@@ -49,16 +70,24 @@ pub const SECRET_PATH_ENDINGS: &[&str] = &[
     ".kube/config",
     "gh/hosts.yml",
     ".aws/config",
+    // Claude Code's OAuth token, podman's registry logins, gcloud's token database,
+    // Maven's server passwords.
+    ".claude/.credentials.json",
+    ".config/containers/auth.json",
+    ".config/gcloud/access_tokens.db",
+    ".m2/settings.xml",
 ];
 
 /// Folders whose every file is treated as a credential (keys there often have
 /// names of the user's choosing: `.ssh/github`, `.gnupg/private-keys-v1.d/...`).
-pub const SECRET_FOLDERS: &[&str] = &[".ssh", ".gnupg"];
+pub const SECRET_FOLDERS: &[&str] = &[".ssh", ".gnupg", ".password-store"];
 
 /// Name prefixes: `.env`, `.env.local`, `credentials.json`, `id_rsa.pub`, ...
 pub const SECRET_PREFIXES: &[&str] = &[
     ".env",
     "credentials",
+    // Google OAuth clients: client_secret_<id>.apps.googleusercontent.com.json.
+    "client_secret",
     "id_rsa",
     "id_dsa",
     "id_ecdsa",
@@ -304,6 +333,24 @@ mod tests {
             "x/.gnupg/pubring.kbx",
             "./.env",
             "deploy/id_rsa",
+            // Issue 40, M5: each one a file an agent was handed.
+            ".claude/.credentials.json",
+            "home/me/.claude.json",
+            ".config/containers/auth.json",
+            ".config/gcloud/access_tokens.db",
+            ".config/rclone/rclone.conf",
+            ".m2/settings.xml",
+            "android/gradle.properties",
+            ".my.cnf",
+            ".yarnrc.yml",
+            "client_secret_1234.apps.googleusercontent.com.json",
+            "token.json",
+            ".bash_history",
+            ".zsh_history",
+            ".local/share/fish/fish_history",
+            ".python_history",
+            ".psql_history",
+            ".password-store/work/github.gpg",
         ] {
             assert!(looks_secret_path(secret), "{secret}");
         }
@@ -314,6 +361,13 @@ mod tests {
             ".github/workflows/ci.yml",
             "kube/config.yaml",
             "src/ssh/mod.rs",
+            // Neighbours of the new rules that are ordinary.
+            "src/token.rs",
+            "docs/history.md",
+            "pom.xml",
+            "settings.xml",
+            "claude.json",
+            "build.gradle",
         ] {
             assert!(!looks_secret_path(ordinary), "{ordinary}");
         }
