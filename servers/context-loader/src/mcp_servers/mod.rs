@@ -12,9 +12,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use context_budget::tool_defs::{McpTokens, MeasuredServer, Status};
 use mcp_common::{ErrorCode, ToolError};
 
-use crate::tools::mcp_tokens::{McpTokens, MeasuredServer, Status};
 pub use config::{Held, Scope, ServerConfig, Transport};
 
 /// Where the servers to measure are.
@@ -177,7 +177,7 @@ pub fn measure_all(servers: Vec<ServerConfig>, sources: &Sources) -> Vec<Measure
         Err(e) => {
             return servers
                 .into_iter()
-                .map(|s| MeasuredServer::failed(&s, format!("no runtime: {e}")))
+                .map(|s| MeasuredServer::failed(s.name, s.source, format!("no runtime: {e}")))
                 .collect();
         }
     };
