@@ -1,4 +1,6 @@
-//! "Did you mean …?" for names a user mistyped: model names and spec names.
+//! "Did you mean …?" for names a user mistyped: model names and spec names; and
+//! [`squash`], the one reading of "the same name but for case and separators" that
+//! the catalog and the tool-schema savings share with it.
 //!
 //! Bounded: a query of over [`MAX_QUERY_CHARS`] characters gets no suggestions (no
 //! one mistypes a name that long), candidates are compared only on their first
@@ -73,9 +75,15 @@ where
         .collect()
 }
 
-/// Letters and digits only: `Claude-3.5-Sonnet` → `claude35sonnet`.
-fn squash(name: &str) -> String {
-    name.chars().filter(|c| c.is_alphanumeric()).collect()
+/// A name without case or separators, for "is this the same name?": letters and
+/// digits only, lower-cased (`Claude-3.5-Sonnet` → `claude35sonnet`, `Max Results` →
+/// `maxresults`). Every script's letters count, so two names in another script are
+/// not equal merely for having no ASCII letters.
+pub fn squash(name: &str) -> String {
+    name.to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric())
+        .collect()
 }
 
 /// The first word of a name (its family): `claude-sonnet-4-5` → `claude`, `gpt-4o` →
