@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize, Serializer};
 use crate::Tokenizer;
 use crate::huggingface::{self, HuggingFaceError};
 use crate::litellm;
+use crate::suggest::squash;
 
 /// One model as the catalog describes it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -651,14 +652,6 @@ impl Catalog {
             }
         })
     }
-}
-
-/// A name without case or separators: `GPT-4.1-mini` → `gpt41mini`.
-fn squash(name: &str) -> String {
-    name.chars()
-        .filter(char::is_ascii_alphanumeric)
-        .map(|c| c.to_ascii_lowercase())
-        .collect()
 }
 
 #[cfg(test)]

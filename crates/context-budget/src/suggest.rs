@@ -1,9 +1,12 @@
-//! "Did you mean …?" for names a user mistyped: model names and spec names.
+//! "Did you mean …?" for names a user mistyped: model names and spec names; and
+//! [`squash`], the one reading of "the same name but for case and separators" that
+//! the catalog and the tool-schema savings share with it.
 //!
 //! Bounded: a query of over [`MAX_QUERY_CHARS`] characters gets no suggestions (no
 //! one mistypes a name that long), candidates are compared only on their first
-//! [`MAX_QUERY_CHARS`] x 2 characters, and the edit distance stops as soon as it
-//! cannot beat the cut-off. 10,000 spec names cost about a millisecond.
+//! [`MAX_QUERY_CHARS`] x 2 characters, and a candidate whose length differs from the
+//! query's by more than the cut-off is not compared at all. 10,000 spec names cost a
+//! few milliseconds.
 
 /// Up to `limit` candidates closest to `query`, best first.
 ///
@@ -73,9 +76,15 @@ where
         .collect()
 }
 
-/// Letters and digits only: `Claude-3.5-Sonnet` → `claude35sonnet`.
-fn squash(name: &str) -> String {
-    name.chars().filter(|c| c.is_alphanumeric()).collect()
+/// A name without case or separators, for "is this the same name?": letters and
+/// digits only, lower-cased (`Claude-3.5-Sonnet` → `claude35sonnet`, `Max Results` →
+/// `maxresults`). Every script's letters count, so two names in another script are
+/// not equal merely for having no ASCII letters.
+pub fn squash(name: &str) -> String {
+    name.to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric())
+        .collect()
 }
 
 /// The first word of a name (its family): `claude-sonnet-4-5` → `claude`, `gpt-4o` →
@@ -101,34 +110,20 @@ fn numbers(name: &str) -> Vec<&str> {
 /// The longest query that gets suggestions.
 pub const MAX_QUERY_CHARS: usize = 64;
 
-/// Levenshtein distance over chars, two rows of memory.
+/// Levenshtein distance over chars (insert, delete, substitute; a swap of two
+/// neighbours is two edits).
 #[cfg(test)]
 fn edit_distance(a: &str, b: &str) -> usize {
     edit_distance_within(a, b, usize::MAX).unwrap_or(usize::MAX)
 }
 
-/// Levenshtein distance over chars if it is at most `max`, else `None` — decided
-/// early: when the lengths differ by more than `max`, or once a whole row exceeds it.
+/// Levenshtein distance over chars if it is at most `max`, else `None`; lengths
+/// further apart than `max` are not compared (that difference alone is more edits).
 fn edit_distance_within(a: &str, b: &str, max: usize) -> Option<usize> {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    if a.len().abs_diff(b.len()) > max {
+    if a.chars().count().abs_diff(b.chars().count()) > max {
         return None;
     }
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    let mut current = vec![0; b.len() + 1];
-    for (i, &ca) in a.iter().enumerate() {
-        current[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let substitution = previous[j] + usize::from(ca != cb);
-            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
-        }
-        if current.iter().min().is_some_and(|&m| m > max) {
-            return None;
-        }
-        std::mem::swap(&mut previous, &mut current);
-    }
-    Some(previous[b.len()]).filter(|&d| d <= max)
+    Some(strsim::levenshtein(a, b)).filter(|&d| d <= max)
 }
 
 #[cfg(test)]
@@ -143,6 +138,8 @@ mod tests {
         assert_eq!(edit_distance("gpt-4o", "gpt-4"), 1);
         assert_eq!(edit_distance("kitten", "sitting"), 3);
         assert_eq!(edit_distance("한국어", "한국"), 1);
+        // Plain Levenshtein, not Damerau: a transposition is two edits.
+        assert_eq!(edit_distance("ab", "ba"), 2);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 use context_budget::files::FilesError;
 use context_budget::limits::LimitError;
 use context_budget::spec::{Closeness, SpecError};
+use context_budget::tool_defs::McpTokensError;
 use context_budget::{
     AnswerLimit, AnswerSize, AssembleError, CountError, DEFAULT_MODEL, FitError, HIGHEST_ESTIMATE,
 };
@@ -226,6 +227,27 @@ impl IntoToolError for FitError {
             )
             .with_detail("budget", budget),
             FitError::Count(error) => error.into_tool_error(),
+        }
+    }
+}
+
+impl IntoToolError for McpTokensError {
+    fn into_tool_error(self) -> ToolError {
+        let message = self.to_string();
+        match self {
+            McpTokensError::Unreadable(_) => ToolError::new(
+                ErrorCode::InvalidInput,
+                message,
+                "Send `tools` as the `tools` array of a tools/list result, or as Anthropic \
+                 (`name`, `input_schema`) or OpenAI (`function`) tool definitions.",
+            ),
+            McpTokensError::NoTools => ToolError::new(
+                ErrorCode::InvalidInput,
+                message,
+                "Send `tools`: the `tools` array of a tools/list result (the CLI measures \
+                 configured servers: `context-loader mcp-tokens`).",
+            ),
+            McpTokensError::Count(error) => error.into_tool_error(),
         }
     }
 }

@@ -2,13 +2,14 @@
 //! MCP `tools/list` results, Anthropic or OpenAI tool lists, read into one
 //! [`ToolDefinition`] shape, rendered as a client sends them ([`Rendering`]), counted
 //! per tool and per server, and rewritten to measure what cutting would save
-//! ([`savings`]).
+//! ([`savings`]); [`report`] puts it together as the `mcp-tokens` answer.
 //!
 //! Pure: the definitions come in as JSON values; connecting to servers is the
 //! server crate's job.
 
 mod parse;
 mod render;
+pub mod report;
 pub mod savings;
 
 use std::sync::LazyLock;
@@ -20,6 +21,10 @@ use crate::Tokenizer;
 
 pub use parse::{MAX_SCHEMA_DEPTH, ToolDefsError, tool_definitions};
 pub use render::{OpenAiRule, Rendered, anthropic_entry, legacy_client_key_order, render_tool};
+pub use report::{
+    DEFAULT_MCP_MODEL, Listed, McpTokens, McpTokensError, McpTokensQuery, MeasuredServer,
+    ServerReport, Status, mcp_tokens,
+};
 pub use savings::{HoistWork, Savings};
 
 /// The budgeting ADR's layer for tool definitions, in tokens (8th in priority).

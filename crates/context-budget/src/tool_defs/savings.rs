@@ -10,6 +10,7 @@ use serde_json::{Map, Value, json};
 
 use super::{Rendering, ServerDefinitions, ToolDefinition, compact, full_name, render_tool};
 use crate::Tokenizer;
+use crate::suggest::squash;
 
 /// Smallest subtree (compact JSON bytes) worth a `$ref`: `{"$ref":"#/$defs/s1"}` is
 /// 20 bytes, so smaller repeats rarely pay for their definition.
@@ -441,7 +442,7 @@ pub fn strip_unneeded(schema: &Value) -> (Value, usize) {
         }
         let repeats_name = match (map.get("title").and_then(Value::as_str), own_name) {
             (Some(_), None) => true,
-            (Some(title), Some(name)) => squashed(title) == squashed(name),
+            (Some(title), Some(name)) => squash(title) == squash(name),
             (None, _) => false,
         };
         if repeats_name {
@@ -470,14 +471,6 @@ pub fn strip_unneeded(schema: &Value) -> (Value, usize) {
     let mut removed = BTreeMap::new();
     strip(&mut doc, None, &mut removed);
     (doc, removed.values().sum())
-}
-
-/// Lower-case letters and digits only: `Max Results` and `max_results` are the same.
-fn squashed(name: &str) -> String {
-    name.chars()
-        .filter(char::is_ascii_alphanumeric)
-        .map(|c| c.to_ascii_lowercase())
-        .collect()
 }
 
 #[cfg(test)]
@@ -623,6 +616,24 @@ mod tests {
             json!({"type": "object", "properties": {
                 "max_results": {"type": "integer"},
                 "mode": {"title": "How to match", "type": "string"}}})
+        );
+    }
+
+    #[test]
+    fn titles_in_other_scripts_are_compared_by_their_letters() {
+        // Squashed to ASCII, `日付` and `開始日` were both empty: equal.
+        let schema = json!({"type": "object", "properties": {
+            "größe": {"title": "Größe", "type": "integer"},
+            "開始日": {"title": "日付", "type": "string"},
+            "when": {"anyOf": [{"title": "日付", "type": "string"}]}}});
+        let (stripped, removed) = strip_unneeded(&schema);
+        assert_eq!(removed, 1);
+        assert_eq!(
+            stripped,
+            json!({"type": "object", "properties": {
+                "größe": {"type": "integer"},
+                "開始日": {"title": "日付", "type": "string"},
+                "when": {"anyOf": [{"title": "日付", "type": "string"}]}}})
         );
     }
 }

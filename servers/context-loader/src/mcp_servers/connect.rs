@@ -5,7 +5,9 @@
 use std::process::Stdio;
 use std::time::Duration;
 
-use context_budget::tool_defs::{ServerDefinitions, legacy_client_key_order, tool_definitions};
+use context_budget::tool_defs::{
+    Listed, MeasuredServer, ServerDefinitions, legacy_client_key_order, tool_definitions,
+};
 use process_wrap::tokio::{CommandWrap, ProcessGroup};
 use rmcp::RoleClient;
 use rmcp::model::ProtocolVersion;
@@ -15,7 +17,6 @@ use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use tokio::io::AsyncReadExt;
 
 use super::config::{Held, ServerConfig, Transport};
-use crate::tools::mcp_tokens::{Listed, MeasuredServer};
 
 /// The end of a failed server's stderr shown with its error.
 const STDERR_TAIL_BYTES: usize = 2048;
@@ -32,16 +33,7 @@ pub async fn measure(
 ) -> MeasuredServer {
     let name = config.name.clone();
     let source = config.source.clone();
-    let failed = |error: String| MeasuredServer {
-        definitions: ServerDefinitions {
-            name: Some(name.clone()),
-            ..ServerDefinitions::default()
-        },
-        error: Some(error),
-        held: false,
-        listed: None,
-        source: source.clone(),
-    };
+    let failed = |error: String| MeasuredServer::failed(name.clone(), source.clone(), error);
     match &config.held {
         Some(Held::Unset(variable)) => {
             return failed(format!(

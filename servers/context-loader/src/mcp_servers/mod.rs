@@ -12,9 +12,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use context_budget::tool_defs::MeasuredServer;
 use mcp_common::{ErrorCode, ToolError};
 
-use crate::tools::mcp_tokens::{McpTokens, MeasuredServer, Status};
 pub use config::{Held, Scope, ServerConfig, Transport};
 
 /// Where the servers to measure are.
@@ -177,7 +177,7 @@ pub fn measure_all(servers: Vec<ServerConfig>, sources: &Sources) -> Vec<Measure
         Err(e) => {
             return servers
                 .into_iter()
-                .map(|s| MeasuredServer::failed(&s, format!("no runtime: {e}")))
+                .map(|s| MeasuredServer::failed(s.name, s.source, format!("no runtime: {e}")))
                 .collect();
         }
     };
@@ -217,105 +217,4 @@ fn child_environment(pass_env: &[String]) -> Vec<(String, std::ffi::OsString)> {
         .chain(pass_env.iter().cloned())
         .filter_map(|name| std::env::var_os(&name).map(|value| (name, value)))
         .collect()
-}
-
-/// The terminal rendering: one row per server, each tool under it with `--per-tool`,
-/// then the totals and what cutting would save.
-pub fn table(output: &McpTokens, per_tool: bool) -> String {
-    let total = output.summary.total_tokens.max(1) as f64;
-    let mut rows = Vec::new();
-    for server in &output.servers {
-        let share = format!("{:.1}%", server.cost.total_tokens as f64 * 100.0 / total);
-        match server.status {
-            Status::Ok => rows.push(vec![
-                server.name.clone(),
-                "ok".into(),
-                server.cost.tools.len().to_string(),
-                server.cost.total_tokens.to_string(),
-                share,
-            ]),
-            Status::Error | Status::Skipped => rows.push(vec![
-                server.name.clone(),
-                match server.status {
-                    Status::Skipped => server.error.clone().unwrap_or_default(),
-                    _ => format!("error: {}", server.error.as_deref().unwrap_or_default()),
-                },
-                String::new(),
-                String::new(),
-                String::new(),
-            ]),
-        }
-        if per_tool {
-            for tool in &server.cost.tools {
-                rows.push(vec![
-                    format!("  {}", tool.name),
-                    String::new(),
-                    String::new(),
-                    tool.tokens.to_string(),
-                    format!("{:.1}%", tool.tokens as f64 * 100.0 / total),
-                ]);
-            }
-        }
-    }
-    let mut text = crate::table::table(
-        &["server", "status", "tools", "tokens", "share"],
-        &[2, 3, 4],
-        rows,
-    );
-    let kind = if output.exact { "exact" } else { "estimate" };
-    let summary = &output.summary;
-    text.push_str(&format!(
-        "\n\ntotal: {} tokens ({}, {}, {} rendering, {kind}) = {:.1}% of the ADR's {}-token tool layer",
-        summary.total_tokens,
-        output.model,
-        output.encoding,
-        output.render.name(),
-        summary.layer_percent,
-        summary.layer_budget,
-    ));
-    if let Some(overhead) = &summary.request_overhead {
-        text.push_str(&format!(
-            "\nper request: {} tokens with the provider's fixed tool prompt (+{})",
-            summary.request_tokens, overhead.tokens
-        ));
-        if let Some(percent) = summary.window_percent {
-            text.push_str(&format!(
-                " = {percent:.1}% of a {}-token window",
-                summary.context_window.unwrap_or_default()
-            ));
-        }
-    }
-    let savings = &summary.savings;
-    text.push_str(&format!(
-        "\nsavings: {} tokens by hoisting repeated schema parts into $defs ({} tools), {} by \
-         dropping keys models do not need ({} tools); with both: {} -> {} tokens",
-        savings.hoisting.tokens_saved,
-        savings.hoisting.tools.len(),
-        savings.unneeded_keys.tokens_saved,
-        savings.unneeded_keys.tools.len(),
-        savings.tokens_before,
-        savings.tokens_after,
-    ));
-    if savings.undescribed_parameter_count > 0 {
-        text.push_str(&format!(
-            "\nparameters without a description: {}",
-            savings.undescribed_parameter_count
-        ));
-    }
-    if let Some(heaviest) = savings.heaviest_tools.first() {
-        text.push_str(&format!(
-            "\nheaviest tool: {} ({} tokens)",
-            crate::outside::line(&heaviest.name, crate::outside::MAX_CELL_CHARS),
-            heaviest.tokens
-        ));
-    }
-    for over in output.over_budget.iter().flatten() {
-        let over = crate::outside::line(over, crate::outside::MAX_MESSAGE_CHARS);
-        text.push_str(&format!("\nover budget: {over}"));
-    }
-    for warning in &output.warnings {
-        let warning = crate::outside::line(warning, crate::outside::MAX_MESSAGE_CHARS);
-        text.push_str(&format!("\nwarning: {warning}"));
-    }
-    text
 }

@@ -1,0 +1,576 @@
+//! The `mcp-tokens` answer: every server's row, the totals, what is over a budget and
+//! what went differently from what was asked, from tool lists a caller sent and servers
+//! a client already connected to ([`MeasuredServer`]). Synchronous like the rest of
+//! the engine: provider counts come in through [`ExactCounter`], which may block.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::{
+    MAX_TOOL_NAME_CHARS, Rendering, ServerCost, ServerDefinitions, Summary, ToolDefsError,
+    anthropic_entry, anthropic_tool_use_prompt, compact, full_name, measure, tool_definitions,
+};
+use crate::{CountError, ExactCounter, TokenCounter};
+
+/// The model when none is named: a current Claude, what most MCP clients talk to.
+pub const DEFAULT_MCP_MODEL: &str = "claude";
+
+/// Most count_tokens requests one call sends (a baseline, then one per server with
+/// tools and one per server with instructions), one at a time: the API is rate
+/// limited per minute. Servers past it keep the estimate, with a warning.
+pub const MAX_EXACT_REQUESTS: usize = 64;
+/// Largest tool list (compact JSON) sent in one count_tokens request.
+pub const MAX_EXACT_REQUEST_BYTES: usize = 8 * 1024 * 1024;
+/// No count_tokens request is started this long after the call's first one (each
+/// is also bounded by `--anthropic-timeout-ms`).
+pub const EXACT_DEADLINE: Duration = Duration::from_secs(30);
+/// `method` of an answer whose servers were all counted by the API.
+pub const EXACT_TOOLS_METHOD: &str = "exact: Anthropic count_tokens API with `tools`, per server: \
+its request less the same request without tools, less the tool-use system prompt (counted once, \
+in request_overhead); each tool: the estimate scaled to its server's exact total";
+
+/// One server as a client found it: its definitions, or why there are none.
+#[derive(Debug, Clone)]
+pub struct MeasuredServer {
+    pub definitions: ServerDefinitions,
+    pub error: Option<String>,
+    /// Not run on purpose (`error` says why and how to allow it).
+    pub held: bool,
+    /// prompts, resources, resource templates listed (all pages).
+    pub listed: Option<Listed>,
+    /// The config file it came from.
+    pub source: Option<PathBuf>,
+}
+
+impl MeasuredServer {
+    /// The server `name` (of the config `source`), not measured for `error`.
+    pub fn failed(name: String, source: Option<PathBuf>, error: String) -> MeasuredServer {
+        MeasuredServer {
+            definitions: ServerDefinitions {
+                name: Some(name),
+                ..ServerDefinitions::default()
+            },
+            error: Some(error),
+            held: false,
+            listed: None,
+            source,
+        }
+    }
+}
+
+/// What else a server lists: not sent to the model with every request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct Listed {
+    pub prompts: usize,
+    pub resources: usize,
+    pub resource_templates: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Ok,
+    Error,
+    /// Not run: a project's server nobody approved.
+    Skipped,
+}
+
+/// One server's row.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct ServerReport {
+    pub name: String,
+    pub status: Status,
+    /// Why it could not be measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(flatten)]
+    pub cost: ServerCost,
+    /// With exact Claude counts on: whether this server's figures came from
+    /// Anthropic's count_tokens API (else the estimate; `warnings` says why).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exact: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub listed: Option<Listed>,
+    /// The config file that names it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config: Option<String>,
+}
+
+/// The answer.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct McpTokens {
+    pub model: String,
+    pub encoding: &'static str,
+    pub exact: bool,
+    pub method: &'static str,
+    pub render: Rendering,
+    #[serde(flatten)]
+    pub summary: Summary,
+    pub servers: Vec<ServerReport>,
+    /// `--max-tokens`: what is over it (command line only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub over_budget: Option<Vec<String>>,
+    /// What went differently from what was asked: an exact count that fell back to
+    /// the estimate, a hoisting search stopped at its budget.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+    /// The client configs read (command line only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub configs: Vec<String>,
+    /// The terminal table lists each tool under its server (`--per-tool`): set by
+    /// the caller that draws it; never part of the answer.
+    #[serde(skip)]
+    pub per_tool: bool,
+}
+
+/// What to measure and how: a caller's tool list, servers already connected to, or
+/// both.
+#[derive(Debug, Clone, Default)]
+pub struct McpTokensQuery {
+    /// tools/list `tools`, or Anthropic or OpenAI tools.
+    pub tools: Vec<Value>,
+    /// The server of `tools`: named `mcp__<server>__<tool>` when given.
+    pub server: Option<String>,
+    /// Default [`DEFAULT_MCP_MODEL`].
+    pub model: Option<String>,
+    pub render: Option<Rendering>,
+    /// Over this many tokens in total (or, with `per_server`, in any one server):
+    /// `over_budget` says what.
+    pub max_tokens: Option<usize>,
+    pub per_server: bool,
+    /// Servers a client connected to and listed.
+    pub measured: Vec<MeasuredServer>,
+    /// The client configs those servers came from.
+    pub configs_read: Vec<PathBuf>,
+}
+
+/// Why nothing was measured.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum McpTokensError {
+    #[error("`tools` cannot be read: {0}")]
+    Unreadable(ToolDefsError),
+    #[error("no tool definitions to measure")]
+    NoTools,
+    /// The model is unknown or a name over the limit.
+    #[error(transparent)]
+    Count(#[from] CountError),
+}
+
+/// Read, count and total the definitions.
+pub fn mcp_tokens(
+    counter: &TokenCounter,
+    exact: Option<&dyn ExactCounter>,
+    query: McpTokensQuery,
+) -> Result<McpTokens, McpTokensError> {
+    let requested = query.model.as_deref().unwrap_or(DEFAULT_MCP_MODEL);
+    let model = counter.resolve(Some(requested))?;
+    let tokenizer = model.tokenizer();
+    let mut servers: Vec<MeasuredServer> = query.measured;
+    let configs = query
+        .configs_read
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    if !query.tools.is_empty() || servers.is_empty() {
+        if let Some(server) = &query.server {
+            counter
+                .check_name("server", server)
+                .map_err(CountError::Limit)?;
+        }
+        let tools =
+            tool_definitions(&Value::Array(query.tools)).map_err(McpTokensError::Unreadable)?;
+        if tools.is_empty() {
+            return Err(McpTokensError::NoTools);
+        }
+        servers.push(MeasuredServer {
+            definitions: ServerDefinitions {
+                name: query.server,
+                tools,
+                instructions: None,
+            },
+            error: None,
+            held: false,
+            listed: None,
+            source: None,
+        });
+    }
+    let render = query.render.unwrap_or_default();
+    let ok: Vec<ServerDefinitions> = servers
+        .iter()
+        .filter(|s| s.error.is_none())
+        .map(|s| s.definitions.clone())
+        .collect();
+    let window = model.entry().map(|e| e.context_window);
+    let (costs, summary) = measure(
+        &ok,
+        model.name(),
+        tokenizer,
+        window,
+        render,
+        counter.limits().hoist_work_factor,
+    );
+    let (mut costs, mut summary) = (costs, summary);
+    let mut warnings = Vec::new();
+    // Exact Claude counts: only for the Messages API's own rendering.
+    let claude = exact
+        .zip(model.entry())
+        .is_some_and(|(exact, entry)| exact.provider_model(requested, entry).is_some());
+    if claude && render != Rendering::Anthropic {
+        warnings.push(
+            "exact Claude counts go through the Messages API's `tools`: not asked for \
+             the `openai` rendering; these are the local estimate"
+                .to_string(),
+        );
+    }
+    let api_model = exact
+        .zip(model.entry())
+        .filter(|_| render == Rendering::Anthropic && !ok.is_empty())
+        .and_then(|(exact, entry)| Some((exact, exact.provider_model(requested, entry)?)));
+    let exact_servers = api_model.as_ref().map(|(exact, api_model)| {
+        let prompt = anthropic_tool_use_prompt(model.name()).map_or(0, |(p, _)| p.auto_none);
+        let counted = exact_pass(*exact, api_model, &ok, &mut costs, prompt, &mut warnings);
+        summary.retotal(&costs);
+        counted
+    });
+    let all_exact = exact_servers
+        .as_ref()
+        .is_some_and(|counted| counted.iter().all(|c| *c));
+    let mut exact_flags = exact_servers.clone().unwrap_or_default().into_iter();
+    let mut costs = costs.into_iter();
+    let reports: Vec<ServerReport> = servers
+        .into_iter()
+        .map(|server| {
+            let name = server
+                .definitions
+                .name
+                .clone()
+                .unwrap_or_else(|| "tools".into());
+            match server.error {
+                Some(error) => ServerReport {
+                    name,
+                    status: match server.held {
+                        true => Status::Skipped,
+                        false => Status::Error,
+                    },
+                    error: Some(error),
+                    cost: ServerCost {
+                        total_tokens: 0,
+                        tool_tokens: 0,
+                        instructions_tokens: 0,
+                        tools: Vec::new(),
+                        left_out: Vec::new(),
+                    },
+                    exact: None,
+                    listed: server.listed,
+                    config: server.source.as_ref().map(|p| p.display().to_string()),
+                },
+                None => ServerReport {
+                    name,
+                    status: Status::Ok,
+                    error: None,
+                    cost: costs.next().expect("one cost per measured server"),
+                    exact: exact_flags.next(),
+                    listed: server.listed,
+                    config: server.source.as_ref().map(|p| p.display().to_string()),
+                },
+            }
+        })
+        .collect();
+    let over_budget = query.max_tokens.map(|limit| {
+        if query.per_server {
+            reports
+                .iter()
+                .filter(|s| s.cost.total_tokens > limit)
+                .map(|s| format!("{}: {} tokens, over {limit}", s.name, s.cost.total_tokens))
+                .collect()
+        } else if summary.total_tokens > limit {
+            vec![format!(
+                "total: {} tokens, over {limit}",
+                summary.total_tokens
+            )]
+        } else {
+            Vec::new()
+        }
+    });
+    if summary.savings.hoisting.partial {
+        warnings.push(
+            "hoisting: the search for repeated subtrees stopped at its work budget \
+             (--max-hoist-work); its saving is what the hoists made so far save, a lower bound"
+                .into(),
+        );
+    }
+    Ok(McpTokens {
+        warnings,
+        model: model.name().to_string(),
+        encoding: match (all_exact, api_model) {
+            (true, Some((exact, _))) => exact.encoding(),
+            _ => tokenizer.name(),
+        },
+        exact: all_exact || tokenizer.is_exact(),
+        method: if all_exact {
+            EXACT_TOOLS_METHOD
+        } else {
+            tokenizer.method()
+        },
+        render,
+        summary,
+        servers: reports,
+        over_budget,
+        configs,
+        per_tool: false,
+    })
+}
+
+/// Count each server's tools (and instructions) with the provider, as Claude Code
+/// sends them: one request with the server's tools and one short user message,
+/// less the same request without tools (the baseline) and less the documented
+/// tool-use system prompt, which the answer counts once as `request_overhead`.
+/// Instructions: a request with them as `system`, less the baseline. Returns per
+/// server whether its figures are the provider's; the others keep the estimate
+/// and `warnings` says why. Bounded by [`MAX_EXACT_REQUESTS`],
+/// [`MAX_EXACT_REQUEST_BYTES`] and [`EXACT_DEADLINE`]; after one failed request no
+/// other is sent, unless the API refused that request's content (HTTP 400: a
+/// schema it does not accept), which only that server's figures pay for.
+fn exact_pass(
+    exact: &dyn ExactCounter,
+    api_model: &str,
+    servers: &[ServerDefinitions],
+    costs: &mut [ServerCost],
+    prompt: usize,
+    warnings: &mut Vec<String>,
+) -> Vec<bool> {
+    let started = Instant::now();
+    let mut sent = 0usize;
+    let stopped = std::cell::Cell::new(false);
+    let mut not_asked = 0usize;
+    let mut ask = |system: Option<&str>, tools: &[Value]| -> Result<u64, String> {
+        let bytes =
+            tools.iter().map(|t| compact(t).len()).sum::<usize>() + system.map_or(0, str::len);
+        if bytes > MAX_EXACT_REQUEST_BYTES {
+            return Err(format!(
+                "exact Claude count not asked: the request would carry {bytes} bytes, over the \
+                 {MAX_EXACT_REQUEST_BYTES} one count_tokens request may; using the local estimate"
+            ));
+        }
+        let reason = if sent >= MAX_EXACT_REQUESTS {
+            Some(format!(
+                "{MAX_EXACT_REQUESTS} count_tokens requests were sent"
+            ))
+        } else if started.elapsed() > EXACT_DEADLINE {
+            Some(format!(
+                "the call's count_tokens requests took over {} s",
+                EXACT_DEADLINE.as_secs()
+            ))
+        } else {
+            None
+        };
+        if let Some(reason) = reason {
+            stopped.set(true);
+            return Err(format!(
+                "exact Claude count not asked: {reason}; using the local estimate"
+            ));
+        }
+        sent += 1;
+        exact
+            .count_request(api_model, system, tools)
+            .map_err(|failure| {
+                // A request the API refused for its content says nothing of the
+                // next one; any other failure (time, rate, server, network) would
+                // repeat: stop.
+                if !failure.request_refused {
+                    stopped.set(true);
+                }
+                failure.warning
+            })
+    };
+    let baseline = match ask(None, &[]) {
+        Ok(tokens) => tokens as usize,
+        Err(warning) => {
+            warnings.push(format!("every server (the baseline request): {warning}"));
+            return vec![false; servers.len()];
+        }
+    };
+    let mut counted = Vec::with_capacity(servers.len());
+    for (server, cost) in servers.iter().zip(costs.iter_mut()) {
+        let name = server.name.clone().unwrap_or_else(|| "tools".into());
+        if stopped.get() {
+            not_asked += 1;
+            counted.push(false);
+            continue;
+        }
+        let entries: Vec<Value> = server
+            .tools
+            .iter()
+            .filter_map(|tool| {
+                let full = full_name(server.name.as_deref(), &tool.name);
+                (full.chars().count() <= MAX_TOOL_NAME_CHARS).then(|| anthropic_entry(tool, &full))
+            })
+            .collect();
+        let tools = if entries.is_empty() {
+            Ok(0)
+        } else {
+            ask(None, &entries).map(|with| (with as usize).saturating_sub(baseline + prompt))
+        };
+        let instructions = match (&tools, server.instructions.as_deref()) {
+            (Ok(_), Some(text)) if !text.is_empty() => {
+                ask(Some(text), &[]).map(|with| (with as usize).saturating_sub(baseline))
+            }
+            (_, _) => Ok(0),
+        };
+        match (tools, instructions) {
+            (Ok(tools), Ok(instructions)) => {
+                cost.scale_to(tools, instructions);
+                counted.push(true);
+            }
+            (Err(warning), _) | (_, Err(warning)) => {
+                warnings.push(format!("{name}: {warning}"));
+                counted.push(false);
+            }
+        }
+    }
+    if not_asked > 0 {
+        warnings.push(format!(
+            "exact Claude count not asked for {not_asked} more server(s) after that; they keep \
+             the local estimate"
+        ));
+    }
+    counted
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use serde_json::json;
+
+    use super::super::{ToolDefinition, measure_server};
+    use super::*;
+    use crate::{ExactCountFailure, Message, ModelEntry, Tokenizer};
+
+    /// Counts `10 + system bytes + (346 + 100 per tool with tools)`; refuses (HTTP 400)
+    /// a request with a tool named `*bad*`; fails (500) its `fail_at`-th request.
+    struct Scripted {
+        requests: Mutex<usize>,
+        fail_at: Option<usize>,
+    }
+
+    impl ExactCounter for Scripted {
+        fn provider_model(&self, _: &str, _: &ModelEntry) -> Option<String> {
+            Some("claude-test".into())
+        }
+        fn count_messages(&self, _: &str, _: &[Message]) -> Result<u64, ExactCountFailure> {
+            Err(ExactCountFailure::new("unused"))
+        }
+        fn count_text(&self, _: &str, _: &str) -> Result<u64, ExactCountFailure> {
+            Err(ExactCountFailure::new("unused"))
+        }
+        fn count_request(
+            &self,
+            _: &str,
+            system: Option<&str>,
+            tools: &[Value],
+        ) -> Result<u64, ExactCountFailure> {
+            let mut requests = self.requests.lock().unwrap();
+            *requests += 1;
+            if Some(*requests) == self.fail_at {
+                return Err(ExactCountFailure::new("server error (HTTP 500)"));
+            }
+            if tools
+                .iter()
+                .any(|t| t["name"].as_str().unwrap().contains("bad"))
+            {
+                return Err(ExactCountFailure::refused("request rejected (HTTP 400)"));
+            }
+            let tools = if tools.is_empty() {
+                0
+            } else {
+                346 + 100 * tools.len()
+            };
+            Ok((10 + system.map_or(0, str::len) + tools) as u64)
+        }
+        fn encoding(&self) -> &'static str {
+            "test"
+        }
+        fn method(&self) -> &'static str {
+            "test"
+        }
+    }
+
+    fn servers(names: &[&str]) -> Vec<ServerDefinitions> {
+        names
+            .iter()
+            .map(|name| ServerDefinitions {
+                name: Some((*name).into()),
+                tools: vec![ToolDefinition {
+                    name: name.to_string(),
+                    description: Some("A tool.".into()),
+                    input_schema: json!({"type": "object"}),
+                }],
+                instructions: Some("Use it.".into()),
+            })
+            .collect()
+    }
+
+    fn pass(
+        fail_at: Option<usize>,
+        names: &[&str],
+    ) -> (Vec<bool>, Vec<ServerCost>, Vec<String>, usize) {
+        let exact = Scripted {
+            requests: Mutex::new(0),
+            fail_at,
+        };
+        let servers = servers(names);
+        let mut costs: Vec<ServerCost> = servers
+            .iter()
+            .map(|s| measure_server(s, Tokenizer::O200kBase, Rendering::Anthropic))
+            .collect();
+        let mut warnings = Vec::new();
+        let counted = exact_pass(
+            &exact,
+            "claude-test",
+            &servers,
+            &mut costs,
+            346,
+            &mut warnings,
+        );
+        let sent = *exact.requests.lock().unwrap();
+        (counted, costs, warnings, sent)
+    }
+
+    #[test]
+    fn the_pass_subtracts_the_baseline_and_the_prompt_and_stops_at_its_request_cap() {
+        let names: Vec<String> = (0..40).map(|i| format!("s{i}")).collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let (counted, costs, warnings, sent) = pass(None, &names);
+        assert_eq!(sent, MAX_EXACT_REQUESTS);
+        // A baseline, then two requests a server: 31 servers whole, the 32nd's
+        // instructions over the cap.
+        assert_eq!(counted.iter().filter(|c| **c).count(), 31);
+        assert!(!counted[31]);
+        assert_eq!(
+            (costs[0].tool_tokens, costs[0].instructions_tokens),
+            (100, "Use it.".len())
+        );
+        assert!(warnings[0].starts_with("s31: ") && warnings[0].contains("64 count_tokens"));
+        assert!(warnings[1].contains("8 more server"), "{warnings:?}");
+    }
+
+    #[test]
+    fn a_refused_request_costs_its_server_only_and_any_other_failure_stops_the_pass() {
+        let (counted, _, warnings, sent) = pass(None, &["a", "bad", "c"]);
+        assert_eq!(counted, [true, false, true]);
+        assert_eq!(sent, 6, "baseline, a (2), bad (1), c (2)");
+        assert!(warnings[0].starts_with("bad: ") && warnings[0].contains("400"));
+        let (counted, _, warnings, sent) = pass(Some(2), &["a", "b", "c"]);
+        assert_eq!(counted, [false, false, false]);
+        assert_eq!(sent, 2, "nothing after the 500");
+        assert!(warnings[0].starts_with("a: ") && warnings[0].contains("500"));
+        assert!(warnings[1].contains("2 more server"));
+        let (counted, _, warnings, sent) = pass(Some(1), &["a", "b"]);
+        assert_eq!((counted, sent), (vec![false, false], 1));
+        assert!(warnings[0].contains("baseline"));
+    }
+}
