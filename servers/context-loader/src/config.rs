@@ -527,7 +527,7 @@ fn too_wide_with(dir: &Path, homes: &[PathBuf]) -> Option<&'static str> {
     let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
     match dir.parent() {
         None => Some("the root of the filesystem"),
-        _ if homes.iter().any(|home| *home == dir) => Some("a home folder"),
+        _ if homes.contains(&dir) => Some("a home folder"),
         _ if homes.iter().any(|home| home.starts_with(&dir)) => {
             Some("a folder holding a home folder")
         }
