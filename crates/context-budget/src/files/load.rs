@@ -12,9 +12,8 @@ use super::open::reopen;
 use super::output::{Excluded, FilesModel, WindowShare};
 use super::output::{IncludedFile, LoadedFiles, OmittedFile, Skipped, cap_skipped_to};
 use super::pack::{PackFormat, PackOrder, cut, piece, push_piece};
-use super::query::{DEFAULT_LOAD_ROWS, LoadRequest};
+use super::query::{DEFAULT_LOAD_ROWS, FileLimits, LoadRequest};
 use super::roots::Roots;
-use super::store::FileLimits;
 use crate::answer::{
     HIGHEST_ESTIMATE, answer_text, count_itself_until, js_length, json_escaped, json_escaped_len,
 };

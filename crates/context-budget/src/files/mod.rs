@@ -10,8 +10,9 @@
 //! `crate::fan_out`), `load` (`load-files` in named steps: budget, order, pack,
 //! prove), [`pack`] (wrapping files and cutting one), `store` ([`FileStore`]: the
 //! cache and limits, and each tool's steps in order), `persist` (the cache written
-//! out and read back between command-line runs), `query` and `output` (what a
-//! call asks and answers), `error` ([`FilesError`]). The measurement cache type is
+//! out and read back between command-line runs), `query` (what a call asks, and
+//! [`FileLimits`], the bounds on every call), `output` (what it answers), `error`
+//! ([`FilesError`]). The measurement cache type is
 //! shared with specs ([`crate::cache`]).
 
 mod error;
@@ -37,5 +38,5 @@ pub use output::{
     OmittedFile, Skipped, WindowShare,
 };
 pub use persist::{BadCacheFile, MAX_CACHE_FILE_BYTES};
-pub use query::{DEFAULT_LOAD_ROWS, FileQuery, FileSort, LoadRequest};
-pub use store::{FileLimits, FileStore};
+pub use query::{DEFAULT_LOAD_ROWS, FileLimits, FileQuery, FileSort, LoadRequest};
+pub use store::FileStore;

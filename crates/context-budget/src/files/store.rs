@@ -3,62 +3,19 @@
 //! rows ([`super::output`]) or pack the text ([`super::load`]).
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use super::error::FilesError;
 use super::load::{self, Packing, Reserve};
 use super::measure::{FileMeasure, Measurer, Reading, walk_while_loading};
 use super::output::{FileTokens, FilesModel, LoadedFiles, WindowShare};
 use super::output::{cap_skipped, file_rows, folder_rollup, sort_rows};
-use super::query::{FileQuery, FileSort, LoadRequest};
+use super::query::{FileLimits, FileQuery, FileSort, LoadRequest};
 use super::roots::{Roots, Target, resolve};
 use super::walk::{self, Filters, WalkOptions, collect};
 use crate::answer::Page;
 use crate::cache::MeasureCache;
 use crate::scan_control::ScanControl;
 use crate::{ResolvedModel, Tokenizer};
-
-/// The bounds of one call. Every one has a flag and a clear error.
-#[derive(Debug, Clone)]
-pub struct FileLimits {
-    /// Files measured or loaded per call (`--max-files`).
-    pub max_files: usize,
-    /// Largest file read; larger ones are skipped as `too_large` (`--max-file-bytes`).
-    pub max_file_bytes: u64,
-    /// Bytes read per call, all files together (`--max-total-bytes`).
-    pub max_total_bytes: u64,
-    /// Directory entries a walk may visit (`--max-walk-entries`).
-    pub max_walk_entries: usize,
-    /// Time a walk may take (`--walk-timeout-ms`).
-    pub walk_timeout: Duration,
-    /// Entries of `paths`, `include` and `exclude` together (`--max-patterns`): each
-    /// becomes a compiled matcher, so their number bounds the call's memory and time.
-    pub max_patterns: usize,
-    /// Longest single entry, in bytes (`--max-pattern-bytes`).
-    pub max_pattern_bytes: usize,
-    /// Bytes of all `.gitignore`, `.ignore` and `.git/info/exclude` files one call
-    /// reads together (`--max-ignore-bytes`): repository content, compiled before
-    /// the walk can go on, at some 500 bytes of memory per byte.
-    pub max_ignore_bytes: u64,
-    /// Patterns of all ignore files one call reads together (`--max-ignore-patterns`).
-    pub max_ignore_patterns: usize,
-}
-
-impl Default for FileLimits {
-    fn default() -> Self {
-        FileLimits {
-            max_files: 20_000,
-            max_file_bytes: 4 * 1024 * 1024,
-            max_total_bytes: 256 * 1024 * 1024,
-            max_walk_entries: 500_000,
-            walk_timeout: Duration::from_secs(20),
-            max_patterns: 1_000,
-            max_pattern_bytes: 4_096,
-            max_ignore_bytes: 128 * 1024,
-            max_ignore_patterns: 5_000,
-        }
-    }
-}
 
 /// The measurement cache and limits behind both file tools.
 #[derive(Debug)]

@@ -16,11 +16,14 @@ use std::time::Instant;
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::{WalkBuilder, WalkState};
 
+use super::error::FilesError;
 use super::ignore::{IgnoreRules, LastFolder};
+use super::output::{Excluded, Skipped};
+use super::query::FileLimits;
 use super::roots::{Roots, Target, relative_to};
 use super::secrets::looks_secret_path;
-use super::{Excluded, FileLimits, FilesError, SkipReason, Skipped};
 use crate::limits;
+use crate::read::SkipReason;
 use crate::scan_control::ScanControl;
 
 /// A file to open: where it was found and how it was asked for.
