@@ -26,6 +26,10 @@ use crate::limits;
 use crate::read::SkipReason;
 use crate::scan_control::ScanControl;
 
+// The nesting bound holds for the caller's globs and the ignore files' patterns
+// alike; it lives with the latter, the lower module of the two.
+pub use super::ignore::{MAX_GLOB_NESTING, alternates_too_deep};
+
 /// A file to open: where it was found and how it was asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Candidate {
@@ -50,31 +54,6 @@ pub struct Walked {
     pub excluded: Excluded,
     /// Directory entries visited, for progress.
     pub entries: usize,
-}
-
-/// Deepest `{a,{b,c}}` nesting a glob may have. globset parses alternates
-/// recursively: 2,000 nested `{` overflowed the stack (the whole process aborts) and
-/// 1,000 nested `{a,` made its regex compilation panic. Real globs nest once or twice.
-pub const MAX_GLOB_NESTING: usize = 8;
-
-/// The nesting depth of `pattern`'s alternates when it is over [`MAX_GLOB_NESTING`].
-/// Escaped braces (`\{`) do not count; a `{` inside `[...]` does, which only refuses
-/// a pattern no one writes.
-pub fn alternates_too_deep(pattern: &str) -> Option<usize> {
-    let (mut depth, mut deepest, mut escaped) = (0usize, 0usize, false);
-    for byte in pattern.bytes() {
-        match byte {
-            _ if escaped => escaped = false,
-            b'\\' => escaped = true,
-            b'{' => {
-                depth += 1;
-                deepest = deepest.max(depth);
-            }
-            b'}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    (deepest > MAX_GLOB_NESTING).then_some(deepest)
 }
 
 /// A glob as the caller wrote it: with a `/` it matches the path relative to the
