@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use super::error::FilesError;
 use super::load::{self, Packing, Reserve};
-use super::measure::{FileMeasure, Measurer, Reading, walk_while_loading};
+use super::measure::{FileMeasure, Measured, Measurer, Reading, walk_while_loading};
+use super::output::{FileRow, cap_skipped, folder_rollup, sort_rows};
 use super::output::{FileTokens, FilesModel, LoadedFiles, WindowShare};
-use super::output::{cap_skipped, file_rows, folder_rollup, sort_rows};
 use super::query::{FileLimits, FileQuery, FileSort, LoadRequest};
 use super::roots::{Roots, Target, resolve};
 use super::walk::{self, Filters, WalkOptions, collect};
@@ -216,4 +216,18 @@ impl FileStore {
             control,
         )
     }
+}
+
+/// One row per measured file, in measured order.
+fn file_rows(roots: &Roots, measured: &[Measured]) -> Vec<FileRow> {
+    measured
+        .iter()
+        .map(|m| FileRow {
+            path: m.candidate.relative.clone(),
+            root: roots.label(m.candidate.root),
+            tokens: m.measure.tokens,
+            lines: m.measure.lines,
+            bytes: m.measure.bytes,
+        })
+        .collect()
 }
