@@ -10,8 +10,8 @@ use super::measure::{FileMeasure, Measured, Measurer, Reading, walk_while_loadin
 use super::output::{FileRow, cap_skipped, folder_rollup, sort_rows};
 use super::output::{FileTokens, FilesModel, LoadedFiles, WindowShare};
 use super::query::{FileLimits, FileQuery, FileSort, LoadRequest};
-use super::roots::{Roots, Target, resolve};
-use super::walk::{self, Filters, WalkOptions, collect};
+use super::roots::Roots;
+use super::walk::walk_query;
 use crate::answer::Page;
 use crate::cache::MeasureCache;
 use crate::scan_control::ScanControl;
@@ -52,7 +52,9 @@ impl FileStore {
         control: &dyn ScanControl,
     ) -> Result<FileTokens, FilesError> {
         let tokenizer = model.tokenizer();
-        let walked = walk_while_loading(tokenizer, || self.walk(roots, query, control))?;
+        let walked = walk_while_loading(tokenizer, || {
+            walk_query(roots, query, &self.limits, control)
+        })?;
         let measurer = self.measurer(roots, tokenizer, control);
         let (measured, mut skipped) =
             measurer.measure(walked.candidates, Reading::Count, walked.entries)?;
@@ -102,7 +104,9 @@ impl FileStore {
     ) -> Result<LoadedFiles, FilesError> {
         let budget = load::budget(request, model)?;
         let tokenizer = model.tokenizer();
-        let walked = walk_while_loading(tokenizer, || self.walk(roots, query, control))?;
+        let walked = walk_while_loading(tokenizer, || {
+            walk_query(roots, query, &self.limits, control)
+        })?;
         let measurer = self.measurer(roots, tokenizer, control);
         let (mut measured, mut skipped) =
             measurer.measure(walked.candidates, load::reading(request), walked.entries)?;
@@ -140,81 +144,6 @@ impl FileStore {
             tokenizer,
             control,
         }
-    }
-
-    /// The candidate files `query` names: each path resolved inside the roots
-    /// (`.` meaning every root), then walked with the filters.
-    /// Bound the call's own paths and globs before any is compiled or walked: 100,000
-    /// `exclude` globs (a request of a few MB) took 8.9 s and 1.4 GB to compile.
-    fn check_patterns(&self, query: &FileQuery) -> Result<(), FilesError> {
-        let lists = [
-            ("paths", &query.paths),
-            ("include", &query.include),
-            ("exclude", &query.exclude),
-        ];
-        let count: usize = lists.iter().map(|(_, list)| list.len()).sum();
-        if count > self.limits.max_patterns {
-            return Err(FilesError::TooManyPatterns {
-                count,
-                limit: self.limits.max_patterns,
-            });
-        }
-        for (field, list) in lists {
-            if let Some(long) = list
-                .iter()
-                .find(|p| p.len() > self.limits.max_pattern_bytes)
-            {
-                return Err(FilesError::PatternTooLong {
-                    field,
-                    bytes: long.len(),
-                    limit: self.limits.max_pattern_bytes,
-                });
-            }
-        }
-        Ok(())
-    }
-
-    fn walk(
-        &self,
-        roots: &Roots,
-        query: &FileQuery,
-        control: &dyn ScanControl,
-    ) -> Result<walk::Walked, FilesError> {
-        self.check_patterns(query)?;
-        let paths: Vec<&str> = if query.paths.is_empty() {
-            vec!["."]
-        } else {
-            query.paths.iter().map(String::as_str).collect()
-        };
-        let mut targets = Vec::new();
-        for path in paths {
-            match resolve(roots, path)? {
-                // `.` (or empty) means every root.
-                Target::Existing { relative, .. }
-                    if relative.is_empty() && roots.list().len() > 1 =>
-                {
-                    for (index, root) in roots.list().iter().enumerate() {
-                        targets.push(Target::Existing {
-                            root: index,
-                            relative: String::new(),
-                            canonical: root.path.clone(),
-                        });
-                    }
-                }
-                target => targets.push(target),
-            }
-        }
-        let filters = Filters::new(&query.include, &query.exclude)?;
-        collect(
-            roots,
-            &targets,
-            &filters,
-            WalkOptions {
-                hidden: query.hidden,
-            },
-            &self.limits,
-            control,
-        )
     }
 }
 
