@@ -1,19 +1,20 @@
 //! `load-files` in steps: the budget, which files need counting, the packing
 //! order, packing batch by batch (files read again, cut, kept or omitted), and the
-//! exact count of the packed text that proves it fits. [`super::FileStore::load_files`]
-//! runs them in order.
+//! exact count of the packed text that proves it fits. [`load_files`] runs them in
+//! order; [`super::FileStore::load_files`] only hands it the store's cache and limits.
 
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::error::FilesError;
-use super::measure::{Measured, Measurer, Reading};
+use super::measure::{Measured, Measurer, Reading, walk_while_loading};
 use super::open::reopen;
 use super::output::{Excluded, FilesModel, WindowShare};
 use super::output::{IncludedFile, LoadedFiles, OmittedFile, Skipped, cap_skipped_to};
 use super::pack::{PackFormat, PackOrder, cut, piece, push_piece};
-use super::query::{DEFAULT_LOAD_ROWS, FileLimits, LoadRequest};
+use super::query::{DEFAULT_LOAD_ROWS, FileLimits, FileQuery, LoadRequest};
 use super::roots::Roots;
+use super::walk::walk_query;
 use crate::answer::{
     HIGHEST_ESTIMATE, answer_text, count_itself_until, js_length, json_escaped, json_escaped_len,
 };
@@ -21,6 +22,40 @@ use crate::cache::FileStamp;
 use crate::read::SkipReason;
 use crate::scan_control::ScanControl;
 use crate::{ResolvedModel, Tokenizer};
+
+/// `load-files`: the files `query` reaches, packed into `request.budget` tokens;
+/// `measurer` holds the store's cache and limits and this call's roots and control.
+pub(super) fn load_files(
+    measurer: &Measurer<'_>,
+    query: &FileQuery,
+    request: &LoadRequest,
+    model: &ResolvedModel<'_>,
+) -> Result<LoadedFiles, FilesError> {
+    let budget = budget(request, model)?;
+    let tokenizer = model.tokenizer();
+    let (roots, limits, control) = (measurer.roots, measurer.limits, measurer.control);
+    let walked = walk_while_loading(tokenizer, || walk_query(roots, query, limits, control))?;
+    let (mut measured, mut skipped) =
+        measurer.measure(walked.candidates, reading(request), walked.entries)?;
+    skipped.splice(0..0, walked.skipped);
+    let reserve = Reserve::of(
+        request,
+        model,
+        roots,
+        budget,
+        &measured,
+        &skipped,
+        &walked.excluded,
+    )?;
+    let fit_by_bytes = all_fit_by_bytes(&measured, request, tokenizer, &reserve);
+    if !fit_by_bytes.1 {
+        measurer.count_missing(&mut measured)?;
+    }
+    order(&mut measured, request.order);
+    let mut packing = Packing::new(request, measurer, (budget.0, reserve), fit_by_bytes);
+    packing.pack(measurer, &mut measured, walked.entries, &mut skipped)?;
+    packing.finish(model, budget.1, skipped, walked.excluded)
+}
 
 /// The default `load-files` budget: 90 % of the window minus a reserve for the
 /// answer (the model's output limit, at most an eighth of the window).
@@ -40,7 +75,7 @@ pub fn default_budget(model: &ResolvedModel<'_>) -> Option<u64> {
 /// The budget asked for, or the model's default capped by the server's answer
 /// limit; with where it came from. A budget asked for over the answer limit is
 /// refused: the answer could not be sent whole.
-pub(super) fn budget(
+fn budget(
     request: &LoadRequest,
     model: &ResolvedModel<'_>,
 ) -> Result<(u64, &'static str), FilesError> {
@@ -64,7 +99,7 @@ pub(super) fn budget(
 
 /// Rows listed per list: `rows`, [`DEFAULT_LOAD_ROWS`] when not given, every row
 /// (`usize::MAX`) for 0.
-pub(super) fn list_rows(request: &LoadRequest) -> usize {
+fn list_rows(request: &LoadRequest) -> usize {
     match request.rows.unwrap_or(DEFAULT_LOAD_ROWS) {
         0 => usize::MAX,
         n => n,
@@ -80,7 +115,7 @@ pub(super) fn list_rows(request: &LoadRequest) -> usize {
 /// real answer and drops pieces while it is over, so the stand-in only has to be
 /// close for the budget to be used, never exact for it to hold.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Reserve {
+struct Reserve {
     /// Tokens (for the request's model) the escaped text may take.
     text_tokens: u64,
     /// Tokens by [`HIGHEST_ESTIMATE`] the escaped text may take.
@@ -91,7 +126,7 @@ pub(super) struct Reserve {
 
 impl Reserve {
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn of(
+    fn of(
         request: &LoadRequest,
         model: &ResolvedModel<'_>,
         roots: &Roots,
@@ -171,12 +206,12 @@ impl Reserve {
 /// Whether every file must be counted up front: counts decide the order and the
 /// cuts; otherwise they are needed only when the files might not all fit, which
 /// their bytes can rule out ([`all_fit_by_bytes`]).
-pub(super) fn needs_counts(request: &LoadRequest) -> bool {
+fn needs_counts(request: &LoadRequest) -> bool {
     request.order == PackOrder::Smallest || request.max_file_tokens.is_some()
 }
 
 /// How [`Measurer::measure`] reads for `request`.
-pub(super) fn reading(request: &LoadRequest) -> Reading {
+fn reading(request: &LoadRequest) -> Reading {
     if needs_counts(request) {
         Reading::Count
     } else {
@@ -198,7 +233,7 @@ pub(super) fn reading(request: &LoadRequest) -> Reading {
 /// ([`Packing::finish`]) proves it.
 ///
 /// [`FileMeasure::escaped`]: super::measure::FileMeasure::escaped
-pub(super) fn all_fit_by_bytes(
+fn all_fit_by_bytes(
     measured: &[Measured],
     request: &LoadRequest,
     tokenizer: Tokenizer,
@@ -223,7 +258,7 @@ pub(super) fn all_fit_by_bytes(
 }
 
 /// Put `measured` in the order the request packs them.
-pub(super) fn order(measured: &mut [Measured], order: PackOrder) {
+fn order(measured: &mut [Measured], order: PackOrder) {
     match order {
         PackOrder::Given => {}
         PackOrder::Smallest => measured.sort_by(|a, b| {
@@ -249,7 +284,7 @@ pub(super) fn order(measured: &mut [Measured], order: PackOrder) {
 /// counts the whole answer, the string the model receives, and drops pieces from
 /// the end while it is over the budget or the answer limit; the packed text is
 /// counted once for every file's exact share of it.
-pub(super) struct Packing<'a> {
+struct Packing<'a> {
     request: &'a LoadRequest,
     control: &'a dyn ScanControl,
     roots: &'a Roots,
@@ -269,7 +304,7 @@ pub(super) struct Packing<'a> {
 }
 
 impl<'a> Packing<'a> {
-    pub(super) fn new(
+    fn new(
         request: &'a LoadRequest,
         measurer: &Measurer<'a>,
         (budget, reserve): (u64, Reserve),
@@ -295,7 +330,7 @@ impl<'a> Packing<'a> {
 
     /// Read `measured` again batch by batch and pack what fits; files that are no
     /// longer readable text go to `skipped`.
-    pub(super) fn pack(
+    fn pack(
         &mut self,
         measurer: &Measurer<'_>,
         measured: &mut [Measured],
@@ -440,7 +475,7 @@ impl<'a> Packing<'a> {
     /// number it states is its own count), and measured against the answer limit.
     /// While it is over the budget or the limit, pieces are dropped from the end, as
     /// many as the excess needs, and it is measured again.
-    pub(super) fn finish(
+    fn finish(
         mut self,
         model: &ResolvedModel<'_>,
         budget_source: &'static str,
@@ -783,7 +818,7 @@ type ReadAgain = Result<(String, FileStamp), SkipReason>;
 /// Files may have grown since they were measured: each read is held to
 /// `--max-file-bytes` and, with `read` (the bytes read again so far), all of them to
 /// `--max-total-bytes`; over it the call fails as the first read would have.
-pub(super) fn read_again(
+fn read_again(
     roots: &Roots,
     batch: &[Measured],
     wanted: &[bool],

@@ -1,11 +1,12 @@
-//! [`FileStore`]: the measurement cache and limits behind both file tools, and the
-//! two tools as named steps: walk, measure ([`super::measure`]), then shape the
-//! rows ([`super::output`]) or pack the text ([`super::load`]).
+//! [`FileStore`]: the measurement cache and limits behind both file tools, and
+//! `file-tokens` as named steps: walk ([`super::walk`]), measure
+//! ([`super::measure`]), shape the rows ([`super::output`]). `load-files` is one
+//! call into [`super::load`], which runs its own steps.
 
 use std::sync::Arc;
 
 use super::error::FilesError;
-use super::load::{self, Packing, Reserve};
+use super::load;
 use super::measure::{FileMeasure, Measured, Measurer, Reading, walk_while_loading};
 use super::output::{FileRow, cap_skipped, folder_rollup, sort_rows};
 use super::output::{FileTokens, FilesModel, LoadedFiles, WindowShare};
@@ -93,7 +94,8 @@ impl FileStore {
         })
     }
 
-    /// `load-files`: the files `query` reaches, packed into `request.budget` tokens.
+    /// `load-files`: the files `query` reaches, packed into `request.budget` tokens
+    /// ([`super::load`] runs its steps).
     pub fn load_files(
         &self,
         roots: &Roots,
@@ -102,32 +104,8 @@ impl FileStore {
         model: &ResolvedModel<'_>,
         control: &dyn ScanControl,
     ) -> Result<LoadedFiles, FilesError> {
-        let budget = load::budget(request, model)?;
-        let tokenizer = model.tokenizer();
-        let walked = walk_while_loading(tokenizer, || {
-            walk_query(roots, query, &self.limits, control)
-        })?;
-        let measurer = self.measurer(roots, tokenizer, control);
-        let (mut measured, mut skipped) =
-            measurer.measure(walked.candidates, load::reading(request), walked.entries)?;
-        skipped.splice(0..0, walked.skipped);
-        let reserve = Reserve::of(
-            request,
-            model,
-            roots,
-            budget,
-            &measured,
-            &skipped,
-            &walked.excluded,
-        )?;
-        let fit_by_bytes = load::all_fit_by_bytes(&measured, request, tokenizer, &reserve);
-        if !fit_by_bytes.1 {
-            measurer.count_missing(&mut measured)?;
-        }
-        load::order(&mut measured, request.order);
-        let mut packing = Packing::new(request, &measurer, (budget.0, reserve), fit_by_bytes);
-        packing.pack(&measurer, &mut measured, walked.entries, &mut skipped)?;
-        packing.finish(model, budget.1, skipped, walked.excluded)
+        let measurer = self.measurer(roots, model.tokenizer(), control);
+        load::load_files(&measurer, query, request, model)
     }
 
     /// This call's view of the store, for measuring.
