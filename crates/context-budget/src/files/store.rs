@@ -95,7 +95,7 @@ impl FileStore {
     }
 
     /// `load-files`: the files `query` reaches, packed into `request.budget` tokens
-    /// ([`super::load`] runs its steps).
+    /// (the `load` module runs its steps).
     pub fn load_files(
         &self,
         roots: &Roots,
