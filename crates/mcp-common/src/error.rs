@@ -100,8 +100,8 @@ pub fn create_mcp_error(
         payload.entry(key).or_insert(value);
     }
     let payload = Value::Object(payload);
-    // The same compact string as a success answer's text (`result::answer_text`).
-    let text = crate::result::answer_text(&payload);
+    // The same compact string as a success answer's text.
+    let text = crate::answer::answer_text(&payload);
     let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
     result.structured_content = Some(payload);
     result

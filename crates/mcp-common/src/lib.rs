@@ -1,5 +1,6 @@
 //! What every MCP server in this workspace shares, so each one is only its tools.
 //!
+//! - [`answer`]: [`answer_text`], the one string a model receives of a result.
 //! - [`error`]: one enum of error codes and [`create_mcp_error`], the only way a tool
 //!   reports a user-facing failure (an `isError` result with code, message, suggestion).
 //! - [`result`]: success results from any `Serialize` value, and [`normalize_result`]
@@ -13,6 +14,7 @@
 //! - [`metrics`]: Prometheus metrics and the metered tool router every registry uses.
 //! - [`transport`]: serving a handler over stdio or streamable HTTP, logging to stderr.
 
+pub mod answer;
 pub mod blocking;
 pub mod error;
 pub mod metrics;
@@ -22,8 +24,9 @@ pub mod result;
 pub mod schema;
 pub mod transport;
 
+pub use answer::answer_text;
 pub use blocking::run_blocking;
 pub use error::{ErrorCode, ToolError, create_mcp_error};
 pub use params::parse_params;
-pub use result::{Structured, answer_text, normalize_result, success_result};
+pub use result::{Structured, normalize_result, success_result};
 pub use schema::{input_schema, output_schema};

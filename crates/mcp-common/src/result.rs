@@ -13,6 +13,8 @@ use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::answer::answer_text;
+
 /// A success result from any `Serialize` value: structuredContent, and as text the
 /// same value in compact JSON ([`answer_text`]).
 pub fn success_result<T: Serialize>(value: &T) -> Result<CallToolResult, serde_json::Error> {
@@ -21,15 +23,6 @@ pub fn success_result<T: Serialize>(value: &T) -> Result<CallToolResult, serde_j
     let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
     result.structured_content = Some(value);
     Ok(result)
-}
-
-/// The string a client hands the model for a result whose structuredContent is
-/// `value`: compact JSON, keys in their order, as `JSON.stringify` writes it (both
-/// escape `"`, `\` and control characters alike and nothing else). Also the
-/// result's text, so clients that read only `content` receive the same string.
-pub fn answer_text(value: &Value) -> String {
-    // Serializing a Value cannot fail (its keys are strings).
-    serde_json::to_string(value).unwrap_or_default()
 }
 
 /// Return type of a tool with an output schema: `Result<Structured<Output>, ToolError>`.

@@ -12,6 +12,7 @@
 //! - [`messages_api`]: a scripted Messages API stand-in on loopback, for driving a
 //!   real agent (Claude Code, in `cargo xtask clients`) against the server;
 //! - [`process`]: a server's peak memory, for tests that bound it;
+//! - [`module_graph`]: which modules of a crate import which, per folder, and the cycles;
 //! - [`readme`]: the docs' examples as checks (which blocks, how compared, `--bless`) and
 //!   their links.
 //!
@@ -25,6 +26,7 @@ pub mod client;
 pub mod discover_only;
 pub mod http1;
 pub mod messages_api;
+pub mod module_graph;
 pub mod process;
 pub mod readme;
 

@@ -19,5 +19,6 @@ mod fidelity_specs;
 mod hardening;
 mod mcp_tokens;
 mod models;
+mod module_graph;
 mod readme;
 mod tool_list;

@@ -24,7 +24,32 @@ use std::sync::{Arc, Mutex};
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
-use super::FilesError;
+use super::error::FilesError;
+
+/// Deepest `{a,{b,c}}` nesting a glob may have. globset parses alternates
+/// recursively: 2,000 nested `{` overflowed the stack (the whole process aborts) and
+/// 1,000 nested `{a,` made its regex compilation panic. Real globs nest once or twice.
+pub const MAX_GLOB_NESTING: usize = 8;
+
+/// The nesting depth of `pattern`'s alternates when it is over [`MAX_GLOB_NESTING`].
+/// Escaped braces (`\{`) do not count; a `{` inside `[...]` does, which only refuses
+/// a pattern no one writes.
+pub fn alternates_too_deep(pattern: &str) -> Option<usize> {
+    let (mut depth, mut deepest, mut escaped) = (0usize, 0usize, false);
+    for byte in pattern.bytes() {
+        match byte {
+            _ if escaped => escaped = false,
+            b'\\' => escaped = true,
+            b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    (deepest > MAX_GLOB_NESTING).then_some(deepest)
+}
 
 /// One folder's rules, and its parent's (up to the file system's root).
 struct FolderRules {
@@ -224,7 +249,7 @@ impl IgnoreRules {
         for line in lines {
             // A line git would not understand is skipped, as the walker did; so is one
             // whose nested `{…}` would overflow globset's parser (git has no braces).
-            if super::walk::alternates_too_deep(line).is_some() {
+            if alternates_too_deep(line).is_some() {
                 continue;
             }
             let _ = builder.add_line(Some(file.to_path_buf()), line);

@@ -10,9 +10,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use super::error::FilesError;
 use super::open::{open_in_root, reopen};
 use super::output::Skipped;
+use super::query::FileLimits;
 use super::roots::{Roots, relative_to};
 use super::secrets::looks_secret_path;
-use super::store::FileLimits;
 use super::walk::Candidate;
 use crate::Tokenizer;
 use crate::cache::{FileStamp, MeasureCache};
@@ -27,7 +27,7 @@ pub struct FileMeasure {
     pub bytes: u64,
     /// Bytes of the text escaped in a JSON string, as an answer holds it: with the
     /// tokens' bound per byte, it can tell that a whole tree fits a budget without
-    /// counting it ([`super::load::all_fit_by_bytes`]).
+    /// counting it (`load::budget::all_fit_by_bytes`).
     pub escaped: u64,
 }
 
@@ -45,7 +45,7 @@ pub(super) struct Measured {
 /// What [`Measurer::measure`] does with each file. Texts are never kept: a whole
 /// tree's files held next to its packed text would double `load-files`' memory, so
 /// the files packed are read again, one batch at a time
-/// ([`super::load::read_again`]).
+/// (`load::packing::read_again`).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Reading {
     /// Count it (from the cache when unchanged).

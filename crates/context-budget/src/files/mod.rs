@@ -1,18 +1,29 @@
 //! Any files, folders and globs under a set of roots: what they cost for a model
 //! (`file_tokens`) and the files themselves packed into a budget (`load_files`).
 //!
-//! One concept per module: [`roots`] (what a requested path means, and refusing
-//! everything outside the roots), [`walk`] (ripgrep's `ignore` walker, globs,
-//! filters, counting what the rules excluded), `ignore` (the ignore files' rules,
-//! bounded and read once per call), [`secrets`] (credential-looking
-//! names), [`open`] (open, then verify the handle), `measure` (open, read with the
-//! shared core `crate::read`, count through the cache, on all cores with
-//! `crate::fan_out`), `load` (`load-files` in named steps: budget, order, pack,
-//! prove), [`pack`] (wrapping files and cutting one), `store` ([`FileStore`]: the
-//! cache and limits, and each tool's steps in order), `persist` (the cache written
-//! out and read back between command-line runs), `query` and `output` (what a
-//! call asks and answers), `error` ([`FilesError`]). The measurement cache type is
-//! shared with specs ([`crate::cache`]).
+//! One concept per module, in a stack: a module imports only modules of the levels
+//! below it (or of its own, without a cycle), so each can be read without those
+//! above it. Bottom to top:
+//!
+//! 1. What a call asks and answers: `query` (what a call asks, and [`FileLimits`],
+//!    the bounds on every call), `output` (the answers' wire types and the shaping
+//!    both tools share), `error` ([`FilesError`]), [`pack`] (the packed text's
+//!    formats, wrapping files and cutting one).
+//! 2. One path or file: [`roots`] (what a requested path means, and refusing
+//!    everything outside the roots), [`secrets`] (credential-looking names),
+//!    `ignore` (the ignore files' rules, bounded and read once per call), [`open`]
+//!    (open, then verify the handle).
+//! 3. Many files: [`walk`] (a query's paths and globs to candidate files: ripgrep's
+//!    `ignore` walker, filters, counting what the rules excluded), `measure` (open,
+//!    read with the shared core `crate::read`, count through the cache, on all cores
+//!    with `crate::fan_out`).
+//! 4. `load`: `load-files`, the whole procedure, one module per idea in its folder.
+//! 5. `store`: [`FileStore`], the cache and limits behind both tools; `file-tokens`
+//!    as named steps, and one call into `load`.
+//! 6. `persist`: the store's cache written out and read back between command-line
+//!    runs.
+//!
+//! The measurement cache type is shared with specs ([`crate::cache`]).
 
 mod error;
 mod ignore;
@@ -37,5 +48,5 @@ pub use output::{
     OmittedFile, Skipped, WindowShare,
 };
 pub use persist::{BadCacheFile, MAX_CACHE_FILE_BYTES};
-pub use query::{DEFAULT_LOAD_ROWS, FileQuery, FileSort, LoadRequest};
-pub use store::{FileLimits, FileStore};
+pub use query::{DEFAULT_LOAD_ROWS, FileLimits, FileQuery, FileSort, LoadRequest};
+pub use store::FileStore;

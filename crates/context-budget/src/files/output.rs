@@ -7,10 +7,8 @@ use std::collections::{BTreeMap, HashMap};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::measure::Measured;
 use super::pack::{PackFormat, PackOrder};
 use super::query::FileSort;
-use super::roots::Roots;
 use crate::ResolvedModel;
 use crate::answer::Page;
 use crate::counter::{Usd, cost};
@@ -313,20 +311,6 @@ pub(super) fn folder_rollup(rows: &[FileRow]) -> Vec<FolderRow> {
         .collect();
     folders.sort_by(|a, b| b.tokens.cmp(&a.tokens).then_with(|| a.path.cmp(&b.path)));
     folders
-}
-
-/// One row per measured file, in measured order.
-pub(super) fn file_rows(roots: &Roots, measured: &[Measured]) -> Vec<FileRow> {
-    measured
-        .iter()
-        .map(|m| FileRow {
-            path: m.candidate.relative.clone(),
-            root: roots.label(m.candidate.root),
-            tokens: m.measure.tokens,
-            lines: m.measure.lines,
-            bytes: m.measure.bytes,
-        })
-        .collect()
 }
 
 /// `rows` in the order `file-tokens` was asked for.

@@ -1,64 +1,22 @@
-//! [`FileStore`]: the measurement cache and limits behind both file tools, and the
-//! two tools as named steps: walk, measure ([`super::measure`]), then shape the
-//! rows ([`super::output`]) or pack the text ([`super::load`]).
+//! [`FileStore`]: the measurement cache and limits behind both file tools, and
+//! `file-tokens` as named steps: walk ([`super::walk`]), measure
+//! ([`super::measure`]), shape the rows ([`super::output`]). `load-files` is one
+//! call into [`super::load`], which runs its own steps.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use super::error::FilesError;
-use super::load::{self, Packing, Reserve};
-use super::measure::{FileMeasure, Measurer, Reading, walk_while_loading};
+use super::load;
+use super::measure::{FileMeasure, Measured, Measurer, Reading, walk_while_loading};
+use super::output::{FileRow, cap_skipped, folder_rollup, sort_rows};
 use super::output::{FileTokens, FilesModel, LoadedFiles, WindowShare};
-use super::output::{cap_skipped, file_rows, folder_rollup, sort_rows};
-use super::query::{FileQuery, FileSort, LoadRequest};
-use super::roots::{Roots, Target, resolve};
-use super::walk::{self, Filters, WalkOptions, collect};
+use super::query::{FileLimits, FileQuery, FileSort, LoadRequest};
+use super::roots::Roots;
+use super::walk::walk_query;
 use crate::answer::Page;
 use crate::cache::MeasureCache;
 use crate::scan_control::ScanControl;
 use crate::{ResolvedModel, Tokenizer};
-
-/// The bounds of one call. Every one has a flag and a clear error.
-#[derive(Debug, Clone)]
-pub struct FileLimits {
-    /// Files measured or loaded per call (`--max-files`).
-    pub max_files: usize,
-    /// Largest file read; larger ones are skipped as `too_large` (`--max-file-bytes`).
-    pub max_file_bytes: u64,
-    /// Bytes read per call, all files together (`--max-total-bytes`).
-    pub max_total_bytes: u64,
-    /// Directory entries a walk may visit (`--max-walk-entries`).
-    pub max_walk_entries: usize,
-    /// Time a walk may take (`--walk-timeout-ms`).
-    pub walk_timeout: Duration,
-    /// Entries of `paths`, `include` and `exclude` together (`--max-patterns`): each
-    /// becomes a compiled matcher, so their number bounds the call's memory and time.
-    pub max_patterns: usize,
-    /// Longest single entry, in bytes (`--max-pattern-bytes`).
-    pub max_pattern_bytes: usize,
-    /// Bytes of all `.gitignore`, `.ignore` and `.git/info/exclude` files one call
-    /// reads together (`--max-ignore-bytes`): repository content, compiled before
-    /// the walk can go on, at some 500 bytes of memory per byte.
-    pub max_ignore_bytes: u64,
-    /// Patterns of all ignore files one call reads together (`--max-ignore-patterns`).
-    pub max_ignore_patterns: usize,
-}
-
-impl Default for FileLimits {
-    fn default() -> Self {
-        FileLimits {
-            max_files: 20_000,
-            max_file_bytes: 4 * 1024 * 1024,
-            max_total_bytes: 256 * 1024 * 1024,
-            max_walk_entries: 500_000,
-            walk_timeout: Duration::from_secs(20),
-            max_patterns: 1_000,
-            max_pattern_bytes: 4_096,
-            max_ignore_bytes: 128 * 1024,
-            max_ignore_patterns: 5_000,
-        }
-    }
-}
 
 /// The measurement cache and limits behind both file tools.
 #[derive(Debug)]
@@ -95,7 +53,9 @@ impl FileStore {
         control: &dyn ScanControl,
     ) -> Result<FileTokens, FilesError> {
         let tokenizer = model.tokenizer();
-        let walked = walk_while_loading(tokenizer, || self.walk(roots, query, control))?;
+        let walked = walk_while_loading(tokenizer, || {
+            walk_query(roots, query, &self.limits, control)
+        })?;
         let measurer = self.measurer(roots, tokenizer, control);
         let (measured, mut skipped) =
             measurer.measure(walked.candidates, Reading::Count, walked.entries)?;
@@ -134,7 +94,8 @@ impl FileStore {
         })
     }
 
-    /// `load-files`: the files `query` reaches, packed into `request.budget` tokens.
+    /// `load-files`: the files `query` reaches, packed into `request.budget` tokens
+    /// (the `load` module runs its steps).
     pub fn load_files(
         &self,
         roots: &Roots,
@@ -143,30 +104,8 @@ impl FileStore {
         model: &ResolvedModel<'_>,
         control: &dyn ScanControl,
     ) -> Result<LoadedFiles, FilesError> {
-        let budget = load::budget(request, model)?;
-        let tokenizer = model.tokenizer();
-        let walked = walk_while_loading(tokenizer, || self.walk(roots, query, control))?;
-        let measurer = self.measurer(roots, tokenizer, control);
-        let (mut measured, mut skipped) =
-            measurer.measure(walked.candidates, load::reading(request), walked.entries)?;
-        skipped.splice(0..0, walked.skipped);
-        let reserve = Reserve::of(
-            request,
-            model,
-            roots,
-            budget,
-            &measured,
-            &skipped,
-            &walked.excluded,
-        )?;
-        let fit_by_bytes = load::all_fit_by_bytes(&measured, request, tokenizer, &reserve);
-        if !fit_by_bytes.1 {
-            measurer.count_missing(&mut measured)?;
-        }
-        load::order(&mut measured, request.order);
-        let mut packing = Packing::new(request, &measurer, (budget.0, reserve), fit_by_bytes);
-        packing.pack(&measurer, &mut measured, walked.entries, &mut skipped)?;
-        packing.finish(model, budget.1, skipped, walked.excluded)
+        let measurer = self.measurer(roots, model.tokenizer(), control);
+        load::load_files(&measurer, query, request, model)
     }
 
     /// This call's view of the store, for measuring.
@@ -184,79 +123,18 @@ impl FileStore {
             control,
         }
     }
+}
 
-    /// The candidate files `query` names: each path resolved inside the roots
-    /// (`.` meaning every root), then walked with the filters.
-    /// Bound the call's own paths and globs before any is compiled or walked: 100,000
-    /// `exclude` globs (a request of a few MB) took 8.9 s and 1.4 GB to compile.
-    fn check_patterns(&self, query: &FileQuery) -> Result<(), FilesError> {
-        let lists = [
-            ("paths", &query.paths),
-            ("include", &query.include),
-            ("exclude", &query.exclude),
-        ];
-        let count: usize = lists.iter().map(|(_, list)| list.len()).sum();
-        if count > self.limits.max_patterns {
-            return Err(FilesError::TooManyPatterns {
-                count,
-                limit: self.limits.max_patterns,
-            });
-        }
-        for (field, list) in lists {
-            if let Some(long) = list
-                .iter()
-                .find(|p| p.len() > self.limits.max_pattern_bytes)
-            {
-                return Err(FilesError::PatternTooLong {
-                    field,
-                    bytes: long.len(),
-                    limit: self.limits.max_pattern_bytes,
-                });
-            }
-        }
-        Ok(())
-    }
-
-    fn walk(
-        &self,
-        roots: &Roots,
-        query: &FileQuery,
-        control: &dyn ScanControl,
-    ) -> Result<walk::Walked, FilesError> {
-        self.check_patterns(query)?;
-        let paths: Vec<&str> = if query.paths.is_empty() {
-            vec!["."]
-        } else {
-            query.paths.iter().map(String::as_str).collect()
-        };
-        let mut targets = Vec::new();
-        for path in paths {
-            match resolve(roots, path)? {
-                // `.` (or empty) means every root.
-                Target::Existing { relative, .. }
-                    if relative.is_empty() && roots.list().len() > 1 =>
-                {
-                    for (index, root) in roots.list().iter().enumerate() {
-                        targets.push(Target::Existing {
-                            root: index,
-                            relative: String::new(),
-                            canonical: root.path.clone(),
-                        });
-                    }
-                }
-                target => targets.push(target),
-            }
-        }
-        let filters = Filters::new(&query.include, &query.exclude)?;
-        collect(
-            roots,
-            &targets,
-            &filters,
-            WalkOptions {
-                hidden: query.hidden,
-            },
-            &self.limits,
-            control,
-        )
-    }
+/// One row per measured file, in measured order.
+fn file_rows(roots: &Roots, measured: &[Measured]) -> Vec<FileRow> {
+    measured
+        .iter()
+        .map(|m| FileRow {
+            path: m.candidate.relative.clone(),
+            root: roots.label(m.candidate.root),
+            tokens: m.measure.tokens,
+            lines: m.measure.lines,
+            bytes: m.measure.bytes,
+        })
+        .collect()
 }
