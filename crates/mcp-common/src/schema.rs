@@ -270,7 +270,55 @@ pub fn output_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
         }
     }
     schema.insert("type".into(), serde_json::Value::String("object".into()));
-    Arc::new(schema)
+    let mut schema = serde_json::Value::Object(schema);
+    keep_known_formats(&mut schema);
+    match schema {
+        serde_json::Value::Object(schema) => Arc::new(schema),
+        _ => unreachable!("an object stays an object"),
+    }
+}
+
+/// String formats of JSON Schema 2020-12 that validators know.
+const KNOWN_FORMATS: &[&str] = &[
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// Drops every `format` a client's validator may not know: schemars writes Rust's
+/// types (`uint`, `uint64`, `double`) as formats, and Gemini CLI, which validates
+/// results against output schemas, printed a warning for each on every run (244).
+/// `minimum` keeps what `uint` said.
+fn keep_known_formats(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Object(object) => {
+            if object
+                .get("format")
+                .is_some_and(|f| !f.as_str().is_some_and(|f| KNOWN_FORMATS.contains(&f)))
+            {
+                object.remove("format");
+            }
+            object.values_mut().for_each(keep_known_formats);
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(keep_known_formats),
+        _ => {}
+    }
 }
 
 /// The shape of every `isError` result's structured content.
@@ -285,6 +333,43 @@ fn error_schema() -> serde_json::Value {
             "suggestion": { "type": "string", "description": "What to send instead." }
         }
     })
+}
+
+#[cfg(test)]
+mod format_tests {
+    use super::*;
+
+    #[derive(schemars::JsonSchema, serde::Serialize)]
+    #[allow(dead_code)]
+    struct Out {
+        count: u64,
+        share: f64,
+        when: String,
+        nested: Vec<Inner>,
+    }
+
+    #[derive(schemars::JsonSchema, serde::Serialize)]
+    #[allow(dead_code)]
+    struct Inner {
+        size: usize,
+    }
+
+    #[test]
+    fn output_schemas_keep_only_formats_validators_know() {
+        let schema = serde_json::Value::Object((*output_schema::<Out>()).clone());
+        let text = schema.to_string();
+        for unknown in ["uint", "uint64", "double"] {
+            assert!(!text.contains(&format!("\"{unknown}\"")), "{text}");
+        }
+        let mut with_date = serde_json::json!({"type": "string", "format": "date-time",
+            "items": [{"format": "uint8"}]});
+        keep_known_formats(&mut with_date);
+        assert_eq!(
+            with_date,
+            serde_json::json!({"type": "string", "format": "date-time",
+            "items": [{}]})
+        );
+    }
 }
 
 #[cfg(test)]
