@@ -12,7 +12,8 @@
 //! - [`messages_api`]: a scripted Messages API stand-in on loopback, for driving a
 //!   real agent (Claude Code, in `cargo xtask clients`) against the server;
 //! - [`process`]: a server's peak memory, for tests that bound it;
-//! - [`readme`]: the README's examples as checks (which blocks, how compared, `--bless`).
+//! - [`readme`]: the README's examples as checks (which blocks, how compared, `--bless`);
+//! - [`TempTree`]: a test's scratch folder, uniquely named, removed on drop.
 //!
 //! Integration tests name their binary once:
 //! `const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));`
@@ -26,11 +27,13 @@ pub mod http1;
 pub mod messages_api;
 pub mod process;
 pub mod readme;
+mod temp_tree;
 
 use std::time::Duration;
 
 pub use binary::{ALL, Binary, Connection, RawStdio, Transport};
 pub use client::{Client, call, structured, text_json};
+pub use temp_tree::TempTree;
 
 /// How long a test waits for a server before failing: a guard against hangs, not a
 /// performance claim.
