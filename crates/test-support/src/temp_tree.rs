@@ -28,6 +28,11 @@ impl TempTree {
         &self.path
     }
 
+    /// The path as a command-line argument (`--root`, `--specs-dir`).
+    pub fn arg(&self) -> &str {
+        self.path.to_str().expect("a temp folder's path is UTF-8")
+    }
+
     /// `rel` inside the folder (nothing is created).
     pub fn join(&self, rel: impl AsRef<Path>) -> PathBuf {
         self.path.join(rel)
@@ -53,6 +58,7 @@ impl TempTree {
         path
     }
 
+    #[cfg(unix)]
     /// A symlink at `rel` pointing to `target` (used as given: absolute, or relative
     /// to the link's folder); the link's path.
     pub fn symlink(&self, target: impl AsRef<Path>, rel: impl AsRef<Path>) -> PathBuf {
@@ -67,6 +73,7 @@ impl TempTree {
         link
     }
 
+    #[cfg(unix)]
     /// A FIFO (named pipe) at `rel`; its path.
     pub fn fifo(&self, rel: impl AsRef<Path>) -> PathBuf {
         use std::os::unix::ffi::OsStrExt;
@@ -95,6 +102,7 @@ impl std::fmt::Debug for TempTree {
 mod tests {
     use super::TempTree;
 
+    #[cfg(unix)]
     #[test]
     fn writes_under_a_unique_folder_removed_on_drop() {
         let (a, b) = (TempTree::new("tt-same"), TempTree::new("tt-same"));

@@ -5,7 +5,7 @@
 //! never speed claims. A call "stops" when the server's CPU time (`/proc/PID/stat`)
 //! stops growing, with a wide margin.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use test_support::client::initialize_request;
 use test_support::http1::{authority, head, post_mcp, request};
 use test_support::process::cpu_seconds;
-use test_support::{Binary, PATIENCE};
+use test_support::{Binary, PATIENCE, TempTree};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -22,18 +22,6 @@ const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
 /// The tests that load a server with seconds of CPU run one at a time: each measures
 /// its server's CPU time and answers, which other tests' load would only blur.
 static HEAVY: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("cl-serving-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
-
-fn mkfifo(path: &Path) {
-    let status = Command::new("mkfifo").arg(path).status().expect("mkfifo");
-    assert!(status.success(), "mkfifo {}", path.display());
-}
 
 /// Run the CLI with `args` under a 4 GB address-space limit (so a read without end
 /// fails instead of taking the machine's memory), killed after `PATIENCE`: (exit
@@ -88,9 +76,8 @@ fn assert_refused(args: &[&str], needles: &[&str]) {
 /// hung too. Each is now a start-up error naming the file and what to pass instead.
 #[test]
 fn a_models_file_that_is_not_a_regular_file_stops_start_up_at_once() {
-    let dir = temp_dir("models-kinds");
-    let fifo = dir.join("models.json");
-    mkfifo(&fifo);
+    let dir = TempTree::new("cl-serving-models-kinds");
+    let fifo = dir.fifo("models.json");
     for path in [fifo.to_str().expect("utf-8"), "/dev/zero"] {
         assert_refused(
             &["--models-file", path, "count", "hi"],
@@ -101,15 +88,12 @@ fn a_models_file_that_is_not_a_regular_file_stops_start_up_at_once() {
             ],
         );
     }
-    let tokenizer = dir.join("tokenizer.json");
-    mkfifo(&tokenizer);
-    let models = dir.join("hf.json");
-    std::fs::write(
-        &models,
+    dir.fifo("tokenizer.json");
+    let models = dir.write(
+        "hf.json",
         r#"{"models": [{"name": "acme-open", "family": "acme", "tokenizer": "huggingface",
             "tokenizer_file": "tokenizer.json", "context_window": 32000}]}"#,
-    )
-    .expect("write");
+    );
     assert_refused(
         &[
             "--models-file",
@@ -124,10 +108,9 @@ fn a_models_file_that_is_not_a_regular_file_stops_start_up_at_once() {
             "tokenizer_file",
         ],
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
-fn models_file(dir: &Path, count: usize) -> PathBuf {
+fn models_file(dir: &TempTree, count: usize) -> PathBuf {
     let models: Vec<String> = (0..count)
         .map(|i| {
             format!(
@@ -135,16 +118,17 @@ fn models_file(dir: &Path, count: usize) -> PathBuf {
             )
         })
         .collect();
-    let path = dir.join(format!("models-{count}.json"));
-    std::fs::write(&path, format!(r#"{{"models":[{}]}}"#, models.join(","))).expect("write");
-    path
+    dir.write(
+        format!("models-{count}.json"),
+        format!(r#"{{"models":[{}]}}"#, models.join(",")),
+    )
 }
 
 /// Row 6: the file's size and model count are bounded by their own flags, each
 /// refused with the flag that raises it.
 #[test]
 fn a_models_file_over_its_byte_or_model_limit_is_refused_naming_the_flag() {
-    let dir = temp_dir("models-limits");
+    let dir = TempTree::new("cl-serving-models-limits");
     let path = models_file(&dir, 11);
     let path = path.to_str().expect("utf-8");
     assert_refused(
@@ -191,7 +175,6 @@ fn a_models_file_over_its_byte_or_model_limit_is_refused_naming_the_flag() {
     );
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("acme-10"), "{stdout}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Row 6: the merge was quadratic (100k models: 18 s in a release build, minutes in a
@@ -199,7 +182,7 @@ fn a_models_file_over_its_byte_or_model_limit_is_refused_naming_the_flag() {
 /// guard, and the last one resolves.
 #[test]
 fn a_models_file_of_100k_models_loads() {
-    let dir = temp_dir("models-100k");
+    let dir = TempTree::new("cl-serving-models-100k");
     let path = models_file(&dir, 100_000);
     let Some((code, stderr)) = run_bounded(&[
         "--models-file",
@@ -216,7 +199,6 @@ fn a_models_file_of_100k_models_loads() {
         panic!("loading 100k models did not finish within {PATIENCE:?}");
     };
     assert_eq!(code, 0, "{stderr}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 // ---- Row 1: an abandoned call stops its work ----------------------------------
@@ -547,8 +529,8 @@ async fn healthz_answers_while_the_workers_are_saturated() {
 
 /// A tree of 560 files of 50 KB random lowercase lines (28 MB): file-tokens over it
 /// for Gemini takes ~28 s of CPU in a debug build, checking for cancellation per file.
-fn slow_tree(name: &str) -> PathBuf {
-    let dir = temp_dir(name);
+fn slow_tree(name: &str) -> TempTree {
+    let dir = TempTree::new(&format!("cl-serving-{name}"));
     let text = slow_text();
     // Four copies of the slow text: Gemini counts it faster than it did, and two (8 s
     // in a quiet debug build) finished before the 10 s request timeout.
@@ -557,7 +539,7 @@ fn slow_tree(name: &str) -> PathBuf {
             let mut part = part.to_vec();
             // Unlike its twin, so the cache never answers for it.
             part[0] = b'a' + copy;
-            std::fs::write(dir.join(format!("f{copy}-{i:03}.txt")), part).expect("write");
+            dir.write(format!("f{copy}-{i:03}.txt"), part);
         }
     }
     dir
@@ -572,10 +554,9 @@ fn slow_tree(name: &str) -> PathBuf {
 async fn stateless_a_streamed_scan_past_the_request_timeout_stops() {
     let _heavy = HEAVY.lock().await;
     let dir = slow_tree("streamed-scan");
-    let root = dir.to_str().expect("utf-8");
     let (server, url) = BIN
         .spawn_http(
-            &["--root", root],
+            &["--root", dir.arg()],
             &["--stateless", "--request-timeout", "10"],
         )
         .await;
@@ -592,7 +573,6 @@ async fn stateless_a_streamed_scan_past_the_request_timeout_stops() {
     );
     assert_cpu_settles(pid, "stateless scan with progress, timed out").await;
     assert_answers(&addr, &[]).await;
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Read from `stream` until the bytes read hold `needle`, within `PATIENCE`; all read.

@@ -5,13 +5,12 @@
 //! over loopback HTTP, a fresh server per test: peak memory from VmHWM, CPU from
 //! /proc/PID/stat after the request is given up. Every test stops by itself.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use test_support::Binary;
 use test_support::http1::{authority, post_mcp, request};
 use test_support::process::peak_rss_bytes;
+use test_support::{Binary, TempTree};
 
 const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
 
@@ -49,12 +48,8 @@ fn byte_chars() -> Vec<char> {
 /// A folder with a byte-level BPE tokenizer.json shaped like Qwen3's (NFC, its
 /// regex split with single digits, byte-level alphabet, an added token) and a
 /// models file declaring it as `open-bpe-1b`.
-fn models_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "context-loader-abuse-tok-{name}-{}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+fn models_dir(name: &str) -> TempTree {
+    let dir = TempTree::new(&format!("cl-abuse-tok-{name}"));
     let mut vocab = serde_json::Map::new();
     for c in byte_chars() {
         vocab.insert(c.to_string(), vocab.len().into());
@@ -81,15 +76,14 @@ fn models_dir(name: &str) -> PathBuf {
             "fuse_unk": false, "byte_fallback": false, "ignore_merges": false,
             "vocab": vocab, "merges": merges}
     });
-    std::fs::write(dir.join("tokenizer.json"), tokenizer.to_string()).expect("write");
-    std::fs::write(
-        dir.join("models.json"),
+    dir.write("tokenizer.json", tokenizer.to_string());
+    dir.write(
+        "models.json",
         r#"{"models": [{"name": "open-bpe-1b", "family": "open-bpe",
             "tokenizer": "huggingface", "tokenizer_file": "tokenizer.json",
             "context_window": 131072, "max_output_tokens": 4096,
             "input_usd_per_mtok": 0.0, "output_usd_per_mtok": 0.0}]}"#,
-    )
-    .expect("write models file");
+    );
     dir
 }
 
@@ -137,7 +131,6 @@ async fn a_tokenizer_json_counts_megabytes_of_digits_exactly_in_bounded_memory()
         bound >> 20
     );
     drop(server);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Give up the request at `--request-timeout` and measure the CPU the server still
@@ -206,7 +199,6 @@ async fn a_timed_out_tokenizer_json_count_stops_its_cpu() {
         spent < 100,
         "{spent} ticks of CPU within 3 s after the request was given up"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The issue's row: gemini-2.5-pro on random lowercase (no space, no newline: no
