@@ -11,7 +11,8 @@
 //! - [`discover_only`]: an rmcp server that answers only `server/discover`;
 //! - [`messages_api`]: a scripted Messages API stand-in on loopback, for driving a
 //!   real agent (Claude Code, in `cargo xtask clients`) against the server;
-//! - [`process`]: a server's peak memory, for tests that bound it;
+//! - [`process`]: a server's memory and CPU time, for tests that bound them, SIGTERM,
+//!   and a command run under a hang guard;
 //! - [`readme`]: the README's examples as checks (which blocks, how compared, `--bless`);
 //! - [`TempTree`]: a test's scratch folder, uniquely named, removed on drop.
 //!

@@ -8,25 +8,15 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use test_support::http1::{authority, post_mcp, request};
+use test_support::process::cpu_ticks_during;
 use test_support::{ALL, Transport};
 use test_support::{Binary, TempTree, call, structured};
 
 const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
 
-/// CPU time the process has used so far (user + system), in clock ticks.
-fn cpu_ticks(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("proc stat");
-    // Fields after the command name (which may hold spaces) start after ") ".
-    let rest = &stat[stat.rfind(')').expect("comm") + 2..];
-    let fields: Vec<&str> = rest.split(' ').collect();
-    fields[11].parse::<u64>().expect("utime") + fields[12].parse::<u64>().expect("stime")
-}
-
 /// The server's CPU ticks over one idle second: near zero unless work was left behind.
 async fn idle_cpu_ticks(pid: u32) -> u64 {
-    let before = cpu_ticks(pid);
-    tokio::time::sleep(Duration::from_secs(1)).await;
-    cpu_ticks(pid) - before
+    cpu_ticks_during(pid, Duration::from_secs(1)).await
 }
 
 fn tool_call(id: u64, tool: &str, arguments: Value) -> Vec<u8> {

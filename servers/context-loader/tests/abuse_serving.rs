@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use test_support::client::initialize_request;
-use test_support::http1::{authority, head, post_mcp, request};
-use test_support::process::cpu_seconds;
+use test_support::http1::{authority, head, post_mcp, request, wait_ready};
+use test_support::process::{cpu_seconds, output_within, sigterm};
 use test_support::{Binary, PATIENCE, TempTree};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -27,36 +27,16 @@ static HEAVY: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 /// fails instead of taking the machine's memory), killed after `PATIENCE`: (exit
 /// code, stderr). `None` when it had to be killed: it hung.
 fn run_bounded(args: &[&str]) -> Option<(i32, String)> {
-    let mut child = Command::new("sh")
+    let mut command = Command::new("sh");
+    command
         .arg("-c")
         .arg("ulimit -v 4000000; exec \"$0\" \"$@\"")
         .arg(BIN.path())
         .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn cli");
-    let started = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            let mut stderr = String::new();
-            use std::io::Read;
-            child
-                .stderr
-                .take()
-                .expect("stderr")
-                .read_to_string(&mut stderr)
-                .expect("read stderr");
-            return Some((status.code().unwrap_or(-1), stderr));
-        }
-        if started.elapsed() > PATIENCE {
-            let _ = child.kill();
-            let _ = child.wait();
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+        .stdin(Stdio::null());
+    let out = output_within(&mut command, PATIENCE)?;
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    Some((out.status.code().unwrap_or(-1), stderr))
 }
 
 /// A start-up refusal: exit code 2 (as every configuration error) and a message
@@ -287,14 +267,6 @@ async fn assert_working(pid: u32) {
     while cpu_seconds(pid) - before < 0.3 {
         assert!(started.elapsed() < PATIENCE, "the slow call never started");
         tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-async fn wait_ready(addr: &str) {
-    let started = Instant::now();
-    while request(addr, "GET", "/readyz", &[], b"").await.status != 200 {
-        assert!(started.elapsed() < PATIENCE, "never ready");
-        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 
@@ -656,11 +628,7 @@ async fn stateful_a_call_running_at_shutdown_gets_the_documented_error_on_its_st
     let headers = session_headers(&session);
     let mut stream = send_only(&addr, &headers, &slow_call(5)).await;
     assert_working(pid).await;
-    let status = Command::new("kill")
-        .args(["-TERM", &pid.to_string()])
-        .status()
-        .expect("kill");
-    assert!(status.success());
+    sigterm(pid);
     let seen = read_until(&mut stream, "--shutdown-grace").await;
     let event = seen
         .lines()

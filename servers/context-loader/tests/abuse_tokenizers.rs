@@ -9,18 +9,10 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use test_support::http1::{authority, post_mcp, request};
-use test_support::process::peak_rss_bytes;
+use test_support::process::{cpu_ticks_during, peak_rss_bytes};
 use test_support::{Binary, TempTree};
 
 const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
-
-/// CPU time the process has used so far (user + system), in clock ticks (1/100 s).
-fn cpu_ticks(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("proc stat");
-    let rest = &stat[stat.rfind(')').expect("comm") + 2..];
-    let fields: Vec<&str> = rest.split(' ').collect();
-    fields[11].parse::<u64>().expect("utime") + fields[12].parse::<u64>().expect("stime")
-}
 
 fn count_call(text: &str, model: &str) -> Vec<u8> {
     json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
@@ -168,9 +160,7 @@ async fn cpu_after_timeout(global: &[&str], text: &str, model: &str) -> u64 {
     );
     // Let the flag be seen (a check is at most 64 KiB of text or 8k merges away).
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let before = cpu_ticks(pid);
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    let spent = cpu_ticks(pid) - before;
+    let spent = cpu_ticks_during(pid, Duration::from_secs(3)).await;
     assert_eq!(
         request(&addr, "GET", "/healthz", &[], b"").await.status,
         200

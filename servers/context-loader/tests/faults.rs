@@ -9,7 +9,7 @@ use rmcp::ServiceExt;
 use serde_json::{Value, json};
 use test_support::client::{http_transport, http_transport_with_token, initialize_request};
 use test_support::http1::{authority, head, parse_reply, post_mcp, request, request_with_host};
-use test_support::{Binary, PATIENCE, TempTree, call, structured};
+use test_support::{Binary, PATIENCE, TempTree, call, process, structured};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::process::Child;
@@ -336,13 +336,9 @@ async fn spawn_logged_http(args: &[&str]) -> (Child, String, tokio::task::JoinHa
     .await
 }
 
+/// SIGTERM to a running server.
 fn sigterm(server: &Child) {
-    let pid = server.id().expect("running server has a pid");
-    let status = std::process::Command::new("kill")
-        .args(["-TERM", &pid.to_string()])
-        .status()
-        .expect("run kill");
-    assert!(status.success());
+    process::sigterm(server.id().expect("running server has a pid"));
 }
 
 /// Wait until `n` tool calls are running (they take ~seconds: megabytes of text).

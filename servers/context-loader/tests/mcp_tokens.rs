@@ -842,36 +842,11 @@ fn a_projects_config_runs_nothing_until_the_user_approved_it() {
 /// Runs `command` to its end, or kills it after a minute (a hang guard, not a timing
 /// claim): its exit code, stdout and stderr.
 fn bounded(mut command: std::process::Command) -> (Option<i32>, String, String) {
-    use std::io::Read;
-    let mut child = command
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
-    let reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        out.read_to_string(&mut text).ok();
-        text
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        err.read_to_string(&mut text).ok();
-        text
-    });
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    let code = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status.code();
-        }
-        if std::time::Instant::now() > deadline {
-            child.kill().ok();
-            child.wait().ok();
-            panic!("still running after 60 s: {command:?}");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    };
-    (code, reader.join().unwrap(), err_reader.join().unwrap())
+    let out =
+        test_support::process::output_within(&mut command, std::time::Duration::from_secs(60))
+            .unwrap_or_else(|| panic!("still running after 60 s: {command:?}"));
+    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+    (out.status.code(), text(&out.stdout), text(&out.stderr))
 }
 
 /// Every line printed holds no raw escape and is of bounded width.
