@@ -9,6 +9,7 @@
 //!   for tests about exactly what goes over the wire;
 //! - [`anthropic`]: a fake Anthropic count_tokens API on loopback;
 //! - [`discover_only`]: an rmcp server that answers only `server/discover`;
+//! - [`fixtures`]: tokenizer.json files the engine's and the server's tests share;
 //! - [`messages_api`]: a scripted Messages API stand-in on loopback, for driving a
 //!   real agent (Claude Code, in `cargo xtask clients`) against the server;
 //! - [`process`]: a server's memory and CPU time, for tests that bound them, SIGTERM,
@@ -24,6 +25,7 @@ pub mod anthropic;
 mod binary;
 pub mod client;
 pub mod discover_only;
+pub mod fixtures;
 pub mod http1;
 pub mod messages_api;
 pub mod process;

@@ -8,6 +8,7 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use test_support::fixtures::BYTE_LEVEL_TOKENIZER;
 use test_support::http1::{authority, post_mcp, request};
 use test_support::process::{cpu_ticks_during, peak_rss_bytes};
 use test_support::{Binary, TempTree};
@@ -21,54 +22,12 @@ fn count_call(text: &str, model: &str) -> Vec<u8> {
     .into_bytes()
 }
 
-/// GPT-2's byte-level alphabet: printable Latin-1 bytes stand for themselves, the
-/// rest for U+0100 onwards.
-fn byte_chars() -> Vec<char> {
-    let mut next = 0x100u32;
-    (0..=255u8)
-        .map(|b| {
-            if matches!(b, b'!'..=b'~' | 0xA1..=0xAC) || b >= 0xAE {
-                char::from(b)
-            } else {
-                next += 1;
-                char::from_u32(next - 1).expect("char")
-            }
-        })
-        .collect()
-}
-
 /// A folder with a byte-level BPE tokenizer.json shaped like Qwen3's (NFC, its
-/// regex split with single digits, byte-level alphabet, an added token) and a
-/// models file declaring it as `open-bpe-1b`.
+/// regex split with single digits, byte-level alphabet, added tokens) and a models
+/// file declaring it as `open-bpe-1b`.
 fn models_dir(name: &str) -> TempTree {
     let dir = TempTree::new(&format!("cl-abuse-tok-{name}"));
-    let mut vocab = serde_json::Map::new();
-    for c in byte_chars() {
-        vocab.insert(c.to_string(), vocab.len().into());
-    }
-    let mut merges = Vec::new();
-    for (a, b) in [("Ġ", "t"), ("h", "e"), ("Ġt", "he"), ("1", "2"), ("Ġ", "Ġ")] {
-        vocab.insert(format!("{a}{b}"), vocab.len().into());
-        merges.push(format!("{a} {b}"));
-    }
-    let split = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
-    let tokenizer = json!({
-        "version": "1.0", "truncation": null, "padding": null,
-        "added_tokens": [{"id": 300, "content": "<|im_start|>", "single_word": false,
-            "lstrip": false, "rstrip": false, "normalized": false, "special": true}],
-        "normalizer": {"type": "NFC"},
-        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
-            {"type": "Split", "pattern": {"Regex": split}, "behavior": "Isolated",
-             "invert": false},
-            {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": false,
-             "use_regex": false}]},
-        "post_processor": null, "decoder": null,
-        "model": {"type": "BPE", "dropout": null, "unk_token": null,
-            "continuing_subword_prefix": null, "end_of_word_suffix": null,
-            "fuse_unk": false, "byte_fallback": false, "ignore_merges": false,
-            "vocab": vocab, "merges": merges}
-    });
-    dir.write("tokenizer.json", tokenizer.to_string());
+    dir.write("tokenizer.json", BYTE_LEVEL_TOKENIZER);
     dir.write(
         "models.json",
         r#"{"models": [{"name": "open-bpe-1b", "family": "open-bpe",
