@@ -559,13 +559,9 @@ fn byte_chars() -> [char; 256] {
 mod tests {
     use super::*;
 
-    /// A tiny word-level tokenizer.json with one added (special) token.
-    const TINY: &str = r#"{"version":"1.0","truncation":null,"padding":null,
-      "added_tokens":[{"id":3,"content":"<|eot|>","single_word":false,"lstrip":false,
-        "rstrip":false,"normalized":false,"special":true}],
-      "normalizer":null,"pre_tokenizer":{"type":"Whitespace"},"post_processor":null,
-      "decoder":null,"model":{"type":"WordLevel","vocab":{"a":0,"b":1,"[UNK]":2},
-        "unk_token":"[UNK]"}}"#;
+    // A tiny word-level tokenizer.json with one added (special) token, and a
+    // byte-level BPE one shaped like Qwen3's (shared with the server's tests).
+    use test_support::fixtures::{BYTE_LEVEL_TOKENIZER, TINY_TOKENIZER as TINY};
 
     /// A scratch folder, removed when the test ends (also when it fails).
     fn temp_dir(name: &str) -> tempfile::TempDir {
@@ -590,61 +586,12 @@ mod tests {
         assert_eq!(tokenizer.offsets("a b"), [(0, 1), (2, 3)]);
     }
 
-    /// A byte-level BPE tokenizer.json shaped like Qwen3's (NFC, one regex split,
-    /// byte-level alphabet, a few merges, raw and normalized added tokens).
-    fn byte_level_json() -> String {
-        let chars = byte_chars();
-        let mut vocab = serde_json::Map::new();
-        for c in chars {
-            vocab.insert(c.to_string(), vocab.len().into());
-        }
-        let mut merges = Vec::new();
-        for pair in [
-            ("Ġ", "t"),
-            ("h", "e"),
-            ("Ġt", "he"),
-            ("i", "n"),
-            ("Ġ", "in"),
-            ("1", "2"),
-            ("Ġ", "Ġ"),
-            ("ĠĠ", "ĠĠ"),
-            ("Ċ", "Ċ"),
-            ("Ã", "©"),
-            ("e", "r"),
-        ] {
-            vocab.insert(format!("{}{}", pair.0, pair.1), vocab.len().into());
-            merges.push(format!("{} {}", pair.0, pair.1));
-        }
-        let split = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
-        let added = |id: usize, content: &str, normalized: bool| {
-            serde_json::json!({"id": id, "content": content, "single_word": false,
-                "lstrip": false, "rstrip": false, "normalized": normalized,
-                "special": !normalized})
-        };
-        serde_json::json!({
-            "version": "1.0", "truncation": null, "padding": null,
-            "added_tokens": [added(400, "<|im_start|>", false), added(401, "<think>", true)],
-            "normalizer": {"type": "NFC"},
-            "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
-                {"type": "Split", "pattern": {"Regex": split}, "behavior": "Isolated",
-                 "invert": false},
-                {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": false,
-                 "use_regex": false}]},
-            "post_processor": null, "decoder": null,
-            "model": {"type": "BPE", "dropout": null, "unk_token": null,
-                "continuing_subword_prefix": null, "end_of_word_suffix": null,
-                "fuse_unk": false, "byte_fallback": false, "ignore_merges": false,
-                "vocab": vocab, "merges": merges}
-        })
-        .to_string()
-    }
-
     #[test]
     fn byte_level_files_are_counted_in_pieces_exactly_as_the_library_counts_whole() {
         let scratch = temp_dir("pieces");
         let dir = scratch.path();
         let path = dir.join("tokenizer.json");
-        std::fs::write(&path, byte_level_json()).expect("write");
+        std::fs::write(&path, BYTE_LEVEL_TOKENIZER).expect("write");
         let tokenizer = HuggingFaceTokenizer::from_file(&path).expect("loads");
         assert!(tokenizer.counts_in_pieces());
         let mut seed = 7u64;

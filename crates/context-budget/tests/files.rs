@@ -2,8 +2,6 @@
 //! and non-UTF-8 files, FIFOs, symlinks in and out of the root, `..` and absolute
 //! paths, secret-looking files, globs, limits, the cache, and the budget promise.
 
-use std::path::PathBuf;
-
 use context_budget::Unobserved;
 use context_budget::files::pack::{PackFormat, PackOrder};
 use context_budget::files::roots::Roots;
@@ -12,75 +10,45 @@ use context_budget::files::{
 };
 use context_budget::{Catalog, ResolvedModel, Tokenizer};
 use proptest::prelude::*;
+use test_support::TempTree;
 
-struct Tree {
-    dir: PathBuf,
+/// A scratch folder whose `root/` is the store's one root (`outside/`, beside it, is
+/// not served).
+fn tree(name: &str) -> TempTree {
+    TempTree::new(&format!("cb-files-{name}"))
 }
 
-impl Drop for Tree {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-impl Tree {
-    fn new(name: &str) -> Tree {
-        let dir = std::env::temp_dir().join(format!("cb-files-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        Tree { dir }
-    }
-
-    fn write(&self, relative: &str, content: impl AsRef<[u8]>) -> &Tree {
-        let path = self.dir.join(relative);
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("dirs");
-        std::fs::write(path, content).expect("write");
-        self
-    }
-
-    fn root(&self) -> PathBuf {
-        self.dir.join("root")
-    }
-
-    fn roots(&self) -> Roots {
-        Roots::new(&[self.root()]).expect("roots")
-    }
+fn roots(tree: &TempTree) -> Roots {
+    Roots::new(&[tree.join("root")]).expect("roots")
 }
 
 /// A project with everything the walk must handle.
-fn project(name: &str) -> Tree {
-    let tree = Tree::new(name);
-    tree.write("root/.gitignore", "target/\n*.log\n")
-        .write(
-            "root/src/main.rs",
-            "fn main() {\n    println!(\"hello\");\n}\n",
-        )
-        .write(
-            "root/src/lib.rs",
-            "pub fn add(a: u32, b: u32) -> u32 { a + b }\n".repeat(20),
-        )
-        .write("root/src/nested/deep.rs", "// deep\npub const X: u8 = 1;\n")
-        .write("root/README.md", "# Project\n\nSome words about it.\n")
-        .write("root/target/debug/out.rs", "generated")
-        .write("root/build.log", "log line\n")
-        .write("root/.hidden/notes.txt", "hidden notes\n")
-        .write("root/.env", "API_KEY=sk-secret\n")
-        .write("root/config/server.pem", "-----BEGIN PRIVATE KEY-----\n")
-        .write("root/config/app.toml", "name = \"x\"\n")
-        .write("root/image.png", b"\x89PNG\r\n\x1a\n\0\0\0IHDR")
-        .write("root/latin1.txt", b"caf\xe9 au lait")
-        .write("outside/secret.txt", "outside the root\n");
-    let root = tree.root();
-    std::os::unix::fs::symlink(tree.dir.join("outside/secret.txt"), root.join("escape.txt"))
-        .expect("symlink out");
-    std::os::unix::fs::symlink(tree.dir.join("outside"), root.join("escape_dir"))
-        .expect("symlink dir out");
-    std::os::unix::fs::symlink(root.join("README.md"), root.join("readme_link.md"))
-        .expect("symlink in");
-    let fifo = root.join("pipe.fifo");
-    let c_path = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).expect("path");
-    // SAFETY: a valid NUL-terminated path; mkfifo has no other preconditions.
-    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) }, 0, "mkfifo");
+fn project(name: &str) -> TempTree {
+    let tree = tree(name);
+    tree.write("root/.gitignore", "target/\n*.log\n");
+    tree.write(
+        "root/src/main.rs",
+        "fn main() {\n    println!(\"hello\");\n}\n",
+    );
+    tree.write(
+        "root/src/lib.rs",
+        "pub fn add(a: u32, b: u32) -> u32 { a + b }\n".repeat(20),
+    );
+    tree.write("root/src/nested/deep.rs", "// deep\npub const X: u8 = 1;\n");
+    tree.write("root/README.md", "# Project\n\nSome words about it.\n");
+    tree.write("root/target/debug/out.rs", "generated");
+    tree.write("root/build.log", "log line\n");
+    tree.write("root/.hidden/notes.txt", "hidden notes\n");
+    tree.write("root/.env", "API_KEY=sk-secret\n");
+    tree.write("root/config/server.pem", "-----BEGIN PRIVATE KEY-----\n");
+    tree.write("root/config/app.toml", "name = \"x\"\n");
+    tree.write("root/image.png", b"\x89PNG\r\n\x1a\n\0\0\0IHDR");
+    tree.write("root/latin1.txt", b"caf\xe9 au lait");
+    let secret = tree.write("outside/secret.txt", "outside the root\n");
+    tree.symlink(secret, "root/escape.txt");
+    tree.symlink(tree.join("outside"), "root/escape_dir");
+    tree.symlink(tree.join("root/README.md"), "root/readme_link.md");
+    tree.fifo("root/pipe.fifo");
     tree
 }
 
@@ -120,7 +88,7 @@ fn skipped(report: &FileTokens, reason: &str) -> Vec<String> {
 fn a_folder_walk_honours_gitignore_hidden_and_skips_what_is_not_text() {
     let tree = project("walk");
     let store = FileStore::new(FileLimits::default());
-    let report = tokens(&store, &tree.roots(), &["."]).expect("measured");
+    let report = tokens(&store, &roots(&tree), &["."]).expect("measured");
     assert_eq!(
         paths(&report),
         [
@@ -155,7 +123,7 @@ fn a_folder_walk_honours_gitignore_hidden_and_skips_what_is_not_text() {
     // Counts equal tiktoken-rs's, file by file, and add up to the total.
     let bpe = tiktoken_rs::o200k_base().expect("o200k");
     for row in &report.files {
-        let text = std::fs::read_to_string(tree.root().join(&row.path)).expect("read");
+        let text = std::fs::read_to_string(tree.join("root").join(&row.path)).expect("read");
         assert_eq!(
             row.tokens,
             bpe.encode_ordinary(&text).len() as u64,
@@ -187,10 +155,10 @@ fn a_folder_walk_honours_gitignore_hidden_and_skips_what_is_not_text() {
 fn a_file_named_twice_is_measured_once_without_a_skip() {
     let tree = project("named-twice");
     let store = FileStore::new(FileLimits::default());
-    let absolute = format!("{}//src//main.rs", tree.root().display());
+    let absolute = format!("{}//src//main.rs", tree.join("root").display());
     let report = tokens(
         &store,
-        &tree.roots(),
+        &roots(&tree),
         &[
             "src/lib.rs",
             ".",
@@ -217,7 +185,7 @@ fn a_file_named_twice_is_measured_once_without_a_skip() {
     assert_eq!(skipped(&report, "duplicate"), ["readme_link.md"]);
     assert_eq!(
         report.total,
-        tokens(&store, &tree.roots(), &["."])
+        tokens(&store, &roots(&tree), &["."])
             .expect("measured")
             .total
     );
@@ -234,7 +202,7 @@ fn hidden_files_are_walked_on_request_but_secrets_never_are() {
     };
     let report = store
         .file_tokens(
-            &tree.roots(),
+            &roots(&tree),
             &query,
             &model("gpt-4o"),
             FileSort::Path,
@@ -246,11 +214,11 @@ fn hidden_files_are_walked_on_request_but_secrets_never_are() {
     assert!(paths(&report).contains(&".gitignore"));
     assert_eq!(skipped(&report, "secret"), [".env", "config/server.pem"]);
     // Named explicitly, a secret-looking file is still refused.
-    let named = tokens(&store, &tree.roots(), &[".env"]).expect("measured");
+    let named = tokens(&store, &roots(&tree), &[".env"]).expect("measured");
     assert!(paths(&named).is_empty());
     assert_eq!(skipped(&named, "secret"), [".env"]);
     // So is an ignored file.
-    let ignored = tokens(&store, &tree.roots(), &["build.log"]).expect("measured");
+    let ignored = tokens(&store, &roots(&tree), &["build.log"]).expect("measured");
     assert_eq!(paths(&ignored), ["build.log"]);
 }
 
@@ -258,8 +226,8 @@ fn hidden_files_are_walked_on_request_but_secrets_never_are() {
 fn paths_outside_the_root_are_refused() {
     let tree = project("outside");
     let store = FileStore::new(FileLimits::default());
-    let roots = tree.roots();
-    let outside = tree.dir.join("outside/secret.txt");
+    let roots = roots(&tree);
+    let outside = tree.join("outside/secret.txt");
     for path in [
         "../outside/secret.txt",
         "src/../../outside/secret.txt",
@@ -276,7 +244,7 @@ fn paths_outside_the_root_are_refused() {
         );
     }
     // An absolute path inside the root is fine, shown relative to it.
-    let inside = tree.root().join("src/main.rs");
+    let inside = tree.join("root/src/main.rs");
     let report = tokens(&store, &roots, &[inside.to_str().expect("utf-8")]).expect("inside");
     assert_eq!(paths(&report), ["src/main.rs"]);
     // A symlink inside the root to a file inside the root is followed.
@@ -298,7 +266,7 @@ fn a_named_fifo_is_skipped_without_blocking() {
     let store = FileStore::new(FileLimits::default());
     // Opening a FIFO for reading blocks until a writer comes, unless O_NONBLOCK;
     // it is not even opened since it is not a regular file.
-    let report = tokens(&store, &tree.roots(), &["pipe.fifo"]).expect("answer");
+    let report = tokens(&store, &roots(&tree), &["pipe.fifo"]).expect("answer");
     assert!(report.files.is_empty());
     assert_eq!(skipped(&report, "not_regular"), ["pipe.fifo"]);
 }
@@ -307,7 +275,7 @@ fn a_named_fifo_is_skipped_without_blocking() {
 fn globs_and_filters_select_files() {
     let tree = project("globs");
     let store = FileStore::new(FileLimits::default());
-    let roots = tree.roots();
+    let roots = roots(&tree);
     let rust = tokens(&store, &roots, &["src/**/*.rs"]).expect("glob");
     assert_eq!(
         paths(&rust),
@@ -341,7 +309,7 @@ fn globs_and_filters_select_files() {
 #[test]
 fn limits_stop_calls_with_errors_naming_them() {
     let tree = project("limits");
-    let roots = tree.roots();
+    let roots = roots(&tree);
     let few_files = FileStore::new(FileLimits {
         max_files: 2,
         ..FileLimits::default()
@@ -392,7 +360,7 @@ fn limits_stop_calls_with_errors_naming_them() {
 fn repeat_calls_are_answered_from_the_cache_until_a_file_changes() {
     let tree = project("cache");
     let store = FileStore::new(FileLimits::default());
-    let roots = tree.roots();
+    let roots = roots(&tree);
     let first = tokens(&store, &roots, &["src"]).expect("first");
     assert_eq!(first.cached, 0);
     let second = tokens(&store, &roots, &["src"]).expect("second");
@@ -415,18 +383,16 @@ fn repeat_calls_are_answered_from_the_cache_until_a_file_changes() {
 #[test]
 fn client_roots_narrow_the_server_roots() {
     let tree = project("narrow");
-    let roots = tree.roots();
-    let narrowed = roots.narrow(&[tree.root().join("src")]).expect("inside");
+    let roots = roots(&tree);
+    let narrowed = roots.narrow(&[tree.join("root/src")]).expect("inside");
     let store = FileStore::new(FileLimits::default());
     let report = tokens(&store, &narrowed, &["."]).expect("measured");
     assert_eq!(paths(&report), ["lib.rs", "main.rs", "nested/deep.rs"]);
     assert!(tokens(&store, &narrowed, &["../README.md"]).is_err());
-    let elsewhere = roots.narrow(&[tree.dir.join("outside")]);
+    let elsewhere = roots.narrow(&[tree.join("outside")]);
     assert!(matches!(elsewhere, Err(FilesError::NoSharedRoot { .. })));
     // A client root above ours keeps ours.
-    let above = roots
-        .narrow(std::slice::from_ref(&tree.dir))
-        .expect("above");
+    let above = roots.narrow(&[tree.path().to_path_buf()]).expect("above");
     assert_eq!(above, roots);
 }
 
@@ -450,7 +416,7 @@ fn load(
 fn load_files_packs_in_each_format_and_reports_what_it_left_out() {
     let tree = project("load");
     let store = FileStore::new(FileLimits::default());
-    let roots = tree.roots();
+    let roots = roots(&tree);
     let xml = load(
         &store,
         &roots,
@@ -586,7 +552,7 @@ fn a_bare_encoding_needs_a_budget() {
     };
     let error = store
         .load_files(
-            &tree.roots(),
+            &roots(&tree),
             &query,
             &LoadRequest::default(),
             &model("cl100k_base"),
@@ -628,15 +594,15 @@ proptest! {
         order in prop_oneof![Just(PackOrder::Given), Just(PackOrder::Smallest), Just(PackOrder::Path)],
         model_name in prop_oneof![Just("gpt-4o"), Just("gpt-4"), Just("claude-sonnet-4-5")],
     ) {
-        let tree = Tree::new(&format!("prop-{}", std::thread::current().name().unwrap_or("t").len()));
+        let tree = tree("prop");
         for (i, text) in contents.iter().enumerate() {
-            tree.write(&format!("root/f{i}.txt"), text);
+            tree.write(format!("root/f{i}.txt"), text);
         }
         let store = FileStore::new(FileLimits::default());
         let query = FileQuery { paths: vec![".".into()], ..FileQuery::default() };
         let request = LoadRequest { budget: Some(budget), order, format, max_file_tokens, ..LoadRequest::default() };
         let tokenizer = model(model_name).tokenizer();
-        match store.load_files(&tree.roots(), &query, &request, &model(model_name), &Unobserved) {
+        match store.load_files(&roots(&tree), &query, &request, &model(model_name), &Unobserved) {
             Ok(loaded) => {
                 prop_assert_eq!(loaded.tokens, tokenizer.count(&loaded.text) as u64);
                 // The answer as the model receives it: counted exactly, within the budget.
@@ -659,7 +625,7 @@ proptest! {
 /// secret named explicitly was read. Now none of them is, whichever way reached.
 #[test]
 fn credentials_are_refused_through_links_by_their_path_and_when_named() {
-    let tree = Tree::new("credentials");
+    let tree = tree("credentials");
     let credentials = [
         ".env",
         "id_rsa",
@@ -675,16 +641,15 @@ fn credentials_are_refused_through_links_by_their_path_and_when_named() {
         ".ssh/deploy_github",
     ];
     for (i, path) in credentials.iter().enumerate() {
-        tree.write(&format!("root/{path}"), format!("TOKEN-{i}-ghp_leak\n"));
+        tree.write(format!("root/{path}"), format!("TOKEN-{i}-ghp_leak\n"));
     }
     tree.write("root/src/main.rs", "fn main() {}\n");
-    let root = tree.root();
-    std::os::unix::fs::symlink(root.join(".env"), root.join("config.txt")).expect("link");
-    std::os::unix::fs::symlink(root.join("id_rsa"), root.join("notes.md")).expect("link");
-    std::os::unix::fs::symlink(root.join(".git/config"), root.join("src/remote.txt"))
-        .expect("link");
+    let root = tree.join("root");
+    tree.symlink(root.join(".env"), "root/config.txt");
+    tree.symlink(root.join("id_rsa"), "root/notes.md");
+    tree.symlink(root.join(".git/config"), "root/src/remote.txt");
     let store = FileStore::new(FileLimits::default());
-    let roots = tree.roots();
+    let roots = roots(&tree);
     for hidden in [false, true] {
         let query = FileQuery {
             paths: vec![".".into()],
@@ -748,25 +713,25 @@ fn credentials_are_refused_through_links_by_their_path_and_when_named() {
 #[test]
 fn names_that_are_not_utf8_stay_apart_and_a_clash_is_reported() {
     use std::os::unix::ffi::OsStrExt;
-    let tree = Tree::new("raw-names");
+    let tree = tree("raw-names");
     tree.write("root/a.txt", "plain\n");
-    let root = tree.root();
+    let root = tree.join("root");
     for raw in [&b"n\xff.txt"[..], b"n\xfe.txt"] {
         std::fs::write(root.join(std::ffi::OsStr::from_bytes(raw)), "raw bytes\n")
             .expect("raw name");
     }
     let store = FileStore::new(FileLimits::default());
-    let report = tokens(&store, &tree.roots(), &["."]).expect("measured");
+    let report = tokens(&store, &roots(&tree), &["."]).expect("measured");
     assert_eq!(paths(&report), ["a.txt", "n\\xfe.txt", "n\\xff.txt"]);
     assert_eq!(report.files_measured, 3);
     // A literal backslash name shows as one of them: both files are accounted for.
     tree.write("root/n\\xff.txt", "literal backslash\n");
-    let report = tokens(&store, &tree.roots(), &["."]).expect("measured");
+    let report = tokens(&store, &roots(&tree), &["."]).expect("measured");
     assert_eq!(report.files_measured, 3, "{:?}", paths(&report));
     assert_eq!(skipped(&report, "duplicate"), ["n\\xff.txt"]);
     let loaded = load(
         &store,
-        &tree.roots(),
+        &roots(&tree),
         &["."],
         &LoadRequest::default(),
         "gpt-4o",
@@ -806,11 +771,11 @@ impl<F: Fn() + Sync> context_budget::ScanControl for GrowWhenPacking<F> {
 /// is held to the same limit.
 #[test]
 fn files_that_grow_before_packing_stay_within_the_byte_limit() {
-    let tree = Tree::new("grow");
+    let tree = tree("grow");
     for i in 0..8 {
-        tree.write(&format!("root/f{i}.txt"), "small\n");
+        tree.write(format!("root/f{i}.txt"), "small\n");
     }
-    let root = tree.root();
+    let root = tree.join("root");
     let store = FileStore::new(FileLimits {
         max_total_bytes: 10_000,
         ..FileLimits::default()
@@ -833,7 +798,7 @@ fn files_that_grow_before_packing_stay_within_the_byte_limit() {
         ..LoadRequest::default()
     };
     let result = store.load_files(
-        &tree.roots(),
+        &roots(&tree),
         &FileQuery::default(),
         &request,
         &model("gpt-4o"),
@@ -867,9 +832,9 @@ impl context_budget::ScanControl for CancelAt {
 /// report (the last batch being packed) now stops there.
 #[test]
 fn a_load_cancelled_while_packing_stops_before_the_final_count() {
-    let tree = Tree::new("cancel-pack");
+    let tree = tree("cancel-pack");
     for i in 0..40 {
-        tree.write(&format!("root/f{i:02}.txt"), format!("file {i}\n"));
+        tree.write(format!("root/f{i:02}.txt"), format!("file {i}\n"));
     }
     let store = FileStore::new(FileLimits::default());
     let query = FileQuery::default();
@@ -879,14 +844,14 @@ fn a_load_cancelled_while_packing_stops_before_the_final_count() {
         calls: Default::default(),
     };
     store
-        .load_files(&tree.roots(), &query, &request, &model("gpt-4o"), &count)
+        .load_files(&roots(&tree), &query, &request, &model("gpt-4o"), &count)
         .expect("loaded");
     let reports = count.calls.load(std::sync::atomic::Ordering::SeqCst);
     let cancel = CancelAt {
         at: reports,
         calls: Default::default(),
     };
-    let result = store.load_files(&tree.roots(), &query, &request, &model("gpt-4o"), &cancel);
+    let result = store.load_files(&roots(&tree), &query, &request, &model("gpt-4o"), &cancel);
     assert!(matches!(result, Err(FilesError::Cancelled)), "{result:?}");
 }
 
@@ -897,14 +862,14 @@ fn a_load_cancelled_while_packing_stops_before_the_final_count() {
 /// clock and while the call is wanted.
 #[test]
 fn ignore_files_are_bounded_read_once_per_call_and_within_the_walk_clock() {
-    let tree = Tree::new("ignore-bounds");
+    let tree = tree("ignore-bounds");
     let patterns: String = (0..100).map(|i| format!("build-{i}/\n")).collect();
     tree.write("root/.gitignore", format!("{patterns}*.log\n"));
     for d in ["d0", "d1", "d2"] {
-        tree.write(&format!("root/{d}/a.txt"), "kept\n")
-            .write(&format!("root/{d}/b.log"), "ignored\n");
+        tree.write(format!("root/{d}/a.txt"), "kept\n");
+        tree.write(format!("root/{d}/b.log"), "ignored\n");
     }
-    let roots = tree.roots();
+    let roots = roots(&tree);
     let query = |paths: &[&str]| FileQuery {
         paths: paths.iter().map(|p| p.to_string()).collect(),
         ..FileQuery::default()

@@ -12,25 +12,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use context_budget::Unobserved;
 use context_budget::spec::{SpecQuery, SpecStore, SpecTokens};
 use context_budget::{Catalog, Tokenizer};
+use test_support::TempTree;
 
 const SCANS: usize = 300;
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        let dir = std::env::temp_dir().join(format!("cb-races-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("create temp dir");
-        TempDir(std::fs::canonicalize(&dir).expect("canonical"))
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// Swap `readme` between the real file and `replace` (a link or FIFO maker) until
 /// `stop`; returns the swapping thread.
@@ -74,15 +58,12 @@ fn scan_readme_counts(root: &Path) -> Vec<Option<u64>> {
 
 #[test]
 fn a_readme_swapped_with_a_link_out_of_the_root_is_never_counted() {
-    let dir = TempDir::new("link");
-    let root = dir.0.join("specs");
-    std::fs::create_dir_all(root.join("001-spec")).expect("mkdir");
+    let dir = TempTree::new("cb-races-link");
+    let root = dir.join("specs");
     let inside = "# Inside\n\nshort.\n";
-    let outside_file = dir.0.join("outside.md");
     let outside = "secret outside words ".repeat(400);
-    std::fs::write(&outside_file, &outside).expect("write");
-    let readme = root.join("001-spec/README.md");
-    std::fs::write(&readme, inside).expect("write");
+    let outside_file = dir.write("outside.md", &outside);
+    let readme = dir.write("specs/001-spec/README.md", inside);
 
     let stop = Arc::new(AtomicBool::new(false));
     let swapper = keep_swapping(
@@ -107,12 +88,10 @@ fn a_readme_swapped_with_a_link_out_of_the_root_is_never_counted() {
 
 #[test]
 fn a_readme_swapped_with_a_fifo_never_blocks_a_scan() {
-    let dir = TempDir::new("fifo");
-    let root = dir.0.join("specs");
-    std::fs::create_dir_all(root.join("001-spec")).expect("mkdir");
+    let dir = TempTree::new("cb-races-fifo");
+    let root = dir.join("specs");
     let inside = "# Inside\n\nshort.\n";
-    let readme = root.join("001-spec/README.md");
-    std::fs::write(&readme, inside).expect("write");
+    let readme = dir.write("specs/001-spec/README.md", inside);
 
     let stop = Arc::new(AtomicBool::new(false));
     let swapper = keep_swapping(

@@ -2,43 +2,18 @@
 //! not break a listing, the safety rules (nothing outside the root is read), the
 //! cache, and the listing's filters and sums.
 
-use std::path::PathBuf;
-
 use context_budget::spec::{
     SortOrder, SpecError, SpecListing, SpecQuery, SpecReport, SpecStore, SpecTokens,
 };
 use context_budget::{Catalog, Tokenizer};
 use context_budget::{ScanControl, Unobserved};
-
-/// A throwaway directory removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        let dir = std::env::temp_dir().join(format!("cb-specs-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("create temp dir");
-        TempDir(dir)
-    }
-    fn write(&self, relative: &str, content: impl AsRef<[u8]>) -> PathBuf {
-        let path = self.0.join(relative);
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        std::fs::write(&path, content).expect("write");
-        path
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use test_support::TempTree;
 
 const README: &str = "---\nstatus: planned\n---\n# Token engine\n\nCount tokens exactly.\n\n```rust\nfn count() {}\n```\n";
 const DESIGN: &str = "# Design\n\n| part | job |\n|---|---|\n| bpe | merge |\n\nMore prose here.\n";
 
-fn fixture(tag: &str) -> TempDir {
-    let dir = TempDir::new(tag);
+fn fixture(tag: &str) -> TempTree {
+    let dir = TempTree::new(&format!("cb-specs-{tag}"));
     dir.write("specs/059-token-engine/README.md", README);
     dir.write("specs/059-token-engine/DESIGN.md", DESIGN);
     dir.write(
@@ -100,7 +75,7 @@ fn listing(store: &SpecStore, q: &SpecQuery) -> SpecListing {
 #[test]
 fn one_spec_readme_only_then_with_sub_specs() {
     let dir = fixture("one");
-    let store = SpecStore::new(dir.0.join("specs"));
+    let store = SpecStore::new(dir.join("specs"));
     let readme = report(&store, &query(Some("59"))).expect("spec 59");
     assert_eq!(readme.spec, "059-token-engine");
     assert_eq!(readme.scope, "readme");
@@ -152,7 +127,7 @@ fn one_spec_readme_only_then_with_sub_specs() {
 #[test]
 fn a_sub_spec_file_by_number_and_name() {
     let dir = fixture("file");
-    let store = SpecStore::new(dir.0.join("specs"));
+    let store = SpecStore::new(dir.join("specs"));
     for q in [
         "059/DESIGN.md",
         "token-engine/DESIGN.md",
@@ -168,7 +143,7 @@ fn a_sub_spec_file_by_number_and_name() {
 #[test]
 fn listing_survives_broken_specs_and_reports_each_on_its_row() {
     let dir = fixture("broken");
-    let store = SpecStore::new(dir.0.join("specs"));
+    let store = SpecStore::new(dir.join("specs"));
     let all = listing(
         &store,
         &SpecQuery {
@@ -264,7 +239,7 @@ fn listing_survives_broken_specs_and_reports_each_on_its_row() {
 #[test]
 fn listing_sorts_filters_and_limits() {
     let dir = fixture("filters");
-    let store = SpecStore::new(dir.0.join("specs"));
+    let store = SpecStore::new(dir.join("specs"));
     let by_tokens = listing(&store, &query(None));
     assert_eq!(by_tokens.specs[0].spec, "1593-large");
     assert!(by_tokens.specs.windows(2).all(|w| w[0].total >= w[1].total));
@@ -329,18 +304,16 @@ fn nothing_outside_the_root_is_read() {
         "# Outside\n\nsecret words\n",
     );
     dir.write("outside/secret.md", "# Secret\n");
-    let specs = dir.0.join("specs");
+    let specs = dir.join("specs");
     #[cfg(unix)]
     {
-        use std::os::unix::fs::symlink;
-        symlink(dir.0.join("outside/999-escape"), specs.join("999-escape")).expect("symlink dir");
-        symlink(
-            dir.0.join("outside/secret.md"),
-            specs.join("059-token-engine/LEAK.md"),
-        )
-        .expect("symlink file");
+        dir.symlink(dir.join("outside/999-escape"), "specs/999-escape");
+        dir.symlink(
+            dir.join("outside/secret.md"),
+            "specs/059-token-engine/LEAK.md",
+        );
         // A link that stays inside the root is followed.
-        symlink(specs.join("059-token-engine"), specs.join("060-alias")).expect("inner symlink");
+        dir.symlink(specs.join("059-token-engine"), "specs/060-alias");
     }
     let store = SpecStore::new(&specs);
     let all = listing(
@@ -387,7 +360,7 @@ fn nothing_outside_the_root_is_read() {
     for q in [
         "../outside/secret.md".to_string(),
         "059/../../outside/secret.md".to_string(),
-        dir.0.join("outside/secret.md").display().to_string(),
+        dir.join("outside/secret.md").display().to_string(),
         "/etc/passwd".to_string(),
     ] {
         assert!(
@@ -447,12 +420,12 @@ fn over_long_names_and_too_many_specs_are_refused_before_reading() {
 #[test]
 fn errors_for_missing_roots_and_specs() {
     let dir = fixture("errors");
-    let missing = SpecStore::new(dir.0.join("nope"));
+    let missing = SpecStore::new(dir.join("nope"));
     assert!(matches!(
         missing.spec_tokens(&query(None), &gpt4(), &Unobserved),
         Err(SpecError::RootNotFound { .. })
     ));
-    let store = SpecStore::new(dir.0.join("specs"));
+    let store = SpecStore::new(dir.join("specs"));
     let Err(SpecError::NotFound { closest, .. }) = report(&store, &query(Some("token-engin")))
     else {
         panic!("not found expected");
@@ -490,7 +463,7 @@ fn errors_for_missing_roots_and_specs() {
 #[test]
 fn unchanged_files_come_from_the_cache_and_changed_ones_are_remeasured() {
     let dir = fixture("cache");
-    let store = SpecStore::new(dir.0.join("specs"));
+    let store = SpecStore::new(dir.join("specs"));
     let first = listing(&store, &query(None));
     let cached = store.cached_files();
     assert!(cached >= 7, "{cached}");
@@ -524,7 +497,7 @@ fn cancellation_stops_the_scan() {
         }
     }
     let dir = fixture("cancel");
-    let store = SpecStore::new(dir.0.join("specs"));
+    let store = SpecStore::new(dir.join("specs"));
     assert_eq!(
         store
             .spec_tokens(&query(None), &gpt4(), &CancelAtOnce)
@@ -544,7 +517,7 @@ fn progress_reaches_the_total() {
         }
     }
     let dir = fixture("progress");
-    let store = SpecStore::new(dir.0.join("specs"));
+    let store = SpecStore::new(dir.join("specs"));
     let record = Record(Mutex::new(Vec::new()));
     store
         .spec_tokens(
@@ -565,7 +538,7 @@ fn progress_reaches_the_total() {
 #[test]
 fn budget_over_several_specs() {
     let dir = fixture("budget");
-    let store = SpecStore::new(dir.0.join("specs"));
+    let store = SpecStore::new(dir.join("specs"));
     let specs: Vec<String> = ["59", "12", "1593", "059"]
         .iter()
         .map(|s| s.to_string())

@@ -89,6 +89,16 @@ pub async fn request_with_host(
         .unwrap_or_else(|e| panic!("{method} {path} on {addr}: {e}"))
 }
 
+/// Wait until the server at `addr` is ready (`/readyz` answers 200), within
+/// [`PATIENCE`]: a server accepts connections before its warm-up is done.
+pub async fn wait_ready(addr: &str) {
+    let started = std::time::Instant::now();
+    while request(addr, "GET", "/readyz", &[], b"").await.status != 200 {
+        assert!(started.elapsed() < PATIENCE, "never ready");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
 /// [`request_with_host`] that reports a refused connection or an unparsable reply
 /// instead of failing, for polling a server that is still starting.
 pub async fn try_request(

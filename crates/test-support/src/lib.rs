@@ -9,12 +9,15 @@
 //!   for tests about exactly what goes over the wire;
 //! - [`anthropic`]: a fake Anthropic count_tokens API on loopback;
 //! - [`discover_only`]: an rmcp server that answers only `server/discover`;
+//! - [`fixtures`]: tokenizer.json files the engine's and the server's tests share;
 //! - [`messages_api`]: a scripted Messages API stand-in on loopback, for driving a
 //!   real agent (Claude Code, in `cargo xtask clients`) against the server;
-//! - [`process`]: a server's peak memory, for tests that bound it;
+//! - [`process`]: a server's memory and CPU time, for tests that bound them, SIGTERM,
+//!   and a command run under a hang guard;
 //! - [`module_graph`]: which modules of a crate import which, per folder, and the cycles;
 //! - [`readme`]: the docs' examples as checks (which blocks, how compared, `--bless`) and
-//!   their links.
+//!   their links;
+//! - [`TempTree`]: a test's scratch folder, uniquely named, removed on drop.
 //!
 //! Integration tests name their binary once:
 //! `const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));`
@@ -24,16 +27,19 @@ pub mod anthropic;
 mod binary;
 pub mod client;
 pub mod discover_only;
+pub mod fixtures;
 pub mod http1;
 pub mod messages_api;
 pub mod module_graph;
 pub mod process;
 pub mod readme;
+mod temp_tree;
 
 use std::time::Duration;
 
 pub use binary::{ALL, Binary, Connection, RawStdio, Transport};
 pub use client::{Client, call, structured, text_json};
+pub use temp_tree::TempTree;
 
 /// How long a test waits for a server before failing: a guard against hangs, not a
 /// performance claim.

@@ -1,5 +1,10 @@
-//! What a test can see of a server process from outside: its memory, from
-//! `/proc/<pid>/status` (Linux).
+//! A server process as a test sees it from outside: its memory and CPU time (from
+//! `/proc/<pid>`, Linux), a SIGTERM as an orchestrator sends it, and a command run
+//! under a hang guard.
+
+use std::io::Read;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 /// The process's peak resident memory so far (`VmHWM`), in bytes.
 pub fn peak_rss_bytes(pid: u32) -> u64 {
@@ -22,8 +27,8 @@ fn status_kib(pid: u32, field: &str) -> u64 {
 }
 
 /// The CPU time the process has used so far, user and system (`utime + stime` of
-/// `/proc/<pid>/stat`, in clock ticks of 1/100 s: Linux's fixed `USER_HZ`).
-pub fn cpu_seconds(pid: u32) -> f64 {
+/// `/proc/<pid>/stat`), in clock ticks of 1/100 s (Linux's fixed `USER_HZ`).
+pub fn cpu_ticks(pid: u32) -> u64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .unwrap_or_else(|e| panic!("cannot read /proc/{pid}/stat: {e}"));
     // The command name (field 2) is in parentheses and may hold spaces: count after it.
@@ -31,5 +36,68 @@ pub fn cpu_seconds(pid: u32) -> f64 {
     let fields: Vec<&str> = rest.split_whitespace().collect();
     // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after `) `.
     let ticks = |i: usize| fields[i].parse::<u64>().expect("a tick count");
-    (ticks(11) + ticks(12)) as f64 / 100.0
+    ticks(11) + ticks(12)
+}
+
+/// [`cpu_ticks`] in seconds.
+pub fn cpu_seconds(pid: u32) -> f64 {
+    cpu_ticks(pid) as f64 / 100.0
+}
+
+/// The CPU ticks the process uses over the next `window`: near zero when it is idle,
+/// so more means work left running (a call that should have stopped).
+pub async fn cpu_ticks_during(pid: u32, window: Duration) -> u64 {
+    let before = cpu_ticks(pid);
+    tokio::time::sleep(window).await;
+    cpu_ticks(pid) - before
+}
+
+/// Send the process SIGTERM, as `kill` or an orchestrator does; it must still exist.
+pub fn sigterm(pid: u32) {
+    let pid = i32::try_from(pid).expect("a pid");
+    // SAFETY: kill(2) takes plain integers and touches no memory of ours.
+    let sent = unsafe { libc::kill(pid, libc::SIGTERM) };
+    assert_eq!(
+        sent,
+        0,
+        "kill -TERM {pid}: {}",
+        std::io::Error::last_os_error()
+    );
+}
+
+/// Run `command` to its end with stdout and stderr captured (read as it runs, so a
+/// full pipe never blocks it), or kill it once `limit` has passed: a hang guard, not
+/// a timing claim. `None` when it had to be killed.
+pub fn output_within(command: &mut Command, limit: Duration) -> Option<Output> {
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {command:?}: {e}"));
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            pipe.read_to_end(&mut bytes).ok();
+            bytes
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().expect("stdout is piped")));
+    let stderr = drain(Box::new(child.stderr.take().expect("stderr is piped")));
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Some(Output {
+        status,
+        stdout: stdout.join().expect("stdout reader"),
+        stderr: stderr.join().expect("stderr reader"),
+    })
 }

@@ -10,9 +10,9 @@ use serde_json::{Value, json};
 use test_support::anthropic::{FakeAnthropic, Reply as FakeReply};
 use test_support::client::initialize_request;
 use test_support::http1::{
-    Reply, authority, head, parse_reply, post_mcp, request, request_with_host,
+    Reply, authority, head, parse_reply, post_mcp, request, request_with_host, wait_ready,
 };
-use test_support::process::peak_rss_bytes;
+use test_support::process::{peak_rss_bytes, sigterm};
 use test_support::{Binary, PATIENCE};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -55,14 +55,6 @@ fn assert_json_rpc_error(reply: &Reply, status: u16, code: i64, id: Value, needl
     let message = body["error"]["message"].as_str().unwrap_or_default();
     for needle in needles {
         assert!(message.contains(needle), "{needle:?} not in {message:?}");
-    }
-}
-
-async fn wait_ready(addr: &str) {
-    let started = Instant::now();
-    while request(addr, "GET", "/readyz", &[], b"").await.status != 200 {
-        assert!(started.elapsed() < PATIENCE, "never ready");
-        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 
@@ -467,14 +459,6 @@ async fn dribbled_bodies_lose_their_slot_and_honest_calls_get_through() {
     }
 }
 
-fn sigterm(server: &Child) {
-    let status = std::process::Command::new("kill")
-        .args(["-TERM", &pid(server).to_string()])
-        .status()
-        .expect("run kill");
-    assert!(status.success());
-}
-
 #[tokio::test]
 async fn sigterm_answers_calls_still_running_after_the_grace_and_exits() {
     // An exact Claude count against an API that answers after a minute: the call is
@@ -505,7 +489,7 @@ async fn sigterm_answers_calls_still_running_after_the_grace_and_exits() {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    sigterm(&server);
+    sigterm(pid(&server));
     let signalled = Instant::now();
     let reply = call.await.expect("call");
     assert_json_rpc_error(

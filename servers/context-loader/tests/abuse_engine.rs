@@ -8,25 +8,15 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use test_support::http1::{authority, post_mcp, request};
+use test_support::process::cpu_ticks_during;
 use test_support::{ALL, Transport};
-use test_support::{Binary, call, structured};
+use test_support::{Binary, TempTree, call, structured};
 
 const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
 
-/// CPU time the process has used so far (user + system), in clock ticks.
-fn cpu_ticks(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("proc stat");
-    // Fields after the command name (which may hold spaces) start after ") ".
-    let rest = &stat[stat.rfind(')').expect("comm") + 2..];
-    let fields: Vec<&str> = rest.split(' ').collect();
-    fields[11].parse::<u64>().expect("utime") + fields[12].parse::<u64>().expect("stime")
-}
-
 /// The server's CPU ticks over one idle second: near zero unless work was left behind.
 async fn idle_cpu_ticks(pid: u32) -> u64 {
-    let before = cpu_ticks(pid);
-    tokio::time::sleep(Duration::from_secs(1)).await;
-    cpu_ticks(pid) - before
+    cpu_ticks_during(pid, Duration::from_secs(1)).await
 }
 
 fn tool_call(id: u64, tool: &str, arguments: Value) -> Vec<u8> {
@@ -200,17 +190,16 @@ async fn a_16_mb_model_name_is_refused_with_a_small_answer_and_bounded_memory() 
 /// for over 60 s and kept a core busy after its 408.
 #[tokio::test]
 async fn a_huge_spec_path_over_10000_specs_is_refused_and_leaves_no_cpu_behind() {
-    let root = std::env::temp_dir().join(format!("cl-abuse-specs-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
+    let root = TempTree::new("cl-abuse-specs");
     for i in 0..10_000 {
-        let dir = root.join(format!("{i:04}-spec-about-topic-{i}"));
-        std::fs::create_dir_all(&dir).expect("mkdir");
-        std::fs::write(dir.join("README.md"), format!("# Spec {i}\n")).expect("write");
+        root.write(
+            format!("{i:04}-spec-about-topic-{i}/README.md"),
+            format!("# Spec {i}\n"),
+        );
     }
-    let specs_dir = root.to_string_lossy().to_string();
     let (server, url) = BIN
         .spawn_http(
-            &["--specs-dir", &specs_dir],
+            &["--specs-dir", root.arg()],
             &["--stateless", "--max-body-bytes", "40000000"],
         )
         .await;
@@ -260,7 +249,6 @@ async fn a_huge_spec_path_over_10000_specs_is_refused_and_leaves_no_cpu_behind()
     );
     assert_healthy(&addr).await;
     drop(server);
-    let _ = std::fs::remove_dir_all(&root);
 }
 
 /// The issue's rows: 8 MiB of one letter took 5.1 s and 4 MiB of spaces 2.6 s.
@@ -301,17 +289,15 @@ async fn pathological_text_is_counted_and_exactly() {
 /// flag, over every transport and on the CLI, and the server stays up.
 #[tokio::test]
 async fn too_many_or_too_long_globs_get_input_too_large_before_any_is_compiled() {
-    let root = std::env::temp_dir().join(format!("cl-abuse-globs-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
-    std::fs::create_dir_all(&root).expect("mkdir");
-    std::fs::write(root.join("notes.md"), "Plans change.\n").expect("write");
-    let root_arg = root.display().to_string();
+    let root = TempTree::new("cl-abuse-globs");
+    root.write("notes.md", "Plans change.\n");
+    let root_arg = root.arg();
     let many: Vec<String> = (0..100_000)
         .map(|i| format!("**/never-{i}/*.tmp"))
         .collect();
     let long = format!("{}/*.rs", "a".repeat(5_000));
     for transport in ALL {
-        let conn = BIN.connect(transport, &["--root", &root_arg]).await;
+        let conn = BIN.connect(transport, &["--root", root_arg]).await;
         for (tool, arguments, flag) in [
             ("file-tokens", json!({"exclude": many}), "--max-patterns"),
             ("load-files", json!({"include": many}), "--max-patterns"),
@@ -334,7 +320,7 @@ async fn too_many_or_too_long_globs_get_input_too_large_before_any_is_compiled()
     let (code, _, stderr) = BIN.run_cli(
         &[
             "--root",
-            &root_arg,
+            root_arg,
             "--max-patterns",
             "2",
             "files",
@@ -349,7 +335,6 @@ async fn too_many_or_too_long_globs_get_input_too_large_before_any_is_compiled()
         stderr.contains("INPUT_TOO_LARGE") && stderr.contains("--max-patterns"),
         "{stderr}"
     );
-    let _ = std::fs::remove_dir_all(&root);
 }
 
 /// Issue 20, rows 7 and 10, as a client sees them. A repository can plant links with
@@ -360,8 +345,7 @@ async fn too_many_or_too_long_globs_get_input_too_large_before_any_is_compiled()
 #[tokio::test]
 async fn credentials_behind_links_and_raw_names_over_every_transport_and_the_cli() {
     use std::os::unix::ffi::OsStrExt;
-    let root = std::env::temp_dir().join(format!("cl-abuse-secrets-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
+    let tree = TempTree::new("cl-abuse-secrets");
     for (path, text) in [
         (".env", "API_KEY=ghp_leak1\n"),
         ("id_rsa", "-----BEGIN OPENSSH PRIVATE KEY----- ghp_leak2\n"),
@@ -380,16 +364,14 @@ async fn credentials_behind_links_and_raw_names_over_every_transport_and_the_cli
         ),
         ("src/main.rs", "fn main() {}\n"),
     ] {
-        let file = root.join(path);
-        std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
-        std::fs::write(file, text).expect("write");
+        tree.write(path, text);
     }
-    std::os::unix::fs::symlink(root.join(".env"), root.join("config.txt")).expect("link");
-    std::os::unix::fs::symlink(root.join("id_rsa"), root.join("notes.md")).expect("link");
+    tree.symlink(tree.join(".env"), "config.txt");
+    tree.symlink(tree.join("id_rsa"), "notes.md");
     for raw in [&b"src/n\xff.txt"[..], b"src/n\xfe.txt"] {
-        std::fs::write(root.join(std::ffi::OsStr::from_bytes(raw)), "raw\n").expect("raw");
+        tree.write(std::ffi::OsStr::from_bytes(raw), "raw\n");
     }
-    let root_arg = root.display().to_string();
+    let root_arg = tree.arg();
     let shown = |answer: &Value, list: &str| -> Vec<String> {
         let mut paths: Vec<String> = answer[list]
             .as_array()
@@ -401,7 +383,7 @@ async fn credentials_behind_links_and_raw_names_over_every_transport_and_the_cli
         paths
     };
     for transport in ALL {
-        let conn = BIN.connect(transport, &["--root", &root_arg]).await;
+        let conn = BIN.connect(transport, &["--root", root_arg]).await;
         for arguments in [
             json!({"rows": 0}),
             json!({"rows": 0, "hidden": true}),
@@ -445,7 +427,7 @@ async fn credentials_behind_links_and_raw_names_over_every_transport_and_the_cli
     let (code, stdout, stderr) = BIN.run_cli(
         &[
             "--root",
-            &root_arg,
+            root_arg,
             "load",
             "config.txt",
             "notes.md",
@@ -457,7 +439,6 @@ async fn credentials_behind_links_and_raw_names_over_every_transport_and_the_cli
     assert_eq!(code, 0, "{stderr}");
     assert!(!stdout.contains("ghp_leak"), "{stdout}");
     assert!(stdout.contains("src/n\\xff.txt") && stdout.contains("src/n\\xfe.txt"));
-    let _ = std::fs::remove_dir_all(&root);
 }
 
 /// Issue 20, row 3, as a client sees it: a repository whose `.gitignore` has 100,000
@@ -468,31 +449,23 @@ async fn credentials_behind_links_and_raw_names_over_every_transport_and_the_cli
 /// stays up and answers for a folder without them.
 #[tokio::test]
 async fn a_huge_gitignore_gets_a_fast_clear_error_naming_the_flag() {
-    let base = std::env::temp_dir().join(format!("cl-abuse-ignore-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&base);
-    let (huge, many, plain) = (base.join("huge"), base.join("many"), base.join("plain"));
-    let long = base.join("long");
-    for dir in [&huge, &many, &plain, &long] {
-        std::fs::create_dir_all(dir.join("src")).expect("mkdir");
-        std::fs::write(dir.join("src/main.rs"), "fn main() {}\n").expect("write");
+    let base = TempTree::new("cl-abuse-ignore");
+    for dir in ["huge", "many", "plain", "long"] {
+        base.write(format!("{dir}/src/main.rs"), "fn main() {}\n");
     }
     let lines = |n: usize| -> String { (0..n).map(|i| format!("build-{i}/**/*.tmp\n")).collect() };
-    std::fs::write(huge.join(".gitignore"), lines(100_000)).expect("huge");
+    base.write("huge/.gitignore", lines(100_000));
     // Small enough in bytes, too many patterns (for the 1,000 the servers allow here).
-    std::fs::write(many.join("src/.gitignore"), lines(1_500)).expect("many");
-    std::fs::write(plain.join(".gitignore"), "target/\n").expect("plain");
+    base.write("many/src/.gitignore", lines(1_500));
+    base.write("plain/.gitignore", "target/\n");
     // One pattern of 5,000 bytes.
-    std::fs::write(
-        long.join(".gitignore"),
-        format!("**/{}\n", "a*".repeat(2_500)),
-    )
-    .expect("long");
-    let base_arg = base.display().to_string();
+    base.write("long/.gitignore", format!("**/{}\n", "a*".repeat(2_500)));
+    let (huge, many) = (base.join("huge"), base.join("many"));
     for transport in ALL {
         let conn = BIN
             .connect(
                 transport,
-                &["--root", &base_arg, "--max-ignore-patterns", "1000"],
+                &["--root", base.arg(), "--max-ignore-patterns", "1000"],
             )
             .await;
         for (path, flag) in [
@@ -538,7 +511,6 @@ async fn a_huge_gitignore_gets_a_fast_clear_error_naming_the_flag() {
     );
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("src/main.rs"), "{stdout}");
-    let _ = std::fs::remove_dir_all(&base);
 }
 
 /// Issue 20, row 1, as a client sees it: `notifications/cancelled` used to be ignored
@@ -549,17 +521,15 @@ async fn a_huge_gitignore_gets_a_fast_clear_error_naming_the_flag() {
 #[tokio::test]
 async fn a_load_cancelled_during_its_final_count_stops_the_cpu() {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-    let root = std::env::temp_dir().join(format!("cl-abuse-final-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
-    std::fs::create_dir_all(&root).expect("mkdir");
+    let root = TempTree::new("cl-abuse-final");
     // 400 files, 40 MB of code-like lines: seconds of counting on a dev build.
     let files = 400;
     let body = "let value = compute(alpha, beta) + other;\n".repeat(2_400);
     for i in 0..files {
-        std::fs::write(root.join(format!("f{i:03}.rs")), &body).expect("write");
+        root.write(format!("f{i:03}.rs"), &body);
     }
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_context-loader"))
-        .args(["--root", &root.display().to_string()])
+        .args(["--root", root.arg()])
         .args(["--max-answer-tokens", "100000000"])
         .args(["--max-answer-chars", "1000000000", "stdio"])
         .stdin(std::process::Stdio::piped())
@@ -620,7 +590,6 @@ async fn a_load_cancelled_during_its_final_count_stops_the_cpu() {
         "{ticks} CPU ticks in the second after the cancel settled"
     );
     drop(child);
-    let _ = std::fs::remove_dir_all(&root);
 }
 
 /// Issue 20, row 11. Globs within the byte caps can still nest alternates: 2,000
@@ -630,19 +599,17 @@ async fn a_load_cancelled_during_its_final_count_stops_the_cpu() {
 /// skipped, so the same server goes on answering. A 5 MB path gets a small error.
 #[tokio::test]
 async fn deeply_nested_globs_are_refused_with_a_preview_and_the_server_stays_up() {
-    let root = std::env::temp_dir().join(format!("cl-abuse-nested-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
-    std::fs::create_dir_all(root.join("src")).expect("mkdir");
-    std::fs::write(root.join("src/main.rs"), "fn main() {}\n").expect("write");
+    let root = TempTree::new("cl-abuse-nested");
+    root.write("src/main.rs", "fn main() {}\n");
     let deep = format!("{}x{}", "{".repeat(2_000), "}".repeat(2_000));
-    std::fs::write(root.join(".gitignore"), format!("{deep}\n*.tmp\n")).expect("gitignore");
-    std::fs::write(root.join("src/skip.tmp"), "ignored\n").expect("tmp");
-    let root_arg = root.display().to_string();
+    root.write(".gitignore", format!("{deep}\n*.tmp\n"));
+    root.write("src/skip.tmp", "ignored\n");
+    let root_arg = root.arg();
     let alternates = format!("{}{}", "{a,".repeat(1_000), "}".repeat(1_000));
     let nested_ok = format!("src/{}.rs", "{main,".repeat(8) + &"}".repeat(8));
     let huge_path = "p/".repeat(2_500_000);
     for transport in ALL {
-        let conn = BIN.connect(transport, &["--root", &root_arg]).await;
+        let conn = BIN.connect(transport, &["--root", root_arg]).await;
         for (tool, arguments) in [
             ("file-tokens", json!({"include": [deep]})),
             ("load-files", json!({"exclude": [alternates]})),
@@ -667,13 +634,12 @@ async fn deeply_nested_globs_are_refused_with_a_preview_and_the_server_stays_up(
         let all = structured(&all);
         assert_eq!(all["files_measured"], 1, "{transport:?} {all}");
     }
-    let (code, _, stderr) = BIN.run_cli(&["--root", &root_arg, "files", &deep], None);
+    let (code, _, stderr) = BIN.run_cli(&["--root", root_arg, "files", &deep], None);
     assert_eq!(code, 1, "{stderr}");
     assert!(
         stderr.contains("INVALID_INPUT") && stderr.contains("at most 8") && stderr.len() < 1_000,
         "{stderr}"
     );
-    let _ = std::fs::remove_dir_all(&root);
 }
 
 /// Issue 20, row 13. Entries the walk leaves out still cost it a visit: 200k files
@@ -683,24 +649,21 @@ async fn deeply_nested_globs_are_refused_with_a_preview_and_the_server_stays_up(
 /// entries reported.
 #[tokio::test]
 async fn ignored_and_hidden_entries_count_against_the_walk_limit() {
-    let base = std::env::temp_dir().join(format!("cl-abuse-walk-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&base);
-    let (ignored, hidden) = (base.join("ignored"), base.join("hidden"));
-    for dir in [&ignored, &hidden] {
-        std::fs::create_dir_all(dir).expect("mkdir");
-        std::fs::write(dir.join("kept.md"), "Kept.\n").expect("write");
+    let base = TempTree::new("cl-abuse-walk");
+    for dir in ["ignored", "hidden"] {
+        base.write(format!("{dir}/kept.md"), "Kept.\n");
     }
-    std::fs::write(ignored.join(".gitignore"), "*.log\n").expect("gitignore");
+    base.write("ignored/.gitignore", "*.log\n");
     for i in 0..3_000 {
-        std::fs::write(ignored.join(format!("run-{i}.log")), "").expect("log");
-        std::fs::write(hidden.join(format!(".cache-{i}")), "").expect("hidden");
+        base.write(format!("ignored/run-{i}.log"), "");
+        base.write(format!("hidden/.cache-{i}"), "");
     }
-    let base_arg = base.display().to_string();
+    let base_arg = base.arg();
     for transport in ALL {
         let conn = BIN
             .connect(
                 transport,
-                &["--root", &base_arg, "--max-walk-entries", "1000"],
+                &["--root", base_arg, "--max-walk-entries", "1000"],
             )
             .await;
         for path in ["ignored", "hidden"] {
@@ -730,5 +693,4 @@ async fn ignored_and_hidden_entries_count_against_the_walk_limit() {
         assert_eq!(answer["excluded"][path], 3000, "{path}: {answer}");
         assert_eq!(answer["files_measured"], 1, "{path}: {answer}");
     }
-    let _ = std::fs::remove_dir_all(&base);
 }

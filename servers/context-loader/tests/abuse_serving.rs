@@ -5,15 +5,15 @@
 //! never speed claims. A call "stops" when the server's CPU time (`/proc/PID/stat`)
 //! stops growing, with a wide margin.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use test_support::client::initialize_request;
-use test_support::http1::{authority, head, post_mcp, request};
-use test_support::process::cpu_seconds;
-use test_support::{Binary, PATIENCE};
+use test_support::http1::{authority, head, post_mcp, request, wait_ready};
+use test_support::process::{cpu_seconds, output_within, sigterm};
+use test_support::{Binary, PATIENCE, TempTree};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -23,52 +23,20 @@ const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
 /// its server's CPU time and answers, which other tests' load would only blur.
 static HEAVY: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("cl-serving-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
-
-fn mkfifo(path: &Path) {
-    let status = Command::new("mkfifo").arg(path).status().expect("mkfifo");
-    assert!(status.success(), "mkfifo {}", path.display());
-}
-
 /// Run the CLI with `args` under a 4 GB address-space limit (so a read without end
 /// fails instead of taking the machine's memory), killed after `PATIENCE`: (exit
 /// code, stderr). `None` when it had to be killed: it hung.
 fn run_bounded(args: &[&str]) -> Option<(i32, String)> {
-    let mut child = Command::new("sh")
+    let mut command = Command::new("sh");
+    command
         .arg("-c")
         .arg("ulimit -v 4000000; exec \"$0\" \"$@\"")
         .arg(BIN.path())
         .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn cli");
-    let started = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            let mut stderr = String::new();
-            use std::io::Read;
-            child
-                .stderr
-                .take()
-                .expect("stderr")
-                .read_to_string(&mut stderr)
-                .expect("read stderr");
-            return Some((status.code().unwrap_or(-1), stderr));
-        }
-        if started.elapsed() > PATIENCE {
-            let _ = child.kill();
-            let _ = child.wait();
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+        .stdin(Stdio::null());
+    let out = output_within(&mut command, PATIENCE)?;
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    Some((out.status.code().unwrap_or(-1), stderr))
 }
 
 /// A start-up refusal: exit code 2 (as every configuration error) and a message
@@ -88,9 +56,8 @@ fn assert_refused(args: &[&str], needles: &[&str]) {
 /// hung too. Each is now a start-up error naming the file and what to pass instead.
 #[test]
 fn a_models_file_that_is_not_a_regular_file_stops_start_up_at_once() {
-    let dir = temp_dir("models-kinds");
-    let fifo = dir.join("models.json");
-    mkfifo(&fifo);
+    let dir = TempTree::new("cl-serving-models-kinds");
+    let fifo = dir.fifo("models.json");
     for path in [fifo.to_str().expect("utf-8"), "/dev/zero"] {
         assert_refused(
             &["--models-file", path, "count", "hi"],
@@ -101,15 +68,12 @@ fn a_models_file_that_is_not_a_regular_file_stops_start_up_at_once() {
             ],
         );
     }
-    let tokenizer = dir.join("tokenizer.json");
-    mkfifo(&tokenizer);
-    let models = dir.join("hf.json");
-    std::fs::write(
-        &models,
+    dir.fifo("tokenizer.json");
+    let models = dir.write(
+        "hf.json",
         r#"{"models": [{"name": "acme-open", "family": "acme", "tokenizer": "huggingface",
             "tokenizer_file": "tokenizer.json", "context_window": 32000}]}"#,
-    )
-    .expect("write");
+    );
     assert_refused(
         &[
             "--models-file",
@@ -124,10 +88,9 @@ fn a_models_file_that_is_not_a_regular_file_stops_start_up_at_once() {
             "tokenizer_file",
         ],
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
-fn models_file(dir: &Path, count: usize) -> PathBuf {
+fn models_file(dir: &TempTree, count: usize) -> PathBuf {
     let models: Vec<String> = (0..count)
         .map(|i| {
             format!(
@@ -135,16 +98,17 @@ fn models_file(dir: &Path, count: usize) -> PathBuf {
             )
         })
         .collect();
-    let path = dir.join(format!("models-{count}.json"));
-    std::fs::write(&path, format!(r#"{{"models":[{}]}}"#, models.join(","))).expect("write");
-    path
+    dir.write(
+        format!("models-{count}.json"),
+        format!(r#"{{"models":[{}]}}"#, models.join(",")),
+    )
 }
 
 /// Row 6: the file's size and model count are bounded by their own flags, each
 /// refused with the flag that raises it.
 #[test]
 fn a_models_file_over_its_byte_or_model_limit_is_refused_naming_the_flag() {
-    let dir = temp_dir("models-limits");
+    let dir = TempTree::new("cl-serving-models-limits");
     let path = models_file(&dir, 11);
     let path = path.to_str().expect("utf-8");
     assert_refused(
@@ -191,7 +155,6 @@ fn a_models_file_over_its_byte_or_model_limit_is_refused_naming_the_flag() {
     );
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("acme-10"), "{stdout}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Row 6: the merge was quadratic (100k models: 18 s in a release build, minutes in a
@@ -199,7 +162,7 @@ fn a_models_file_over_its_byte_or_model_limit_is_refused_naming_the_flag() {
 /// guard, and the last one resolves.
 #[test]
 fn a_models_file_of_100k_models_loads() {
-    let dir = temp_dir("models-100k");
+    let dir = TempTree::new("cl-serving-models-100k");
     let path = models_file(&dir, 100_000);
     let Some((code, stderr)) = run_bounded(&[
         "--models-file",
@@ -216,7 +179,6 @@ fn a_models_file_of_100k_models_loads() {
         panic!("loading 100k models did not finish within {PATIENCE:?}");
     };
     assert_eq!(code, 0, "{stderr}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 // ---- Row 1: an abandoned call stops its work ----------------------------------
@@ -305,14 +267,6 @@ async fn assert_working(pid: u32) {
     while cpu_seconds(pid) - before < 0.3 {
         assert!(started.elapsed() < PATIENCE, "the slow call never started");
         tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-async fn wait_ready(addr: &str) {
-    let started = Instant::now();
-    while request(addr, "GET", "/readyz", &[], b"").await.status != 200 {
-        assert!(started.elapsed() < PATIENCE, "never ready");
-        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 
@@ -547,8 +501,8 @@ async fn healthz_answers_while_the_workers_are_saturated() {
 
 /// A tree of 560 files of 50 KB random lowercase lines (28 MB): file-tokens over it
 /// for Gemini takes ~28 s of CPU in a debug build, checking for cancellation per file.
-fn slow_tree(name: &str) -> PathBuf {
-    let dir = temp_dir(name);
+fn slow_tree(name: &str) -> TempTree {
+    let dir = TempTree::new(&format!("cl-serving-{name}"));
     let text = slow_text();
     // Four copies of the slow text: Gemini counts it faster than it did, and two (8 s
     // in a quiet debug build) finished before the 10 s request timeout.
@@ -557,7 +511,7 @@ fn slow_tree(name: &str) -> PathBuf {
             let mut part = part.to_vec();
             // Unlike its twin, so the cache never answers for it.
             part[0] = b'a' + copy;
-            std::fs::write(dir.join(format!("f{copy}-{i:03}.txt")), part).expect("write");
+            dir.write(format!("f{copy}-{i:03}.txt"), part);
         }
     }
     dir
@@ -572,10 +526,9 @@ fn slow_tree(name: &str) -> PathBuf {
 async fn stateless_a_streamed_scan_past_the_request_timeout_stops() {
     let _heavy = HEAVY.lock().await;
     let dir = slow_tree("streamed-scan");
-    let root = dir.to_str().expect("utf-8");
     let (server, url) = BIN
         .spawn_http(
-            &["--root", root],
+            &["--root", dir.arg()],
             &["--stateless", "--request-timeout", "10"],
         )
         .await;
@@ -592,7 +545,6 @@ async fn stateless_a_streamed_scan_past_the_request_timeout_stops() {
     );
     assert_cpu_settles(pid, "stateless scan with progress, timed out").await;
     assert_answers(&addr, &[]).await;
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Read from `stream` until the bytes read hold `needle`, within `PATIENCE`; all read.
@@ -676,11 +628,7 @@ async fn stateful_a_call_running_at_shutdown_gets_the_documented_error_on_its_st
     let headers = session_headers(&session);
     let mut stream = send_only(&addr, &headers, &slow_call(5)).await;
     assert_working(pid).await;
-    let status = Command::new("kill")
-        .args(["-TERM", &pid.to_string()])
-        .status()
-        .expect("kill");
-    assert!(status.success());
+    sigterm(pid);
     let seen = read_until(&mut stream, "--shutdown-grace").await;
     let event = seen
         .lines()

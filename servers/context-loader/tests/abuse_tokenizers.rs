@@ -5,23 +5,15 @@
 //! over loopback HTTP, a fresh server per test: peak memory from VmHWM, CPU from
 //! /proc/PID/stat after the request is given up. Every test stops by itself.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use test_support::Binary;
+use test_support::fixtures::BYTE_LEVEL_TOKENIZER;
 use test_support::http1::{authority, post_mcp, request};
-use test_support::process::peak_rss_bytes;
+use test_support::process::{cpu_ticks_during, peak_rss_bytes};
+use test_support::{Binary, TempTree};
 
 const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
-
-/// CPU time the process has used so far (user + system), in clock ticks (1/100 s).
-fn cpu_ticks(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("proc stat");
-    let rest = &stat[stat.rfind(')').expect("comm") + 2..];
-    let fields: Vec<&str> = rest.split(' ').collect();
-    fields[11].parse::<u64>().expect("utime") + fields[12].parse::<u64>().expect("stime")
-}
 
 fn count_call(text: &str, model: &str) -> Vec<u8> {
     json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
@@ -30,66 +22,19 @@ fn count_call(text: &str, model: &str) -> Vec<u8> {
     .into_bytes()
 }
 
-/// GPT-2's byte-level alphabet: printable Latin-1 bytes stand for themselves, the
-/// rest for U+0100 onwards.
-fn byte_chars() -> Vec<char> {
-    let mut next = 0x100u32;
-    (0..=255u8)
-        .map(|b| {
-            if matches!(b, b'!'..=b'~' | 0xA1..=0xAC) || b >= 0xAE {
-                char::from(b)
-            } else {
-                next += 1;
-                char::from_u32(next - 1).expect("char")
-            }
-        })
-        .collect()
-}
-
 /// A folder with a byte-level BPE tokenizer.json shaped like Qwen3's (NFC, its
-/// regex split with single digits, byte-level alphabet, an added token) and a
-/// models file declaring it as `open-bpe-1b`.
-fn models_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "context-loader-abuse-tok-{name}-{}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let mut vocab = serde_json::Map::new();
-    for c in byte_chars() {
-        vocab.insert(c.to_string(), vocab.len().into());
-    }
-    let mut merges = Vec::new();
-    for (a, b) in [("Ġ", "t"), ("h", "e"), ("Ġt", "he"), ("1", "2"), ("Ġ", "Ġ")] {
-        vocab.insert(format!("{a}{b}"), vocab.len().into());
-        merges.push(format!("{a} {b}"));
-    }
-    let split = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
-    let tokenizer = json!({
-        "version": "1.0", "truncation": null, "padding": null,
-        "added_tokens": [{"id": 300, "content": "<|im_start|>", "single_word": false,
-            "lstrip": false, "rstrip": false, "normalized": false, "special": true}],
-        "normalizer": {"type": "NFC"},
-        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
-            {"type": "Split", "pattern": {"Regex": split}, "behavior": "Isolated",
-             "invert": false},
-            {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": false,
-             "use_regex": false}]},
-        "post_processor": null, "decoder": null,
-        "model": {"type": "BPE", "dropout": null, "unk_token": null,
-            "continuing_subword_prefix": null, "end_of_word_suffix": null,
-            "fuse_unk": false, "byte_fallback": false, "ignore_merges": false,
-            "vocab": vocab, "merges": merges}
-    });
-    std::fs::write(dir.join("tokenizer.json"), tokenizer.to_string()).expect("write");
-    std::fs::write(
-        dir.join("models.json"),
+/// regex split with single digits, byte-level alphabet, added tokens) and a models
+/// file declaring it as `open-bpe-1b`.
+fn models_dir(name: &str) -> TempTree {
+    let dir = TempTree::new(&format!("cl-abuse-tok-{name}"));
+    dir.write("tokenizer.json", BYTE_LEVEL_TOKENIZER);
+    dir.write(
+        "models.json",
         r#"{"models": [{"name": "open-bpe-1b", "family": "open-bpe",
             "tokenizer": "huggingface", "tokenizer_file": "tokenizer.json",
             "context_window": 131072, "max_output_tokens": 4096,
             "input_usd_per_mtok": 0.0, "output_usd_per_mtok": 0.0}]}"#,
-    )
-    .expect("write models file");
+    );
     dir
 }
 
@@ -137,7 +82,6 @@ async fn a_tokenizer_json_counts_megabytes_of_digits_exactly_in_bounded_memory()
         bound >> 20
     );
     drop(server);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Give up the request at `--request-timeout` and measure the CPU the server still
@@ -175,9 +119,7 @@ async fn cpu_after_timeout(global: &[&str], text: &str, model: &str) -> u64 {
     );
     // Let the flag be seen (a check is at most 64 KiB of text or 8k merges away).
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let before = cpu_ticks(pid);
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    let spent = cpu_ticks(pid) - before;
+    let spent = cpu_ticks_during(pid, Duration::from_secs(3)).await;
     assert_eq!(
         request(&addr, "GET", "/healthz", &[], b"").await.status,
         200
@@ -206,7 +148,6 @@ async fn a_timed_out_tokenizer_json_count_stops_its_cpu() {
         spent < 100,
         "{spent} ticks of CPU within 3 s after the request was given up"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The issue's row: gemini-2.5-pro on random lowercase (no space, no newline: no

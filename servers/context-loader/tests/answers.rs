@@ -5,43 +5,13 @@
 //! tool. Run over stdio, HTTP and stateless HTTP on a tree of 1,200 files and a
 //! folder of 2,000 specs.
 
-use std::path::PathBuf;
-
 use context_budget::answer::{DEFAULT_MAX_ANSWER_CHARS, DEFAULT_MAX_ANSWER_TOKENS, js_length};
 use context_budget::{HIGHEST_ESTIMATE, Tokenizer};
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
-use test_support::{ALL, Binary, call, structured};
+use test_support::{ALL, Binary, TempTree, call, structured};
 
 const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
-
-/// A temporary folder, removed on drop.
-struct Dir(PathBuf);
-
-impl Dir {
-    fn new(tag: &str) -> Dir {
-        let dir = std::env::temp_dir().join(format!("cl-answers-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("mkdir");
-        Dir(dir)
-    }
-
-    fn write(&self, path: &str, text: &str) {
-        let path = self.0.join(path);
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        std::fs::write(path, text).expect("write");
-    }
-
-    fn arg(&self) -> String {
-        self.0.display().to_string()
-    }
-}
-
-impl Drop for Dir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// A deterministic stream of small numbers (an LCG): the same tree on every run.
 struct Lcg(u64);
@@ -77,8 +47,8 @@ const WORDS: [&str; 16] = [
 
 /// 1,200 source files of 5 to 60 lines in 40 folders: quotes, tabs and
 /// indentation, which the answer's JSON escapes.
-fn source_tree(test: &str) -> Dir {
-    let dir = Dir::new(&format!("tree-{test}"));
+fn source_tree(test: &str) -> TempTree {
+    let dir = TempTree::new(&format!("cl-answers-tree-{test}"));
     let mut random = Lcg(19);
     for i in 0..1200 {
         let mut text = String::new();
@@ -90,14 +60,14 @@ fn source_tree(test: &str) -> Dir {
             }
             text.push_str(&format!("// \"line\" {line}\t;\n"));
         }
-        dir.write(&format!("src/mod_{:02}/file_{i:04}.rs", i % 40), &text);
+        dir.write(format!("src/mod_{:02}/file_{i:04}.rs", i % 40), &text);
     }
     dir
 }
 
 /// 2,000 specs (`NNN-name/README.md`, every fifth with a DESIGN.md).
-fn spec_folder(test: &str) -> Dir {
-    let dir = Dir::new(&format!("specs-{test}"));
+fn spec_folder(test: &str) -> TempTree {
+    let dir = TempTree::new(&format!("cl-answers-specs-{test}"));
     let mut random = Lcg(2000);
     for i in 1..=2000 {
         let mut readme = format!(
@@ -108,9 +78,9 @@ fn spec_folder(test: &str) -> Dir {
         }
         readme.push('\n');
         let folder = format!("{i:03}-spec-number-{i}");
-        dir.write(&format!("{folder}/README.md"), &readme);
+        dir.write(format!("{folder}/README.md"), &readme);
         if i % 5 == 0 {
-            dir.write(&format!("{folder}/DESIGN.md"), "# Design\n\nTwo steps.\n");
+            dir.write(format!("{folder}/DESIGN.md"), "# Design\n\nTwo steps.\n");
         }
     }
     dir
@@ -148,7 +118,7 @@ fn assert_within_default_limit(what: &str, answer: &str) {
 async fn load_files_budget_bounds_the_answer_the_model_receives() {
     let tree = source_tree("budget");
     for transport in ALL {
-        let conn = BIN.connect(transport, &["--root", &tree.arg()]).await;
+        let conn = BIN.connect(transport, &["--root", tree.arg()]).await;
         for (model, tokenizer) in [
             ("gpt-4o", Tokenizer::O200kBase),
             ("claude-opus-4-7", Tokenizer::Claude47Estimate),
@@ -229,7 +199,7 @@ async fn default_answers_of_every_tool_stay_under_the_answer_limit() {
         let conn = BIN
             .connect(
                 transport,
-                &["--root", &tree.arg(), "--specs-dir", &specs.arg()],
+                &["--root", tree.arg(), "--specs-dir", specs.arg()],
             )
             .await;
         for (tool, args) in &calls {
@@ -293,7 +263,7 @@ async fn listings_page_under_the_limit_and_next_returns_the_rest() {
     let conn = BIN
         .connect(
             test_support::Transport::Stdio,
-            &["--root", &tree.arg(), "--specs-dir", &specs.arg()],
+            &["--root", tree.arg(), "--specs-dir", specs.arg()],
         )
         .await;
     let first = call(&conn.client, "list-models", json!({})).await;
@@ -345,7 +315,7 @@ async fn budgets_and_answers_over_the_limit_get_clear_errors() {
     let conn = BIN
         .connect(
             test_support::Transport::Stdio,
-            &["--root", &tree.arg(), "--max-answer-chars", "6000"],
+            &["--root", tree.arg(), "--max-answer-chars", "6000"],
         )
         .await;
     let error = |result: &CallToolResult| {

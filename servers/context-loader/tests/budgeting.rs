@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use test_support::anthropic::{FakeAnthropic, Reply};
-use test_support::{ALL, Binary, Transport, call, structured};
+use test_support::{ALL, Binary, TempTree, Transport, call, structured};
 
 const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
 
@@ -534,16 +534,13 @@ fn cli_errors_and_models_file() {
     assert_eq!(code, 0, "{stderr}");
     assert!(stderr.contains("of 7372 tokens"), "{stderr}");
 
-    let dir = std::env::temp_dir().join(format!("context-loader-models-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("tmp dir");
-    let good = dir.join("models.json");
-    std::fs::write(
-        &good,
+    let dir = TempTree::new("cl-budgeting-models");
+    let good = dir.write(
+        "models.json",
         r#"{"as_of": "2026-02-01", "models": [
         {"name": "acme-chat", "family": "acme", "tokenizer": "o200k_base", "context_window": 1000,
          "max_output_tokens": 100, "input_usd_per_mtok": 1000.0, "output_usd_per_mtok": 1.0}]}"#,
-    )
-    .expect("write");
+    );
     let good_arg = good.display().to_string();
     let (code, stdout, _) = BIN.run_cli(
         &[
@@ -571,8 +568,7 @@ fn cli_errors_and_models_file() {
     assert_eq!(code, 0);
     assert!(stdout.contains("2026-02-01"));
 
-    let bad = dir.join("bad.json");
-    std::fs::write(&bad, "{\"models\": [\n  {\"name\": \"x\", \"family\": \"f\", \"tokenizer\": \"cl100k_base\",\n   \"context_window\": -5}]}").expect("write");
+    let bad = dir.write("bad.json", "{\"models\": [\n  {\"name\": \"x\", \"family\": \"f\", \"tokenizer\": \"cl100k_base\",\n   \"context_window\": -5}]}");
     let (code, _, stderr) = BIN.run_cli_with_env(
         &["models"],
         None,
@@ -583,7 +579,6 @@ fn cli_errors_and_models_file() {
         stderr.contains("line 3") && stderr.contains("models[0].context_window"),
         "{stderr}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 
     let (code, _, stderr) = BIN.run_cli_with_env(
         &["--exact-claude", "count", "x"],
@@ -682,8 +677,11 @@ async fn adr_layer_budgets_are_configurable_by_flag_or_file() {
         assert_eq!(out["sections"][1]["budget"], 1000);
         assert_eq!(out["sections"][1]["truncated"], true);
     }
-    let file = std::env::temp_dir().join(format!("cl-layers-{}.json", std::process::id()));
-    std::fs::write(&file, r#"{"working_memory": 1000, "system_prompt": 100}"#).expect("write");
+    let scratch = TempTree::new("cl-layers");
+    let file = scratch.write(
+        "layers.json",
+        r#"{"working_memory": 1000, "system_prompt": 100}"#,
+    );
     let input = serde_json::to_string(&sections).expect("json");
     let (code, stdout, stderr) = BIN.run_cli(
         &[
@@ -698,7 +696,6 @@ async fn adr_layer_budgets_are_configurable_by_flag_or_file() {
         ],
         Some(&input),
     );
-    let _ = std::fs::remove_file(&file);
     assert_eq!(code, 0, "{stderr}");
     let out: Value = serde_json::from_str(&stdout).expect("json");
     assert_eq!(out["sections"][1]["budget"], 1000, "{out}");

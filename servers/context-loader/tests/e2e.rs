@@ -5,7 +5,7 @@
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
 use test_support::client::initialize_request;
-use test_support::{ALL, Binary, Transport, call, http1, structured, text_json};
+use test_support::{ALL, Binary, TempTree, Transport, call, http1, structured, text_json};
 
 const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
 
@@ -403,8 +403,8 @@ async fn cli_count_matches_the_tool() {
         "stdin"
     );
 
-    let file = std::env::temp_dir().join(format!("context-loader-e2e-{}.txt", std::process::id()));
-    std::fs::write(&file, text).expect("write temp file");
+    let scratch = TempTree::new("cl-e2e-count");
+    let file = scratch.write("text.txt", text);
     let (code, out, _) = BIN.run_cli(
         &[
             "count",
@@ -416,7 +416,6 @@ async fn cli_count_matches_the_tool() {
         ],
         None,
     );
-    let _ = std::fs::remove_file(&file);
     assert_eq!(code, 0);
     assert_eq!(
         &serde_json::from_str::<Value>(&out).expect("json"),
@@ -566,14 +565,13 @@ async fn a_mistyped_argument_names_its_field() {
 /// Issue 23: a 9.6 MB file was reported as "8388609 bytes" (what the reader took).
 #[test]
 fn an_oversize_input_is_reported_as_measured_or_as_over_the_limit() {
-    let path = std::env::temp_dir().join(format!("cl-oversize-{}.txt", std::process::id()));
+    let scratch = TempTree::new("cl-oversize");
     let size = 9_600_000;
-    std::fs::write(&path, "a".repeat(size)).expect("write");
+    let path = scratch.write("big.txt", "a".repeat(size));
     let (code, out, _) = BIN.run_cli(
         &["count", "--json", "--file", path.to_str().expect("path")],
         None,
     );
-    let _ = std::fs::remove_file(&path);
     assert_eq!(code, 1);
     let error: Value = serde_json::from_str(&out).expect("json");
     assert_eq!(error["error_code"], "INPUT_TOO_LARGE");

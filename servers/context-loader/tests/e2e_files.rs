@@ -16,51 +16,38 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 use test_support::client::ProgressRecorder;
-use test_support::{ALL, Binary, PATIENCE, Transport, call, structured};
+use test_support::{ALL, Binary, PATIENCE, TempTree, Transport, call, structured};
 
 const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
 
 /// A project folder (`root/`) and a file outside it, removed on drop.
-struct Project(PathBuf);
+struct Project(TempTree);
 
 impl Project {
     fn new(tag: &str) -> Project {
-        let dir = std::env::temp_dir().join(format!("cl-e2e-files-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let write = |path: &str, bytes: &[u8]| {
-            let path = dir.join(path);
-            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-            std::fs::write(path, bytes).expect("write");
-        };
-        write("root/.gitignore", b"target/\n*.log\n");
-        write(
+        let dir = TempTree::new(&format!("cl-e2e-files-{tag}"));
+        dir.write("root/.gitignore", b"target/\n*.log\n");
+        dir.write(
             "root/src/main.rs",
             b"fn main() {\n    println!(\"hello\");\n}\n",
         );
-        write(
+        dir.write(
             "root/src/lib.rs",
             "pub fn add(a: u32, b: u32) -> u32 { a + b }\n"
                 .repeat(30)
                 .as_bytes(),
         );
-        write("root/README.md", b"# Project\n\nSome words about it.\n");
-        write("root/target/debug/out.rs", b"generated");
-        write("root/build.log", b"log line\n");
-        write("root/.hidden/notes.txt", b"hidden notes\n");
-        write("root/.env", b"API_KEY=sk-live-secret\n");
-        write("root/config/server.pem", b"-----BEGIN PRIVATE KEY-----\n");
-        write("root/image.png", b"\x89PNG\r\n\x1a\n\0\0\0IHDR");
-        write("root/latin1.txt", b"caf\xe9 au lait");
-        write("outside/secret.txt", b"outside the root\n");
-        let root = dir.join("root");
-        std::os::unix::fs::symlink(dir.join("outside/secret.txt"), root.join("escape.txt"))
-            .expect("symlink out");
-        let fifo = root.join("pipe.fifo");
-        let status = std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .expect("mkfifo");
-        assert!(status.success());
+        dir.write("root/README.md", b"# Project\n\nSome words about it.\n");
+        dir.write("root/target/debug/out.rs", b"generated");
+        dir.write("root/build.log", b"log line\n");
+        dir.write("root/.hidden/notes.txt", b"hidden notes\n");
+        dir.write("root/.env", b"API_KEY=sk-live-secret\n");
+        dir.write("root/config/server.pem", b"-----BEGIN PRIVATE KEY-----\n");
+        dir.write("root/image.png", b"\x89PNG\r\n\x1a\n\0\0\0IHDR");
+        dir.write("root/latin1.txt", b"caf\xe9 au lait");
+        let secret = dir.write("outside/secret.txt", b"outside the root\n");
+        dir.symlink(secret, "root/escape.txt");
+        dir.fifo("root/pipe.fifo");
         Project(dir)
     }
 
@@ -70,12 +57,6 @@ impl Project {
 
     fn root_arg(&self) -> String {
         self.root().display().to_string()
-    }
-}
-
-impl Drop for Project {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 
@@ -522,9 +503,10 @@ fn the_cli_keeps_file_measures_between_runs() {
 async fn a_walk_reports_progress_to_a_client_that_asks() {
     let project = Project::new("progress");
     for i in 0..60 {
-        let path = project.root().join(format!("many/file{i:02}.txt"));
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        std::fs::write(path, format!("file number {i}\n")).expect("write");
+        project.0.write(
+            format!("root/many/file{i:02}.txt"),
+            format!("file number {i}\n"),
+        );
     }
     for transport in [Transport::Stdio, Transport::Http] {
         let recorder = ProgressRecorder::default();
@@ -612,16 +594,15 @@ fn run_in(
 /// named with `--root` is always served.
 #[test]
 fn the_disk_and_the_home_folder_are_never_implicit_roots() {
-    let home = std::env::temp_dir().join(format!("cl-e2e-home-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&home);
-    std::fs::create_dir_all(home.join("project")).expect("mkdir");
-    std::fs::write(home.join("diary.txt"), "private\n").expect("write");
-    std::fs::write(home.join("project/notes.md"), "Plans change.\n").expect("write");
+    let scratch = TempTree::new("cl-e2e-home");
+    scratch.write("diary.txt", "private\n");
+    scratch.write("project/notes.md", "Plans change.\n");
+    let home = scratch.path();
     let root = std::path::Path::new("/");
 
     // The CLI in `/` and in the home folder.
-    for (cwd, path) in [(root, "etc/hostname"), (home.as_path(), "diary.txt")] {
-        let (code, stdout, stderr) = run_in(cwd, &home, &["files", path], "");
+    for (cwd, path) in [(root, "etc/hostname"), (home, "diary.txt")] {
+        let (code, stdout, stderr) = run_in(cwd, home, &["files", path], "");
         assert_eq!(code, 1, "{}: {stdout}{stderr}", cwd.display());
         assert!(stderr.contains("ROOTS_NOT_CONFIGURED"), "{stderr}");
         assert!(stderr.contains("--root"), "{stderr}");
@@ -638,7 +619,7 @@ fn the_disk_and_the_home_folder_are_never_implicit_roots() {
     ]
     .join("\n")
         + "\n";
-    let (code, stdout, stderr) = run_in(root, &home, &["stdio"], &input);
+    let (code, stdout, stderr) = run_in(root, home, &["stdio"], &input);
     assert_eq!(code, 0, "{stderr}");
     let reply: Value = stdout
         .lines()
@@ -657,17 +638,15 @@ fn the_disk_and_the_home_folder_are_never_implicit_roots() {
 
     // A project inside the home folder is an ordinary default root; a root named
     // explicitly is served even when it is the home folder.
-    let (code, stdout, stderr) = run_in(&home.join("project"), &home, &["files", "--json"], "");
+    let (code, stdout, stderr) = run_in(&home.join("project"), home, &["files", "--json"], "");
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("notes.md"), "{stdout}");
-    let home_arg = home.display().to_string();
     let (code, stdout, stderr) = run_in(
         root,
-        &home,
-        &["--root", &home_arg, "files", "diary.txt"],
+        home,
+        &["--root", scratch.arg(), "files", "diary.txt"],
         "",
     );
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("diary.txt"), "{stdout}");
-    let _ = std::fs::remove_dir_all(&home);
 }

@@ -7,67 +7,47 @@ use std::path::PathBuf;
 use rmcp::model::{CallToolRequestParams, NumberOrString, ProgressToken, RequestMetaObject};
 use serde_json::{Value, json};
 use test_support::client::ProgressRecorder;
-use test_support::{ALL, Binary, PATIENCE, Transport, call, structured};
+use test_support::{ALL, Binary, PATIENCE, TempTree, Transport, call, structured};
 
 const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
 
 /// A specs root for one test, removed on drop.
-struct Specs(PathBuf);
-
-impl Specs {
-    fn new(tag: &str) -> Specs {
-        let root = std::env::temp_dir().join(format!("cl-e2e-specs-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
-        let write = |path: &str, text: &str| {
-            let path = root.join(path);
-            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-            std::fs::write(path, text).expect("write");
-        };
-        write(
-            "059-token-engine/README.md",
-            "---\nstatus: planned\n---\n# Token engine\n\nCount tokens.\n\n```rust\nfn main() {}\n```\n",
+fn spec_root(tag: &str) -> TempTree {
+    let specs = TempTree::new(&format!("cl-e2e-specs-{tag}"));
+    specs.write(
+        "059-token-engine/README.md",
+        "---\nstatus: planned\n---\n# Token engine\n\nCount tokens.\n\n```rust\nfn main() {}\n```\n",
+    );
+    specs.write(
+        "059-token-engine/DESIGN.md",
+        "# Design\n\n| a | b |\n|---|---|\n| 1 | 2 |\n",
+    );
+    specs.write(
+        "1593-large/README.md",
+        format!("# Large\n\n{}", "Prose words here. ".repeat(300)),
+    );
+    specs.write("070-shared/README.md", "# Shared A\n");
+    specs.write(
+        "archived/071-shared/README.md",
+        "---\nstatus: [broken\n---\n# Shared B\n",
+    );
+    // Enough files that a listing takes several progress steps.
+    for i in 100..140 {
+        specs.write(
+            format!("{i}-filler/README.md"),
+            format!("# Filler {i}\n\nText.\n"),
         );
-        write(
-            "059-token-engine/DESIGN.md",
-            "# Design\n\n| a | b |\n|---|---|\n| 1 | 2 |\n",
-        );
-        write(
-            "1593-large/README.md",
-            &format!("# Large\n\n{}", "Prose words here. ".repeat(300)),
-        );
-        write("070-shared/README.md", "# Shared A\n");
-        write(
-            "archived/071-shared/README.md",
-            "---\nstatus: [broken\n---\n# Shared B\n",
-        );
-        // Enough files that a listing takes several progress steps.
-        for i in 100..140 {
-            write(
-                &format!("{i}-filler/README.md"),
-                &format!("# Filler {i}\n\nText.\n"),
-            );
-        }
-        Specs(root)
     }
-
-    fn arg(&self) -> String {
-        self.0.display().to_string()
-    }
-}
-
-impl Drop for Specs {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+    specs
 }
 
 #[tokio::test]
 async fn one_spec_with_breakdown_over_every_transport() {
-    let specs = Specs::new("one");
+    let specs = spec_root("one");
     let dir = specs.arg();
     let mut answers = Vec::new();
     for transport in ALL {
-        let conn = BIN.connect(transport, &["--specs-dir", &dir]).await;
+        let conn = BIN.connect(transport, &["--specs-dir", dir]).await;
         let result = call(
             &conn.client,
             "spec-tokens",
@@ -109,9 +89,9 @@ async fn one_spec_with_breakdown_over_every_transport() {
 
 #[tokio::test]
 async fn listing_and_budget_plan() {
-    let specs = Specs::new("listing");
+    let specs = spec_root("listing");
     let conn = BIN
-        .connect(Transport::HttpStateless, &["--specs-dir", &specs.arg()])
+        .connect(Transport::HttpStateless, &["--specs-dir", specs.arg()])
         .await;
     let listing = call(
         &conn.client,
@@ -165,9 +145,9 @@ async fn listing_and_budget_plan() {
 
 #[tokio::test]
 async fn spec_errors_are_structured_and_the_server_stays_up() {
-    let specs = Specs::new("errors");
+    let specs = spec_root("errors");
     for transport in ALL {
-        let conn = BIN.connect(transport, &["--specs-dir", &specs.arg()]).await;
+        let conn = BIN.connect(transport, &["--specs-dir", specs.arg()]).await;
         let c = &conn.client;
         let code = |v: &Value| v["error_code"].as_str().unwrap_or_default().to_string();
 
@@ -227,8 +207,8 @@ async fn spec_errors_are_structured_and_the_server_stays_up() {
 async fn spec_folders_changed_while_serving_are_seen_by_the_next_call() {
     let mut servers = Vec::new();
     for transport in ALL {
-        let specs = Specs::new(&format!("changes-{transport:?}"));
-        let conn = BIN.connect(transport, &["--specs-dir", &specs.arg()]).await;
+        let specs = spec_root(&format!("changes-{transport:?}"));
+        let conn = BIN.connect(transport, &["--specs-dir", specs.arg()]).await;
         servers.push((transport, specs, conn));
     }
     let at_rest = || {
@@ -243,8 +223,8 @@ async fn spec_folders_changed_while_serving_are_seen_by_the_next_call() {
         for _ in 0..2 {
             assert_eq!(ask(conn, "59").await, "059-token-engine", "{transport:?}");
         }
-        std::fs::create_dir(specs.0.join("200-new")).expect("mkdir");
-        std::fs::write(specs.0.join("200-new/README.md"), "# New\n").expect("write");
+        std::fs::create_dir(specs.join("200-new")).expect("mkdir");
+        std::fs::write(specs.join("200-new/README.md"), "# New\n").expect("write");
         assert_eq!(ask(conn, "200").await, "200-new", "{transport:?}");
     }
 
@@ -256,8 +236,8 @@ async fn spec_folders_changed_while_serving_are_seen_by_the_next_call() {
             "{transport:?}"
         );
         std::fs::rename(
-            specs.0.join("archived/071-shared"),
-            specs.0.join("archived/072-moved"),
+            specs.join("archived/071-shared"),
+            specs.join("archived/072-moved"),
         )
         .expect("rename");
         assert_eq!(ask(conn, "72").await, "archived/072-moved", "{transport:?}");
@@ -267,7 +247,7 @@ async fn spec_folders_changed_while_serving_are_seen_by_the_next_call() {
     at_rest().await;
     for (transport, specs, conn) in &servers {
         assert_eq!(ask(conn, "59").await, "059-token-engine", "{transport:?}");
-        std::fs::remove_dir_all(specs.0.join("059-token-engine")).expect("rm");
+        std::fs::remove_dir_all(specs.join("059-token-engine")).expect("rm");
         assert_eq!(ask(conn, "59").await, "SPEC_NOT_FOUND", "{transport:?}");
     }
 }
@@ -300,7 +280,7 @@ async fn a_missing_specs_dir_is_a_clear_error() {
 
 #[tokio::test]
 async fn progress_notifications_reach_a_client_that_asks() {
-    let specs = Specs::new("progress");
+    let specs = spec_root("progress");
     for transport in [Transport::Stdio, Transport::Http] {
         let recorder = ProgressRecorder::default();
         let specs_dir = specs.arg();
@@ -308,7 +288,7 @@ async fn progress_notifications_reach_a_client_that_asks() {
             .connect_as(
                 recorder.clone(),
                 transport,
-                &["--specs-dir", &specs_dir],
+                &["--specs-dir", specs_dir],
                 &[],
             )
             .await;
@@ -364,11 +344,11 @@ async fn progress_notifications_reach_a_client_that_asks() {
 
 #[test]
 fn cli_spec_tokens_prints_the_tool_output() {
-    let specs = Specs::new("cli");
+    let specs = spec_root("cli");
     let dir = specs.arg();
     // `context-loader --specs-dir <fixture> <args>`: (exit code, stdout).
     let cli = |args: &[&str]| {
-        let mut all = vec!["--specs-dir", dir.as_str()];
+        let mut all = vec!["--specs-dir", dir];
         all.extend_from_slice(args);
         let (code, out, _) = BIN.run_cli(&all, None);
         (code, out)

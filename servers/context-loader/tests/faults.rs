@@ -9,7 +9,7 @@ use rmcp::ServiceExt;
 use serde_json::{Value, json};
 use test_support::client::{http_transport, http_transport_with_token, initialize_request};
 use test_support::http1::{authority, head, parse_reply, post_mcp, request, request_with_host};
-use test_support::{Binary, PATIENCE, call, structured};
+use test_support::{Binary, PATIENCE, TempTree, call, process, structured};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::process::Child;
@@ -143,14 +143,11 @@ async fn bad_origin_is_403_and_allowed_origins_pass() {
 
 #[tokio::test]
 async fn missing_or_wrong_token_is_401_and_probes_stay_open() {
-    let dir = std::env::temp_dir().join(format!("context-loader-auth-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let token_file = dir.join("tokens");
-    std::fs::write(
-        &token_file,
+    let dir = TempTree::new("cl-faults-auth");
+    let token_file = dir.write(
+        "tokens",
         "# tokens\nfirst-token-0123456789\nsecond-token-abcdef\n",
-    )
-    .expect("write tokens");
+    );
     let token_file = token_file.to_string_lossy().into_owned();
     let (_server, url) = BIN
         .spawn_http(&[], &["--stateless", "--auth-token-file", &token_file])
@@ -226,7 +223,6 @@ async fn missing_or_wrong_token_is_401_and_probes_stay_open() {
     )
     .await;
     assert_eq!(structured(&result)["token_count"], 2);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test]
@@ -340,13 +336,9 @@ async fn spawn_logged_http(args: &[&str]) -> (Child, String, tokio::task::JoinHa
     .await
 }
 
+/// SIGTERM to a running server.
 fn sigterm(server: &Child) {
-    let pid = server.id().expect("running server has a pid");
-    let status = std::process::Command::new("kill")
-        .args(["-TERM", &pid.to_string()])
-        .status()
-        .expect("run kill");
-    assert!(status.success());
+    process::sigterm(server.id().expect("running server has a pid"));
 }
 
 /// Wait until `n` tool calls are running (they take ~seconds: megabytes of text).

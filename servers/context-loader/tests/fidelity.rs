@@ -4,7 +4,6 @@
 
 #![allow(deprecated)] // rmcp marks MCP logging deprecated (SEP-2577); the protocol we serve has it.
 
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use rmcp::ClientHandler;
@@ -12,7 +11,7 @@ use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, SetLevelRequest
 use rmcp::service::{NotificationContext, RoleClient};
 use serde_json::json;
 use test_support::anthropic::{FakeAnthropic, Reply};
-use test_support::{ALL, Binary, Transport, call, structured};
+use test_support::{ALL, Binary, TempTree, Transport, call, structured};
 
 const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
 /// This repository's own specs.
@@ -145,28 +144,11 @@ async fn logged(
 }
 
 /// A specs root with one good spec and one without a README, removed on drop.
-struct BrokenSpecs(PathBuf);
-
-impl BrokenSpecs {
-    fn new(tag: &str) -> BrokenSpecs {
-        let root = std::env::temp_dir().join(format!("cl-fidelity-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
-        for (path, text) in [
-            ("001-fine/README.md", "---\nstatus: planned\n---\n# Fine\n"),
-            ("002-broken/DESIGN.md", "# Only a design\n"),
-        ] {
-            let path = root.join(path);
-            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-            std::fs::write(path, text).expect("write");
-        }
-        BrokenSpecs(root)
-    }
-}
-
-impl Drop for BrokenSpecs {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+fn broken_specs(tag: &str) -> TempTree {
+    let specs = TempTree::new(&format!("cl-fidelity-{tag}"));
+    specs.write("001-fine/README.md", "---\nstatus: planned\n---\n# Fine\n");
+    specs.write("002-broken/DESIGN.md", "# Only a design\n");
+    specs
 }
 
 /// `logging` is declared; `logging/setLevel` is honoured; warnings in a result (a
@@ -175,11 +157,10 @@ impl Drop for BrokenSpecs {
 /// has no session, so a level set there lasts for that one request only.
 #[tokio::test]
 async fn warnings_reach_the_client_as_log_messages_at_the_level_it_set() {
-    let specs = BrokenSpecs::new("log");
+    let specs = broken_specs("log");
     let fake = FakeAnthropic::start(Reply::Status(503)).await;
-    let specs_dir = specs.0.display().to_string();
     for transport in ALL {
-        let (recorder, conn) = logged(transport, &["--specs-dir", &specs_dir], &fake).await;
+        let (recorder, conn) = logged(transport, &["--specs-dir", specs.arg()], &fake).await;
         let client = &conn.client;
         let info = client.peer_info().expect("initialize result");
         assert!(info.capabilities.logging.is_some(), "{transport:?}");
@@ -255,19 +236,12 @@ async fn warnings_reach_the_client_as_log_messages_at_the_level_it_set() {
 /// fell back to the estimate. On every transport.
 #[tokio::test]
 async fn file_and_assembly_warnings_reach_the_client_like_every_other_tool() {
-    let root = std::env::temp_dir().join(format!("cl-fidelity-files-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
-    std::fs::create_dir_all(&root).expect("mkdir");
-    std::fs::write(
-        root.join("notes.md"),
-        "Plans change. So do budgets.\n".repeat(40),
-    )
-    .expect("write");
-    std::fs::write(root.join("logo.png"), [0x89, b'P', b'N', b'G', 0, 0, 0, 13]).expect("write");
+    let root = TempTree::new("cl-fidelity-files");
+    root.write("notes.md", "Plans change. So do budgets.\n".repeat(40));
+    root.write("logo.png", [0x89, b'P', b'N', b'G', 0, 0, 0, 13]);
     let fake = FakeAnthropic::start(Reply::Status(503)).await;
-    let root_arg = root.display().to_string();
     for transport in ALL {
-        let (recorder, conn) = logged(transport, &["--root", &root_arg], &fake).await;
+        let (recorder, conn) = logged(transport, &["--root", root.arg()], &fake).await;
         let client = &conn.client;
         let measured = call(client, "file-tokens", json!({})).await;
         assert_eq!(structured(&measured)["skipped_counts"]["binary"], 1);
@@ -314,7 +288,6 @@ async fn file_and_assembly_warnings_reach_the_client_like_every_other_tool() {
             "{transport:?}: {messages:?}"
         );
     }
-    let _ = std::fs::remove_dir_all(&root);
 }
 
 /// A script that writes its requests and closes stdin (`printf … | context-loader
@@ -322,12 +295,10 @@ async fn file_and_assembly_warnings_reach_the_client_like_every_other_tool() {
 /// process exits. Every tool, some of them with warnings.
 #[test]
 fn piped_stdio_answers_every_request_read_before_stdin_closed() {
-    let specs = BrokenSpecs::new("pipe-specs");
-    let root = std::env::temp_dir().join(format!("cl-fidelity-pipe-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
-    std::fs::create_dir_all(&root).expect("mkdir");
-    std::fs::write(root.join("notes.md"), "Plans change.\n").expect("write");
-    std::fs::write(root.join("logo.png"), [0x89, b'P', b'N', b'G', 0, 0]).expect("write");
+    let specs = broken_specs("pipe-specs");
+    let root = TempTree::new("cl-fidelity-pipe");
+    root.write("notes.md", "Plans change.\n");
+    root.write("logo.png", [0x89, b'P', b'N', b'G', 0, 0]);
     let calls = [
         ("count-tokens", json!({"text": "hi"})),
         ("list-models", json!({"filter": "gpt-4o"})),
@@ -353,13 +324,10 @@ fn piped_stdio_answers_every_request_read_before_stdin_closed() {
             "params": {"name": tool, "arguments": arguments}});
         input.push(request.to_string());
     }
-    let root_arg = root.display().to_string();
-    let specs_arg = specs.0.display().to_string();
     let (code, stdout, stderr) = BIN.run_cli(
-        &["--root", &root_arg, "--specs-dir", &specs_arg, "stdio"],
+        &["--root", root.arg(), "--specs-dir", specs.arg(), "stdio"],
         Some(&(input.join("\n") + "\n")),
     );
-    let _ = std::fs::remove_dir_all(&root);
     assert_eq!(code, 0, "{stderr}");
     let lines: Vec<serde_json::Value> = stdout
         .lines()

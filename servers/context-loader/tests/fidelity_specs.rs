@@ -5,11 +5,9 @@
 //! utilization figures and its exact re-cut, and assemble-context's defaults and
 //! never-marker-only sections.
 
-use std::path::PathBuf;
-
 use serde_json::{Value, json};
 use test_support::anthropic::{FakeAnthropic, Reply};
-use test_support::{ALL, Binary, Transport, call, structured};
+use test_support::{ALL, Binary, TempTree, Transport, call, structured};
 
 const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
 
@@ -33,47 +31,25 @@ const CACHED_BEFORE: &str = "# Cache\n\naaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
 const CACHED_AFTER: &str = "# Cache\n\na b c d e f g h i j k l m n o p q r s t \n";
 
 /// A specs root for one test, removed on drop.
-struct Specs(PathBuf);
-
-impl Specs {
-    fn new(tag: &str) -> Specs {
-        let root = std::env::temp_dir().join(format!("cl-fidelity-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
-        let specs = Specs(root);
-        specs.write(
-            "059-programmatic-spec-management/README.md",
-            b"---\nstatus: planned\n---\n# Programmatic\n\nManage specs from code.\n",
-        );
-        specs.write(
-            "059-programmatic-spec-management/DESIGN.md",
-            b"# Design\n\nThe design.\n",
-        );
-        specs.write("070-no-readme/DESIGN.md", b"# Only a design\n");
-        specs.write(
-            "071-binary-readme/README.md",
-            b"\x89PNG\r\n\x1a\n\0\0\0IHDR",
-        );
-        specs.write("072-latin1/README.md", b"# Caf\xe9 au lait\n");
-        specs.write("1593-other-thing/README.md", b"# Other\n");
-        specs.write("080-cache/README.md", CACHED_BEFORE.as_bytes());
-        specs
-    }
-
-    fn write(&self, path: &str, bytes: &[u8]) {
-        let path = self.0.join(path);
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        std::fs::write(path, bytes).expect("write");
-    }
-
-    fn arg(&self) -> String {
-        self.0.display().to_string()
-    }
-}
-
-impl Drop for Specs {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+fn spec_root(tag: &str) -> TempTree {
+    let specs = TempTree::new(&format!("cl-fidelity-specs-{tag}"));
+    specs.write(
+        "059-programmatic-spec-management/README.md",
+        b"---\nstatus: planned\n---\n# Programmatic\n\nManage specs from code.\n",
+    );
+    specs.write(
+        "059-programmatic-spec-management/DESIGN.md",
+        b"# Design\n\nThe design.\n",
+    );
+    specs.write("070-no-readme/DESIGN.md", b"# Only a design\n");
+    specs.write(
+        "071-binary-readme/README.md",
+        b"\x89PNG\r\n\x1a\n\0\0\0IHDR",
+    );
+    specs.write("072-latin1/README.md", b"# Caf\xe9 au lait\n");
+    specs.write("1593-other-thing/README.md", b"# Other\n");
+    specs.write("080-cache/README.md", CACHED_BEFORE);
+    specs
 }
 
 fn code(v: &Value) -> &str {
@@ -91,9 +67,9 @@ fn paths(files: &Value) -> Vec<&str> {
 
 #[tokio::test]
 async fn a_spec_that_cannot_be_measured_is_a_file_access_error_never_free() {
-    let specs = Specs::new("access");
+    let specs = spec_root("access");
     for transport in ALL {
-        let conn = BIN.connect(transport, &["--specs-dir", &specs.arg()]).await;
+        let conn = BIN.connect(transport, &["--specs-dir", specs.arg()]).await;
         let c = &conn.client;
         for (query, path, why) in [
             ("70", "070-no-readme/README.md", "missing"),
@@ -154,18 +130,16 @@ async fn a_spec_that_cannot_be_measured_is_a_file_access_error_never_free() {
     }
     // The CLI exits non-zero with the same error.
     let dir = specs.arg();
-    let (status, out, _) = BIN.run_cli(&["--specs-dir", &dir, "spec-tokens", "71", "--json"], None);
+    let (status, out, _) = BIN.run_cli(&["--specs-dir", dir, "spec-tokens", "71", "--json"], None);
     assert_eq!(status, 1);
     let e: Value = serde_json::from_str(&out).expect("json");
     assert_eq!(code(&e), "FILE_ACCESS_ERROR");
     assert_eq!(e["path"], "071-binary-readme/README.md");
-    let (status, _, err) = BIN.run_cli(&["--specs-dir", &dir, "spec-tokens", "70"], None);
+    let (status, _, err) = BIN.run_cli(&["--specs-dir", dir, "spec-tokens", "70"], None);
     assert_eq!(status, 1);
     assert!(err.contains("070-no-readme/README.md"), "{err}");
-    let (status, out, _) = BIN.run_cli(
-        &["--specs-dir", &dir, "spec-tokens", "--sort", "name"],
-        None,
-    );
+    let (status, out, _) =
+        BIN.run_cli(&["--specs-dir", dir, "spec-tokens", "--sort", "name"], None);
     assert_eq!(status, 0);
     let row = out
         .lines()
@@ -176,10 +150,10 @@ async fn a_spec_that_cannot_be_measured_is_a_file_access_error_never_free() {
 
 #[tokio::test]
 async fn paths_are_relative_to_the_spec_folder_and_names_suggest_by_spelling() {
-    let specs = Specs::new("paths");
+    let specs = spec_root("paths");
     let mut answers = Vec::new();
     for transport in ALL {
-        let conn = BIN.connect(transport, &["--specs-dir", &specs.arg()]).await;
+        let conn = BIN.connect(transport, &["--specs-dir", specs.arg()]).await;
         let c = &conn.client;
         let result = call(
             c,
@@ -242,7 +216,7 @@ async fn paths_are_relative_to_the_spec_folder_and_names_suggest_by_spelling() {
     let (status, out, _) = BIN.run_cli(
         &[
             "--specs-dir",
-            &specs.arg(),
+            specs.arg(),
             "spec-tokens",
             "59",
             "--include-sub-specs",
@@ -257,12 +231,12 @@ async fn paths_are_relative_to_the_spec_folder_and_names_suggest_by_spelling() {
 
 #[tokio::test]
 async fn an_edit_that_keeps_size_and_mtime_is_measured_again() {
-    let specs = Specs::new("cache");
-    let path = specs.0.join("080-cache/README.md");
+    let specs = spec_root("cache");
+    let path = specs.join("080-cache/README.md");
     assert_eq!(CACHED_BEFORE.len(), CACHED_AFTER.len());
     for transport in ALL {
-        specs.write("080-cache/README.md", CACHED_BEFORE.as_bytes());
-        let conn = BIN.connect(transport, &["--specs-dir", &specs.arg()]).await;
+        specs.write("080-cache/README.md", CACHED_BEFORE);
+        let conn = BIN.connect(transport, &["--specs-dir", specs.arg()]).await;
         let c = &conn.client;
         let count = |text: &str| {
             let text = text.to_string();
@@ -457,8 +431,11 @@ async fn the_adr_preset_places_eight_layers_in_order_with_their_budgets() {
     assert_eq!(answers[0], answers[2]);
 
     // The CLI picks it the same way.
-    let file = std::env::temp_dir().join(format!("cl-fidelity-adr-{}.json", std::process::id()));
-    std::fs::write(&file, serde_json::to_string(&adr_sections()).expect("json")).expect("write");
+    let scratch = TempTree::new("cl-fidelity-adr");
+    let file = scratch.write(
+        "sections.json",
+        serde_json::to_string(&adr_sections()).expect("json"),
+    );
     let (status, out, _) = BIN.run_cli(
         &[
             "assemble",
@@ -471,7 +448,6 @@ async fn the_adr_preset_places_eight_layers_in_order_with_their_budgets() {
         ],
         None,
     );
-    let _ = std::fs::remove_file(&file);
     assert_eq!(status, 0, "{out}");
     let cli: Value = serde_json::from_str(&out).expect("json");
     assert_eq!(&cli, structured_of(&answers[0]));

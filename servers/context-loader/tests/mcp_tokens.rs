@@ -8,7 +8,7 @@ use std::path::Path;
 
 use context_budget::Tokenizer;
 use serde_json::{Value, json};
-use test_support::{ALL, Binary, Transport, call, structured};
+use test_support::{ALL, Binary, TempTree, Transport, call, structured};
 
 const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
 
@@ -207,8 +207,7 @@ fn alive(pid: i32) -> bool {
 
 #[tokio::test]
 async fn failing_servers_get_their_reason_and_the_others_are_still_measured() {
-    let dir = std::env::temp_dir().join(format!("mcp-tokens-fleet-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempTree::new("cl-mcp-tokens-fleet");
     let pidfile = dir.join("grandchild.pid");
     // A server that never answers and leaves a child of its own.
     let hang = format!("sleep 300 & echo $! > {}; wait", pidfile.display());
@@ -221,7 +220,7 @@ async fn failing_servers_get_their_reason_and_the_others_are_still_measured() {
         "exits": {"command": "sh", "args": ["-c", "echo cannot open the database >&2; exit 3"]},
         "missing": {"command": "/nonexistent/mcp-server"}
     }});
-    let path = write_config(&dir, ".mcp.json", &config.to_string());
+    let path = write_config(dir.path(), ".mcp.json", &config.to_string());
     let started = std::time::Instant::now();
     let (code, out, err) = BIN.run_cli_with_env(
         &[
@@ -322,18 +321,16 @@ async fn failing_servers_get_their_reason_and_the_others_are_still_measured() {
         .find(|s| s["name"] == "needs-env")
         .unwrap();
     assert_eq!(needs_env["status"], "ok", "{needs_env}");
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
 fn without_a_config_it_says_where_it_looked() {
-    let dir = std::env::temp_dir().join(format!("mcp-tokens-empty-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempTree::new("cl-mcp-tokens-empty");
     let out = BIN
         .command()
         .args(["mcp-tokens"])
-        .current_dir(&dir)
-        .env("HOME", &dir)
+        .current_dir(dir.path())
+        .env("HOME", dir.path())
         .env_remove("CODEX_HOME")
         .output()
         .unwrap();
@@ -343,7 +340,6 @@ fn without_a_config_it_says_where_it_looked() {
         err.contains("no MCP client config found") && err.contains("--config"),
         "{err}"
     );
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// A hostile list for the hoisting search: each schema is 50 levels of `items` over
@@ -673,18 +669,17 @@ async fn a_discover_only_server_is_measured_and_one_speaking_neither_is_an_error
     let answer: Value = serde_json::from_str(&out).unwrap();
     assert_discover_only(&answer["servers"][0]);
 
-    let dir = std::env::temp_dir().join(format!("mcp-tokens-discover-{}", std::process::id()));
+    let dir = TempTree::new("cl-mcp-tokens-discover");
     let config = json!({"mcpServers": {
         "discover-stdio": {"command": bash, "args": bridge},
         "discover-http": {"type": "http", "url": url},
         "neither": {"command": "bash", "args": ["-c", NEITHER]},
         "own": {"command": BIN.path(), "args": ["stdio"]}
     }});
-    let path = write_config(&dir, ".mcp.json", &config.to_string());
+    let path = write_config(dir.path(), ".mcp.json", &config.to_string());
     let mut configured = base.clone();
     configured.extend(["--config".into(), path]);
     let (code, out, err) = cli(configured).await;
-    let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(code, 0, "{err}");
     let answer: Value = serde_json::from_str(&out).unwrap();
     let server = |name: &str| {
@@ -847,36 +842,11 @@ fn a_projects_config_runs_nothing_until_the_user_approved_it() {
 /// Runs `command` to its end, or kills it after a minute (a hang guard, not a timing
 /// claim): its exit code, stdout and stderr.
 fn bounded(mut command: std::process::Command) -> (Option<i32>, String, String) {
-    use std::io::Read;
-    let mut child = command
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
-    let reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        out.read_to_string(&mut text).ok();
-        text
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        err.read_to_string(&mut text).ok();
-        text
-    });
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    let code = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status.code();
-        }
-        if std::time::Instant::now() > deadline {
-            child.kill().ok();
-            child.wait().ok();
-            panic!("still running after 60 s: {command:?}");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    };
-    (code, reader.join().unwrap(), err_reader.join().unwrap())
+    let out =
+        test_support::process::output_within(&mut command, std::time::Duration::from_secs(60))
+            .unwrap_or_else(|| panic!("still running after 60 s: {command:?}"));
+    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+    (out.status.code(), text(&out.stdout), text(&out.stderr))
 }
 
 /// Every line printed holds no raw escape and is of bounded width.

@@ -3,18 +3,10 @@
 //! open-weight tokenizer.json as `--models-file`, and every tool taking every model.
 
 use serde_json::{Value, json};
+use test_support::fixtures::TINY_TOKENIZER;
 use test_support::{ALL, Binary, call, structured};
 
 const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
-
-/// A tiny word-level Hugging Face tokenizer.json with one added token, `<|eot|>`:
-/// every whitespace-separated word is one token.
-const TINY_TOKENIZER: &str = r#"{"version":"1.0","truncation":null,"padding":null,
-  "added_tokens":[{"id":3,"content":"<|eot|>","single_word":false,"lstrip":false,
-    "rstrip":false,"normalized":false,"special":true}],
-  "normalizer":null,"pre_tokenizer":{"type":"Whitespace"},"post_processor":null,
-  "decoder":null,"model":{"type":"WordLevel","vocab":{"a":0,"b":1,"[UNK]":2},
-    "unk_token":"[UNK]"}}"#;
 
 /// A folder with `models.json` naming `tokenizers/tiny.json` relatively, and a
 /// LiteLLM-shaped file; removed when the test ends.
