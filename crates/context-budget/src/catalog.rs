@@ -519,9 +519,13 @@ impl Catalog {
     /// 1. an exact canonical name or alias (case-insensitive);
     /// 2. an exact encoding name (`cl100k_base`, `o200k_base`, `gemma3`);
     /// 3. the longest canonical name that is a prefix of the id and is followed by
-    ///    `-`, `:` or `@` — so `gpt-4o-2024-08-06` is `gpt-4o`, `gpt-4-0613` is
-    ///    `gpt-4`, and `claude-sonnet-4-5-20250929` is `claude-sonnet-4-5`, while
-    ///    `gpt-4o` never matches `gpt-4`. A leading `ft:` (fine-tune) is ignored.
+    ///    `-`, `:` or `@` and a suffix of the vendors' own ([`vendor_suffix`]: dated
+    ///    snapshots, versions, `latest`/`preview`/`exp` tags) — so
+    ///    `gpt-4o-2024-08-06` is `gpt-4o`, `gpt-4-0613` is `gpt-4`, and
+    ///    `claude-sonnet-4-5-20250929` is `claude-sonnet-4-5`, while `gpt-4o` never
+    ///    matches `gpt-4`, and `gpt-4-oo` or `gpt-4o-mini-typo` match nothing (they
+    ///    counted as `gpt-4`'s 8K window and `gpt-4o-mini`, silently). A leading `ft:`
+    ///    (fine-tune) is ignored.
     ///    A prefix match whose suffix crosses into another model is none: `gpt-4-o`
     ///    reads as `gpt-4o` with a stray separator, not as a dated `gpt-4`
     ///    ([`Self::crossed_into`] names that model).
@@ -555,6 +559,7 @@ impl Catalog {
                 wanted.len() > name.len()
                     && wanted.starts_with(&name)
                     && matches!(wanted.as_bytes()[name.len()], b'-' | b':' | b'@')
+                    && vendor_suffix(&wanted[name.len() + 1..])
             })
             .max_by_key(|m| m.name.len())
     }
@@ -652,6 +657,32 @@ impl Catalog {
             }
         })
     }
+}
+
+/// Whether `suffix` (what follows a model name and a separator) is one the vendors
+/// put on a model's own name: its parts (split at `-`, `:`, `@`, `.`, `_`) are all
+/// numbers (dates `2024-08-06`, `20250929`, `0613`; versions `001`), versions
+/// (`v1`, `v2:0`), sizes (`8b`), or the release words `latest`, `preview`, `exp`,
+/// `experimental`, `beta`, `alpha`, `free`. Anything else names another model or a
+/// typo, and is not read as this one.
+fn vendor_suffix(suffix: &str) -> bool {
+    const WORDS: &[&str] = &[
+        "latest",
+        "preview",
+        "exp",
+        "experimental",
+        "beta",
+        "alpha",
+        "free",
+    ];
+    let number = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
+    !suffix.is_empty()
+        && suffix.split(['-', ':', '@', '.', '_']).all(|part| {
+            number(part)
+                || WORDS.contains(&part)
+                || part.strip_prefix('v').is_some_and(number)
+                || part.strip_suffix('b').is_some_and(number)
+        })
 }
 
 #[cfg(test)]

@@ -40,10 +40,9 @@ pub enum CountError {
     #[error("model `{requested}` is not supported")]
     UnsupportedModel {
         requested: String,
-        /// Closest supported names, best first.
+        /// Closest supported names, best first (at most five; `list-models` lists
+        /// every one: a catalog of 250 names in an error cost a model ~2,300 tokens).
         did_you_mean: Vec<String>,
-        /// Every name that resolves.
-        available: Vec<String>,
     },
     /// The model name is empty (or only spaces): nothing to resolve or suggest from.
     #[error("the model name is empty")]
@@ -127,15 +126,14 @@ impl TokenCounter {
             // A prefix that crossed into another model (`gpt-4-o`) means that model.
             let crossed = self.catalog.crossed_into(requested);
             let mut did_you_mean: Vec<String> = crossed.iter().map(|n| n.to_string()).collect();
-            for name in closest_names(requested, names.iter().copied(), 3) {
-                if did_you_mean.len() < 3 && !did_you_mean.contains(&name) {
+            for name in closest_names(requested, names.iter().copied(), 5) {
+                if did_you_mean.len() < 5 && !did_you_mean.contains(&name) {
                     did_you_mean.push(name);
                 }
             }
             CountError::UnsupportedModel {
                 requested: requested.to_string(),
                 did_you_mean,
-                available: names.iter().map(|n| n.to_string()).collect(),
             }
         })
     }
@@ -303,22 +301,51 @@ mod tests {
     }
 
     #[test]
-    fn unsupported_model_lists_options_and_closest_names() {
+    fn unsupported_model_names_the_closest_names_only() {
         let err = TokenCounter::default()
             .count("hi", Some("gpt4o"))
             .expect_err("unknown model");
         let CountError::UnsupportedModel {
             requested,
             did_you_mean,
-            available,
         } = err
         else {
             panic!("wrong error");
         };
         assert_eq!(requested, "gpt4o");
         assert_eq!(did_you_mean.first().map(String::as_str), Some("gpt-4o"));
-        assert!(available.iter().any(|n| n == "claude-sonnet-4-5"));
-        assert!(available.iter().any(|n| n == "cl100k_base"));
+        assert!(did_you_mean.len() <= 5);
+    }
+
+    /// Issue 39: a name the catalog does not hold resolves only by the vendors' own
+    /// suffixes; a typo after a model's name is not that model.
+    #[test]
+    fn only_dated_and_vendor_suffixes_resolve_to_a_model() {
+        let counter = TokenCounter::default();
+        for (asked, model) in [
+            ("gpt-4o-2024-08-06", "gpt-4o"),
+            ("gpt-4-0613", "gpt-4"),
+            ("claude-sonnet-4-5-20250929", "claude-sonnet-4-5"),
+            ("claude-sonnet-4-5@20250929", "claude-sonnet-4-5"),
+            ("gemini-2.5-pro-preview-06-05", "gemini-2.5-pro"),
+        ] {
+            let resolved = counter.resolve(Some(asked)).expect(asked);
+            assert_eq!(resolved.name(), model, "{asked}");
+        }
+        for typo in [
+            "gpt-4-oo",
+            "gpt-4o-mini-typo",
+            "claude-sonnet-4-5-fast",
+            "gpt-4o-x",
+        ] {
+            assert!(
+                matches!(
+                    counter.resolve(Some(typo)),
+                    Err(CountError::UnsupportedModel { .. })
+                ),
+                "{typo}"
+            );
+        }
     }
 
     #[test]

@@ -99,9 +99,13 @@ pub fn create_mcp_error(
     for (key, value) in details.unwrap_or_default() {
         payload.entry(key).or_insert(value);
     }
-    let payload = Value::Object(payload);
+    let mut payload = Value::Object(payload);
     // The same compact string as a success answer's text.
-    let text = crate::answer::answer_text(&payload);
+    let mut text = crate::answer::answer_text(&payload);
+    if text.chars().count() > MAX_ERROR_CHARS {
+        shorten(&mut payload);
+        text = crate::answer::answer_text(&payload);
+    }
     let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
     result.structured_content = Some(payload);
     result
@@ -109,6 +113,75 @@ pub fn create_mcp_error(
 
 /// A tool failure as a value: what tool code returns in its `Err` branch. Converts
 /// into the [`create_mcp_error`] result, and is also what the CLI prints.
+/// Most characters of an error answer (its JSON, as `content` and
+/// `structuredContent` carry it). A model pays for an error as for any answer, and
+/// some clients pass it twice (Gemini CLI wraps the raw JSON in its own message): a
+/// typo must not cost thousands of tokens.
+pub const MAX_ERROR_CHARS: usize = 1_000;
+
+/// Fits an error payload under [`MAX_ERROR_CHARS`]: lists in its details keep their
+/// first items and say how many were left out (`<key>_omitted`), then long strings
+/// are cut in the middle; `error_code` is never touched.
+fn shorten(payload: &mut Value) {
+    let fits = |p: &Map<String, Value>| {
+        crate::answer::answer_text(&Value::Object(p.clone()))
+            .chars()
+            .count()
+            <= MAX_ERROR_CHARS
+    };
+    let Value::Object(object) = payload else {
+        return;
+    };
+    let lists: Vec<String> = object
+        .iter()
+        .filter(|(_, v)| v.as_array().is_some_and(|a| a.len() > 1))
+        .map(|(k, _)| k.clone())
+        .collect();
+    for keep in [5, 3, 1] {
+        for key in &lists {
+            let Some(Value::Array(items)) = object.get_mut(key) else {
+                continue;
+            };
+            if items.len() > keep {
+                let omitted = (items.len() - keep) as u64;
+                items.truncate(keep);
+                let counted = format!("{key}_omitted");
+                let before = object.get(&counted).and_then(Value::as_u64).unwrap_or(0);
+                object.insert(counted, Value::from(before + omitted));
+            }
+        }
+        if fits(object) {
+            return;
+        }
+    }
+    for limit in [400, 200, 100, 40] {
+        for (key, value) in object.iter_mut() {
+            if key != "error_code" {
+                cut_strings(value, limit);
+            }
+        }
+        if fits(object) {
+            return;
+        }
+    }
+}
+
+/// Every string in `value` (in lists and objects too) cut to about `limit`
+/// characters, start and end kept.
+fn cut_strings(value: &mut Value, limit: usize) {
+    match value {
+        Value::String(text) if text.chars().count() > limit => {
+            let chars: Vec<char> = text.chars().collect();
+            let head: String = chars[..limit / 2].iter().collect();
+            let tail: String = chars[chars.len() - limit / 2..].iter().collect();
+            *text = format!("{head}…{tail}");
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| cut_strings(v, limit)),
+        Value::Object(map) => map.values_mut().for_each(|v| cut_strings(v, limit)),
+        _ => {}
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolError {
     pub code: ErrorCode,
@@ -173,6 +246,33 @@ impl IntoCallToolResult for ToolError {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Issue 39: an error answer is at most 1,000 characters, whatever its details
+    /// hold; what was left out is counted, and the code stays whole.
+    #[test]
+    fn an_error_answer_stays_under_a_thousand_characters() {
+        let names: Vec<String> = (0..500).map(|i| format!("model-name-{i}")).collect();
+        let error = ToolError::new(ErrorCode::SpecFileNotFound, "x".repeat(5_000), "do y")
+            .with_detail("available_options", &names)
+            .with_detail("nested", json!({"deep": "z".repeat(3_000)}));
+        let result = error.into_result();
+        let payload = result.structured_content.clone().unwrap();
+        let text = crate::answer::answer_text(&payload);
+        assert!(text.chars().count() <= MAX_ERROR_CHARS, "{}", text.len());
+        assert_eq!(
+            serde_json::to_value(&result.content[0]).unwrap()["text"],
+            text,
+            "the same string as content and structuredContent"
+        );
+        assert_eq!(payload["error_code"], "SPEC_FILE_NOT_FOUND");
+        assert_eq!(payload["available_options"][0], "model-name-0");
+        assert!(payload["available_options_omitted"].as_u64().unwrap() >= 495);
+        // Small errors are untouched.
+        let small = ToolError::new(ErrorCode::InvalidInput, "bad", "fix it")
+            .with_detail("available_options", ["a", "b"])
+            .to_json();
+        assert_eq!(small["available_options"], json!(["a", "b"]));
+    }
 
     #[test]
     fn error_codes_serialize_screaming_snake_case() {

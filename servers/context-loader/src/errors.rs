@@ -28,15 +28,16 @@ impl IntoToolError for CountError {
             CountError::UnsupportedModel {
                 requested,
                 did_you_mean,
-                available,
             } => {
                 let suggestion = match did_you_mean.first() {
                     Some(closest) => format!(
-                        "Did you mean `{closest}`? Omit `model` to use the default `{DEFAULT_MODEL}`, \
-                         or pick one of available_options (list-models shows windows and prices)."
+                        "Did you mean `{closest}`? Omit `model` to use the default \
+                         `{DEFAULT_MODEL}`; list-models lists every model (filter by a \
+                         prefix, e.g. `gpt` or `claude`)."
                     ),
                     None => format!(
-                        "Omit `model` to use the default `{DEFAULT_MODEL}`, or pick one of available_options."
+                        "Omit `model` to use the default `{DEFAULT_MODEL}`; list-models lists \
+                         every model (filter by a prefix, e.g. `gpt` or `claude`)."
                     ),
                 };
                 ToolError::new(
@@ -46,7 +47,6 @@ impl IntoToolError for CountError {
                 )
                 .with_detail("requested_model", requested)
                 .with_detail("did_you_mean", did_you_mean)
-                .with_detail("available_options", available)
             }
             CountError::EmptyModel => ToolError::new(
                 ErrorCode::InvalidInput,
