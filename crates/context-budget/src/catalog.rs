@@ -542,7 +542,12 @@ impl Catalog {
         if let Some(tokenizer) = Tokenizer::from_encoding_name(wanted) {
             return Some(resolved(Target::Encoding(tokenizer)));
         }
-        let model = self.longest_prefix(wanted)?;
+        let fine_tune = requested.trim().to_ascii_lowercase().starts_with("ft:");
+        let model = self.longest_prefix(wanted, |suffix| {
+            // OpenAI's fine-tunes: `ft:<base>:<org>:<name>:<id>`.
+            vendor_suffix(suffix)
+                || fine_tune && wanted.as_bytes()[wanted.len() - suffix.len() - 1] == b':'
+        })?;
         if self.crossing(wanted, model).is_some() {
             return None;
         }
@@ -550,8 +555,12 @@ impl Catalog {
     }
 
     /// The catalog model whose name is the longest prefix of `wanted` (lower case)
-    /// ending at a separator.
-    fn longest_prefix(&self, wanted: &str) -> Option<&ModelEntry> {
+    /// ending at a separator, followed by a suffix `suffix_ok` accepts.
+    fn longest_prefix(
+        &self,
+        wanted: &str,
+        suffix_ok: impl Fn(&str) -> bool,
+    ) -> Option<&ModelEntry> {
         self.models
             .iter()
             .filter(|m| {
@@ -559,7 +568,7 @@ impl Catalog {
                 wanted.len() > name.len()
                     && wanted.starts_with(&name)
                     && matches!(wanted.as_bytes()[name.len()], b'-' | b':' | b'@')
-                    && vendor_suffix(&wanted[name.len() + 1..])
+                    && suffix_ok(&wanted[name.len() + 1..])
             })
             .max_by_key(|m| m.name.len())
     }
@@ -595,7 +604,8 @@ impl Catalog {
     pub fn crossed_into(&self, requested: &str) -> Option<&str> {
         let wanted = requested.trim().to_ascii_lowercase();
         let wanted = wanted.strip_prefix("ft:").unwrap_or(&wanted);
-        let model = self.longest_prefix(wanted)?;
+        // Any suffix: `gpt-4-o` is refused as gpt-4 with a typo, but it means gpt-4o.
+        let model = self.longest_prefix(wanted, |_| true)?;
         self.crossing(wanted, model)
     }
 
