@@ -14,6 +14,10 @@ pub struct TokenCount {
     pub token_count: usize,
     /// The catalog model actually used (canonical name), or the encoding name.
     pub model: String,
+    /// The name asked for, when it is not `model` (a dated id, an alias): both are
+    /// shown, so a swap is never silent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requested_model: Option<String>,
     /// The tokenizer: `cl100k_base` or `o200k_base` (OpenAI), `gemma3` (Gemini's
     /// Gemma 3 vocabulary), `huggingface` (an open-weight model's `tokenizer.json`),
     /// `claude_estimate` or `claude_4_7_estimate` (Claude), `estimate` (tokenizer not
@@ -178,7 +182,11 @@ impl TokenCounter {
             && !text.is_empty()
         {
             match exact.count_text(&id, text) {
-                Ok(tokens) => return Ok(TokenCount::exact(entry, tokens as usize, exact)),
+                Ok(tokens) => {
+                    let mut count = TokenCount::exact(entry, tokens as usize, exact);
+                    count.requested_model = requested_if_other(&resolved);
+                    return Ok(count);
+                }
                 Err(failure) => warning = Some(failure.warning),
             }
         }
@@ -188,8 +196,15 @@ impl TokenCounter {
             .ok_or(CountError::Cancelled)?;
         let mut count = TokenCount::local(&resolved, tokens);
         count.warning = warning;
+        count.requested_model = requested_if_other(&resolved);
         Ok(count)
     }
+}
+
+/// The name `resolved` was asked by, when it is not the name it resolved to.
+fn requested_if_other(resolved: &ResolvedModel<'_>) -> Option<String> {
+    let requested = resolved.requested().trim();
+    (!requested.eq_ignore_ascii_case(resolved.name())).then(|| requested.to_string())
 }
 
 impl TokenCount {
@@ -200,6 +215,7 @@ impl TokenCount {
         TokenCount {
             token_count,
             model: model.name().to_string(),
+            requested_model: None,
             encoding: tokenizer.name(),
             exact: tokenizer.is_exact(),
             method: tokenizer.method(),
@@ -215,6 +231,7 @@ impl TokenCount {
         TokenCount {
             token_count,
             model: entry.name.clone(),
+            requested_model: None,
             encoding: counter.encoding(),
             exact: true,
             method: counter.method(),
