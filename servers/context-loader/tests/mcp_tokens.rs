@@ -996,3 +996,57 @@ fn outside_text_is_capped_and_escaped_in_every_cli_table() {
         "the hostile model's row: {out}"
     );
 }
+
+/// A stdio server (sh) whose tools/list never ends: three tools a page and a next
+/// cursor, `c<page>` (`$1` = `endless`) or always `c` (`$1` = `same`).
+const PAGING: &str = r#"n=0
+while IFS= read -r line; do
+  id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
+  [ -z "$id" ] && continue
+  case "$line" in
+    *'"method":"initialize"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"pages","version":"1"}}}\n' "$id" ;;
+    *'"method":"tools/list"'*) n=$((n+1)); cursor="c$n"; [ "$1" = same ] && cursor=c
+      printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"a%s","inputSchema":{"type":"object"}},{"name":"b%s","inputSchema":{"type":"object"}},{"name":"c%s","inputSchema":{"type":"object"}}],"nextCursor":"%s"}}\n' "$id" "$n" "$n" "$n" "$cursor" ;;
+    *) printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"Method not found"}}\n' "$id" ;;
+  esac
+done"#;
+
+/// The one server's error when mcp-tokens measures `PAGING $mode` with `flags`.
+fn paging_error(mode: &str, flags: &[&str]) -> String {
+    let mut command = std::process::Command::new(BIN.path());
+    command
+        .args(["mcp-tokens", "--json", "--timeout", "120"])
+        .args(flags)
+        .args(["--", "sh", "-c", PAGING, "sh", mode]);
+    let (code, out, err) = bounded(command);
+    assert_eq!(code, Some(0), "{err}");
+    let answer: Value = serde_json::from_str(&out).unwrap();
+    let server = &answer["servers"][0];
+    assert_eq!(server["status"], "error", "{server}");
+    server["error"].as_str().unwrap().to_string()
+}
+
+/// An endless listing stops at the bound it crosses, at once, and says which: pages,
+/// tools, bytes, or a cursor given twice; never "no answer within" the timeout.
+#[test]
+fn endless_listings_stop_at_the_bound_they_cross_and_name_it() {
+    let error = paging_error("endless", &[]);
+    assert!(
+        error.contains("more than 100 pages (--max-pages)"),
+        "{error}"
+    );
+    let error = paging_error("endless", &["--max-pages", "5"]);
+    assert!(error.contains("more than 5 pages (--max-pages)"), "{error}");
+    let error = paging_error("endless", &["--max-tools", "10"]);
+    assert!(error.contains("over 10 tools (--max-tools)"), "{error}");
+    let error = paging_error("endless", &["--max-server-bytes", "1000"]);
+    assert!(
+        error.contains("over 1000 bytes (--max-server-bytes)"),
+        "{error}"
+    );
+    let error = paging_error("same", &[]);
+    assert!(
+        error.contains("page 2 gave a cursor an earlier page gave"),
+        "{error}"
+    );
+}

@@ -126,6 +126,30 @@ pub struct McpTokensParams {
         help = "Servers measured at once [default: the number of cores, at most 8]"
     )]
     pub concurrency: Option<usize>,
+    #[serde(skip)]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = crate::mcp_servers::DEFAULT_MAX_PAGES,
+        help = "Most pages of one listing (tools, prompts, resources, templates) per server"
+    )]
+    pub max_pages: usize,
+    #[serde(skip)]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = crate::mcp_servers::DEFAULT_MAX_TOOLS,
+        help = "Most tools one server may list"
+    )]
+    pub max_tools: usize,
+    #[serde(skip)]
+    #[arg(
+        long,
+        value_name = "BYTES",
+        default_value_t = crate::mcp_servers::DEFAULT_MAX_SERVER_BYTES,
+        help = "Most bytes (as JSON) of everything one server lists"
+    )]
+    pub max_server_bytes: usize,
     /// One stdio server (command line only).
     #[serde(skip)]
     #[arg(
@@ -213,6 +237,11 @@ context-loader mcp-tokens --file docs/examples/parcel-tools.json --render openai
                     .unwrap_or_else(crate::mcp_servers::default_concurrency),
                 trust_project: params.trust_project,
                 pass_env: params.pass_env.clone(),
+                bounds: crate::mcp_servers::Bounds {
+                    max_pages: params.max_pages.max(1),
+                    max_tools: params.max_tools,
+                    max_bytes: params.max_server_bytes,
+                },
             };
             let (servers, read) = crate::mcp_servers::servers(&sources)?;
             params.configs_read = read;
