@@ -1050,3 +1050,41 @@ fn endless_listings_stop_at_the_bound_they_cross_and_name_it() {
         "{error}"
     );
 }
+
+/// 120,000 minimal tools (6.6 MB, within every byte limit) are refused by their count,
+/// naming the flag, and the server gives the memory of parsing them back: it once
+/// held 450 MB after the answer.
+#[tokio::test]
+async fn a_huge_tool_list_is_refused_by_count_and_its_memory_given_back() {
+    use rmcp::ServiceExt;
+    use test_support::process::rss_bytes;
+    let (server, url) = BIN.spawn_http(&[], &["--stateless"]).await;
+    let pid = server.id().unwrap();
+    let client = ().serve(test_support::client::http_transport(url)).await.unwrap();
+    // Warm: the first call's one-time allocations (tokenizer tables) are not the list's.
+    call(&client, "mcp-tokens", json!({"tools": tools()})).await;
+    let before = rss_bytes(pid);
+    let many: Vec<Value> = (0..120_000)
+        .map(|i| json!({"name": format!("t{i}"), "inputSchema": {"type": "object"}}))
+        .collect();
+    let refused = call(&client, "mcp-tokens", json!({"tools": many})).await;
+    let error = structured(&refused);
+    assert_eq!(error["error_code"], "INPUT_TOO_LARGE", "{error}");
+    assert!(
+        error["message"].as_str().unwrap().contains("at most 2000")
+            && error["suggestion"]
+                .as_str()
+                .unwrap()
+                .contains("--max-tool-definitions"),
+        "{error}"
+    );
+    let after = rss_bytes(pid);
+    assert!(
+        after < before + 64 * 1024 * 1024,
+        "{} MB resident after the call, {} MB before",
+        after >> 20,
+        before >> 20
+    );
+    drop(client);
+    drop(server);
+}

@@ -198,10 +198,15 @@ pub fn mcp_tokens(
         });
     }
     let render = query.render.unwrap_or_default();
+    // Moved out, not copied: the rows below need only each server's name.
     let ok: Vec<ServerDefinitions> = servers
-        .iter()
+        .iter_mut()
         .filter(|s| s.error.is_none())
-        .map(|s| s.definitions.clone())
+        .map(|s| ServerDefinitions {
+            name: s.definitions.name.clone(),
+            tools: std::mem::take(&mut s.definitions.tools),
+            instructions: s.definitions.instructions.take(),
+        })
         .collect();
     let window = model.entry().map(|e| e.context_window);
     let (costs, summary) = measure(
