@@ -123,6 +123,17 @@ pub fn savings(
     rendering: Rendering,
     work: &mut HoistWork,
 ) -> Savings {
+    savings_until(servers, tokenizer, rendering, work, &super::never).expect("never stopped")
+}
+
+/// [`savings`] asking `stop` before each tool.
+pub fn savings_until(
+    servers: &[ServerDefinitions],
+    tokenizer: Tokenizer,
+    rendering: Rendering,
+    work: &mut HoistWork,
+    stop: super::Stop,
+) -> Result<Savings, super::Stopped> {
     let mut before_total = 0;
     let mut after_total = 0;
     let mut hoisting = Rewrite::default();
@@ -133,6 +144,9 @@ pub fn savings(
     let mut undescribed_count = 0;
     for server in servers {
         for tool in &server.tools {
+            if stop() {
+                return Err(super::Stopped);
+            }
             let name = full_name(server.name.as_deref(), &tool.name);
             // Each rewrite is counted in place of the schema, never with a copy of it.
             let count = |schema: Value| {
@@ -201,7 +215,7 @@ pub fn savings(
                 .then_with(|| a.name.cmp(&b.name))
         });
     }
-    Savings {
+    Ok(Savings {
         tokens_before: before_total,
         tokens_after: after_total,
         hoisting,
@@ -210,7 +224,7 @@ pub fn savings(
         heaviest_descriptions: top(descriptions),
         undescribed_parameter_count: undescribed_count,
         undescribed_parameters: undescribed,
-    }
+    })
 }
 
 fn saved(before: usize, changes: usize, after: usize) -> usize {

@@ -9,7 +9,7 @@ use std::time::Duration;
 use clap::builder::TypedValueParser;
 
 use context_budget::tool_defs::{
-    McpTokens, McpTokensQuery, MeasuredServer, Rendering, Status, mcp_tokens,
+    McpTokens, McpTokensQuery, MeasuredServer, Rendering, Status, mcp_tokens_until,
 };
 use mcp_common::{ErrorCode, ToolError};
 use schemars::JsonSchema;
@@ -116,7 +116,7 @@ pub struct McpTokensParams {
         long,
         value_name = "SECS",
         default_value_t = 30,
-        help = "Time limit per server, connecting included"
+        help = "Time limit per server: connecting and listing"
     )]
     pub timeout: u64,
     #[serde(skip)]
@@ -218,9 +218,12 @@ context-loader mcp-tokens --file docs/examples/parcel-tools.json --render openai
         let bytes = json_bytes(&params.tools);
         let per_tool = params.per_tool;
         let answer = service
-            .counting(bytes, &call, move |counter, exact, _| {
+            .counting(bytes, &call, move |counter, exact, cancelled| {
                 counter.check_input(bytes).map_err(tool_error)?;
-                let mut answer = mcp_tokens(counter, exact, params.query()).map_err(tool_error)?;
+                // A cancelled or timed-out request stops at the next tool.
+                let stop = || cancelled.is_cancelled();
+                let mut answer =
+                    mcp_tokens_until(counter, exact, params.query(), &stop).map_err(tool_error)?;
                 answer.per_tool = per_tool;
                 Ok(answer)
             })
