@@ -105,6 +105,15 @@ impl TokenCounter {
         Ok(check_count("messages", count, self.limits.max_messages)?)
     }
 
+    /// How many tool definitions one mcp-tokens call may send.
+    pub fn check_tools(&self, count: usize) -> Result<(), CountError> {
+        Ok(check_count(
+            "tools",
+            count,
+            self.limits.max_tool_definitions,
+        )?)
+    }
+
     /// How many sections one call may send.
     pub fn check_sections(&self, count: usize) -> Result<(), CountError> {
         Ok(check_count("sections", count, self.limits.max_sections)?)

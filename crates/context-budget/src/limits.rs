@@ -26,6 +26,10 @@ pub const DEFAULT_MAX_SECTIONS: usize = 1_000;
 /// near-duplicates) would otherwise cost size x depth x hoists, gigabytes of JSON.
 pub const DEFAULT_HOIST_WORK_FACTOR: usize = 16;
 
+/// Default most tool definitions one mcp-tokens call accepts: real servers list tens
+/// to a few hundred; 120,000 minimal tools (6.6 MB) once held 470 MB.
+pub const DEFAULT_MAX_TOOL_DEFINITIONS: usize = 2_000;
+
 /// The bounds on how many things, and how long a name, one call may send. Each is a
 /// server flag; the error names the field and the limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +43,8 @@ pub struct InputLimits {
     /// mcp-tokens: the hoisting search's work, as a multiple of the schemas' bytes
     /// (`tool_defs::HoistWork`).
     pub hoist_work_factor: usize,
+    /// mcp-tokens: most tool definitions in one call's `tools`.
+    pub max_tool_definitions: usize,
 }
 
 impl Default for InputLimits {
@@ -49,6 +55,7 @@ impl Default for InputLimits {
             max_messages: DEFAULT_MAX_MESSAGES,
             max_sections: DEFAULT_MAX_SECTIONS,
             hoist_work_factor: DEFAULT_HOIST_WORK_FACTOR,
+            max_tool_definitions: DEFAULT_MAX_TOOL_DEFINITIONS,
         }
     }
 }

@@ -97,6 +97,17 @@ pub struct GlobalArgs {
         default_value_t = context_budget::limits::DEFAULT_HOIST_WORK_FACTOR
     )]
     pub max_hoist_work: usize,
+    /// mcp-tokens: most tool definitions one call's `tools` may hold; more gets
+    /// INPUT_TOO_LARGE.
+    #[arg(
+        long,
+        global = true,
+        hide_env_values = true,
+        help_heading = "Limits",
+        env = "CONTEXT_LOADER_MAX_TOOL_DEFINITIONS",
+        default_value_t = context_budget::limits::DEFAULT_MAX_TOOL_DEFINITIONS
+    )]
+    pub max_tool_definitions: usize,
     /// Most tokens of one answer, by the highest local estimate (Claude Opus 4.7's):
     /// load-files' default budget is capped by it, listings page under it, and an
     /// answer over it becomes ANSWER_TOO_LARGE. The default stays under Claude Code's
@@ -433,6 +444,7 @@ impl GlobalArgs {
                     max_messages: self.max_messages,
                     max_sections: self.max_sections,
                     hoist_work_factor: self.max_hoist_work,
+                    max_tool_definitions: self.max_tool_definitions,
                 },
             ),
             SpecStore::new(&self.specs_dir).with_name_limit(self.max_name_bytes),

@@ -114,6 +114,7 @@ fn limit_flag(field: &str) -> &'static str {
     match field {
         "messages" => "--max-messages",
         "sections" => "--max-sections",
+        "tools" => "--max-tool-definitions",
         _ => "--max-name-bytes",
     }
 }

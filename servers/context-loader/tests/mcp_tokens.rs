@@ -966,3 +966,95 @@ fn outside_text_is_capped_and_escaped_in_every_cli_table() {
         "the hostile model's row: {out}"
     );
 }
+
+/// A stdio server (sh) whose tools/list never ends: three tools a page and a next
+/// cursor, `c<page>` (`$1` = `endless`) or always `c` (`$1` = `same`).
+const PAGING: &str = r#"n=0
+while IFS= read -r line; do
+  id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
+  [ -z "$id" ] && continue
+  case "$line" in
+    *'"method":"initialize"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"pages","version":"1"}}}\n' "$id" ;;
+    *'"method":"tools/list"'*) n=$((n+1)); cursor="c$n"; [ "$1" = same ] && cursor=c
+      printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"a%s","inputSchema":{"type":"object"}},{"name":"b%s","inputSchema":{"type":"object"}},{"name":"c%s","inputSchema":{"type":"object"}}],"nextCursor":"%s"}}\n' "$id" "$n" "$n" "$n" "$cursor" ;;
+    *) printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"Method not found"}}\n' "$id" ;;
+  esac
+done"#;
+
+/// The one server's error when mcp-tokens measures `PAGING $mode` with `flags`.
+fn paging_error(mode: &str, flags: &[&str]) -> String {
+    let mut command = std::process::Command::new(BIN.path());
+    command
+        .args(["mcp-tokens", "--json", "--timeout", "120"])
+        .args(flags)
+        .args(["--", "sh", "-c", PAGING, "sh", mode]);
+    let (code, out, err) = bounded(command);
+    assert_eq!(code, Some(0), "{err}");
+    let answer: Value = serde_json::from_str(&out).unwrap();
+    let server = &answer["servers"][0];
+    assert_eq!(server["status"], "error", "{server}");
+    server["error"].as_str().unwrap().to_string()
+}
+
+/// An endless listing stops at the bound it crosses, at once, and says which: pages,
+/// tools, bytes, or a cursor given twice; never "no answer within" the timeout.
+#[test]
+fn endless_listings_stop_at_the_bound_they_cross_and_name_it() {
+    let error = paging_error("endless", &[]);
+    assert!(
+        error.contains("more than 100 pages (--max-pages)"),
+        "{error}"
+    );
+    let error = paging_error("endless", &["--max-pages", "5"]);
+    assert!(error.contains("more than 5 pages (--max-pages)"), "{error}");
+    let error = paging_error("endless", &["--max-tools", "10"]);
+    assert!(error.contains("over 10 tools (--max-tools)"), "{error}");
+    let error = paging_error("endless", &["--max-server-bytes", "1000"]);
+    assert!(
+        error.contains("over 1000 bytes (--max-server-bytes)"),
+        "{error}"
+    );
+    let error = paging_error("same", &[]);
+    assert!(
+        error.contains("page 2 gave a cursor an earlier page gave"),
+        "{error}"
+    );
+}
+
+/// 120,000 minimal tools (6.6 MB, within every byte limit) are refused by their count,
+/// naming the flag, and the server gives the memory of parsing them back: it once
+/// held 450 MB after the answer.
+#[tokio::test]
+async fn a_huge_tool_list_is_refused_by_count_and_its_memory_given_back() {
+    use rmcp::ServiceExt;
+    use test_support::process::rss_bytes;
+    let (server, url) = BIN.spawn_http(&[], &["--stateless"]).await;
+    let pid = server.id().unwrap();
+    let client = ().serve(test_support::client::http_transport(url)).await.unwrap();
+    // Warm: the first call's one-time allocations (tokenizer tables) are not the list's.
+    call(&client, "mcp-tokens", json!({"tools": tools()})).await;
+    let before = rss_bytes(pid);
+    let many: Vec<Value> = (0..120_000)
+        .map(|i| json!({"name": format!("t{i}"), "inputSchema": {"type": "object"}}))
+        .collect();
+    let refused = call(&client, "mcp-tokens", json!({"tools": many})).await;
+    let error = structured(&refused);
+    assert_eq!(error["error_code"], "INPUT_TOO_LARGE", "{error}");
+    assert!(
+        error["message"].as_str().unwrap().contains("at most 2000")
+            && error["suggestion"]
+                .as_str()
+                .unwrap()
+                .contains("--max-tool-definitions"),
+        "{error}"
+    );
+    let after = rss_bytes(pid);
+    assert!(
+        after < before + 64 * 1024 * 1024,
+        "{} MB resident after the call, {} MB before",
+        after >> 20,
+        before >> 20
+    );
+    drop(client);
+    drop(server);
+}

@@ -23,7 +23,7 @@ pub use parse::{MAX_SCHEMA_DEPTH, ToolDefsError, tool_definitions};
 pub use render::{OpenAiRule, Rendered, anthropic_entry, legacy_client_key_order, render_tool};
 pub use report::{
     DEFAULT_MCP_MODEL, Listed, McpTokens, McpTokensError, McpTokensQuery, MeasuredServer,
-    ServerReport, Status, mcp_tokens,
+    ServerReport, Status, mcp_tokens, mcp_tokens_until,
 };
 pub use savings::{HoistWork, Savings};
 
@@ -241,15 +241,40 @@ impl ServerCost {
     }
 }
 
+/// Asked between tools whether the caller still wants the answer (a cancelled
+/// request, a command line's `--timeout`): true stops the work.
+pub type Stop<'a> = &'a (dyn Fn() -> bool + Sync);
+
+/// Never stops.
+pub fn never() -> bool {
+    false
+}
+
+/// The work was stopped by its [`Stop`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stopped;
+
 /// Count one server's definitions with `tokenizer` in `rendering`.
 pub fn measure_server(
     server: &ServerDefinitions,
     tokenizer: Tokenizer,
     rendering: Rendering,
 ) -> ServerCost {
+    measure_server_until(server, tokenizer, rendering, &never).expect("never stopped")
+}
+
+fn measure_server_until(
+    server: &ServerDefinitions,
+    tokenizer: Tokenizer,
+    rendering: Rendering,
+    stop: Stop,
+) -> Result<ServerCost, Stopped> {
     let mut tools = Vec::with_capacity(server.tools.len());
     let mut left_out = Vec::new();
     for tool in &server.tools {
+        if stop() {
+            return Err(Stopped);
+        }
         let name = full_name(server.name.as_deref(), &tool.name);
         if rendering == Rendering::Anthropic && name.chars().count() > MAX_TOOL_NAME_CHARS {
             left_out.push(LeftOut {
@@ -270,13 +295,13 @@ pub fn measure_server(
         .instructions
         .as_deref()
         .map_or(0, |text| tokenizer.count(text));
-    ServerCost {
+    Ok(ServerCost {
         total_tokens: tool_tokens + instructions_tokens,
         tool_tokens,
         instructions_tokens,
         tools,
         left_out,
-    }
+    })
 }
 
 /// The name the model sees: `mcp__<server>__<tool>` for a server, the tool's own name
@@ -385,10 +410,32 @@ pub fn measure(
     rendering: Rendering,
     hoist_work_factor: usize,
 ) -> (Vec<ServerCost>, Summary) {
+    let settings = (
+        model,
+        tokenizer,
+        context_window,
+        rendering,
+        hoist_work_factor,
+    );
+    measure_until(servers, settings, &never).expect("never stopped")
+}
+
+/// [`measure`] asking `stop` between tools.
+pub fn measure_until(
+    servers: &[ServerDefinitions],
+    (model, tokenizer, context_window, rendering, hoist_work_factor): (
+        &str,
+        Tokenizer,
+        Option<u64>,
+        Rendering,
+        usize,
+    ),
+    stop: Stop,
+) -> Result<(Vec<ServerCost>, Summary), Stopped> {
     let costs: Vec<ServerCost> = servers
         .iter()
-        .map(|server| measure_server(server, tokenizer, rendering))
-        .collect();
+        .map(|server| measure_server_until(server, tokenizer, rendering, stop))
+        .collect::<Result<_, _>>()?;
     let total_tokens = costs.iter().map(|c| c.total_tokens).sum();
     let request_overhead = match rendering {
         Rendering::Anthropic => {
@@ -417,14 +464,15 @@ pub fn measure(
             .map(|w| percent(request_tokens, w as f64)),
         layer_budget: TOOL_LAYER_BUDGET,
         layer_percent: percent(total_tokens, TOOL_LAYER_BUDGET as f64),
-        savings: savings::savings(
+        savings: savings::savings_until(
             servers,
             tokenizer,
             rendering,
             &mut HoistWork::for_call(schema_bytes(servers), hoist_work_factor),
-        ),
+            stop,
+        )?,
     };
-    (costs, summary)
+    Ok((costs, summary))
 }
 
 #[cfg(test)]

@@ -11,7 +11,8 @@ use serde_json::Value;
 
 use super::{
     MAX_TOOL_NAME_CHARS, Rendering, ServerCost, ServerDefinitions, Summary, ToolDefsError,
-    anthropic_entry, anthropic_tool_use_prompt, compact, full_name, measure, tool_definitions,
+    anthropic_entry, anthropic_tool_use_prompt, compact, full_name, measure_until,
+    tool_definitions,
 };
 use crate::{CountError, ExactCounter, TokenCounter};
 
@@ -165,6 +166,18 @@ pub fn mcp_tokens(
     exact: Option<&dyn ExactCounter>,
     query: McpTokensQuery,
 ) -> Result<McpTokens, McpTokensError> {
+    mcp_tokens_until(counter, exact, query, &super::never)
+}
+
+/// [`mcp_tokens`] asking `stop` between tools (and before each count_tokens
+/// request): a cancelled call ends with [`CountError::Cancelled`] instead of
+/// counting on for nobody.
+pub fn mcp_tokens_until(
+    counter: &TokenCounter,
+    exact: Option<&dyn ExactCounter>,
+    query: McpTokensQuery,
+    stop: super::Stop,
+) -> Result<McpTokens, McpTokensError> {
     let requested = query.model.as_deref().unwrap_or(DEFAULT_MCP_MODEL);
     let model = counter.resolve(Some(requested))?;
     let tokenizer = model.tokenizer();
@@ -198,20 +211,25 @@ pub fn mcp_tokens(
         });
     }
     let render = query.render.unwrap_or_default();
+    // Moved out, not copied: the rows below need only each server's name.
     let ok: Vec<ServerDefinitions> = servers
-        .iter()
+        .iter_mut()
         .filter(|s| s.error.is_none())
-        .map(|s| s.definitions.clone())
+        .map(|s| ServerDefinitions {
+            name: s.definitions.name.clone(),
+            tools: std::mem::take(&mut s.definitions.tools),
+            instructions: s.definitions.instructions.take(),
+        })
         .collect();
     let window = model.entry().map(|e| e.context_window);
-    let (costs, summary) = measure(
-        &ok,
+    let settings = (
         model.name(),
         tokenizer,
         window,
         render,
         counter.limits().hoist_work_factor,
     );
+    let (costs, summary) = measure_until(&ok, settings, stop).map_err(|_| CountError::Cancelled)?;
     let (mut costs, mut summary) = (costs, summary);
     let mut warnings = Vec::new();
     // Exact Claude counts: only for the Messages API's own rendering.
@@ -556,6 +574,32 @@ mod tests {
         );
         assert!(warnings[0].starts_with("s31: ") && warnings[0].contains("64 count_tokens"));
         assert!(warnings[1].contains("8 more server"), "{warnings:?}");
+    }
+
+    /// A stopped call returns at its next check, not after measuring every tool.
+    #[test]
+    fn a_stopped_call_ends_at_once_as_cancelled() {
+        let counter = TokenCounter::new(
+            std::sync::Arc::new(crate::Catalog::builtin().clone()),
+            crate::DEFAULT_MAX_INPUT_BYTES,
+        );
+        let query = || McpTokensQuery {
+            tools: (0..1_000)
+                .map(|i| json!({"name": format!("t{i}"), "inputSchema": {"type": "object"}}))
+                .collect(),
+            model: Some("gpt-4o".into()),
+            ..McpTokensQuery::default()
+        };
+        let asked = std::sync::atomic::AtomicUsize::new(0);
+        let stop = || asked.fetch_add(1, std::sync::atomic::Ordering::Relaxed) >= 10;
+        let stopped = mcp_tokens_until(&counter, None, query(), &stop);
+        assert_eq!(
+            stopped.unwrap_err(),
+            McpTokensError::Count(CountError::Cancelled)
+        );
+        assert_eq!(asked.into_inner(), 11, "asked once per tool until stopped");
+        let whole = mcp_tokens_until(&counter, None, query(), &|| false).unwrap();
+        assert_eq!(whole.servers[0].cost.tools.len(), 1_000);
     }
 
     #[test]

@@ -123,6 +123,17 @@ pub fn savings(
     rendering: Rendering,
     work: &mut HoistWork,
 ) -> Savings {
+    savings_until(servers, tokenizer, rendering, work, &super::never).expect("never stopped")
+}
+
+/// [`savings`] asking `stop` before each tool.
+pub fn savings_until(
+    servers: &[ServerDefinitions],
+    tokenizer: Tokenizer,
+    rendering: Rendering,
+    work: &mut HoistWork,
+    stop: super::Stop,
+) -> Result<Savings, super::Stopped> {
     let mut before_total = 0;
     let mut after_total = 0;
     let mut hoisting = Rewrite::default();
@@ -133,15 +144,20 @@ pub fn savings(
     let mut undescribed_count = 0;
     for server in servers {
         for tool in &server.tools {
+            if stop() {
+                return Err(super::Stopped);
+            }
             let name = full_name(server.name.as_deref(), &tool.name);
-            let count = |schema: &Value| {
+            // Each rewrite is counted in place of the schema, never with a copy of it.
+            let count = |schema: Value| {
                 let rewritten = ToolDefinition {
-                    input_schema: schema.clone(),
-                    ..tool.clone()
+                    name: tool.name.clone(),
+                    description: tool.description.clone(),
+                    input_schema: schema,
                 };
                 render_tool(&rewritten, &name, tokenizer, rendering).tokens
             };
-            let before = count(&tool.input_schema);
+            let before = render_tool(tool, &name, tokenizer, rendering).tokens;
             before_total += before;
             heaviest.push(Heavy {
                 name: name.clone(),
@@ -167,17 +183,27 @@ pub fn savings(
                 Rendering::Anthropic => hoist_within(&tool.input_schema, work),
                 Rendering::Openai => (tool.input_schema.clone(), 0),
             };
-            let hoist_saved = saved(before, hoists, count(&hoisted));
+            let hoist_saved = match hoists {
+                0 => 0,
+                _ => saved(before, hoists, count(hoisted)),
+            };
             record(&mut hoisting, &name, hoist_saved, hoists);
             let (stripped, removed) = strip_unneeded(&tool.input_schema);
-            let strip_saved = saved(before, removed, count(&stripped));
+            let stripped_tokens = match removed {
+                0 => before,
+                _ => count(stripped.clone()),
+            };
+            let strip_saved = saved(before, removed, stripped_tokens);
             record(&mut unneeded, &name, strip_saved, removed);
             // Both: strip first (a title that differs can keep two subtrees apart).
-            let (both, _) = match rendering {
-                Rendering::Anthropic => hoist_within(&stripped, work),
-                Rendering::Openai => (stripped.clone(), 0),
+            let both = match rendering {
+                Rendering::Anthropic => match hoist_within(&stripped, work) {
+                    (_, 0) => stripped_tokens,
+                    (both, _) => count(both),
+                },
+                Rendering::Openai => stripped_tokens,
             };
-            let after = count(&both).min(count(&stripped)).min(before);
+            let after = both.min(stripped_tokens).min(before);
             after_total += after;
         }
     }
@@ -189,7 +215,7 @@ pub fn savings(
                 .then_with(|| a.name.cmp(&b.name))
         });
     }
-    Savings {
+    Ok(Savings {
         tokens_before: before_total,
         tokens_after: after_total,
         hoisting,
@@ -198,7 +224,7 @@ pub fn savings(
         heaviest_descriptions: top(descriptions),
         undescribed_parameter_count: undescribed_count,
         undescribed_parameters: undescribed,
-    }
+    })
 }
 
 fn saved(before: usize, changes: usize, after: usize) -> usize {

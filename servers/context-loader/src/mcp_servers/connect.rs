@@ -10,7 +10,7 @@ use context_budget::tool_defs::{
 };
 use process_wrap::tokio::{CommandWrap, ProcessGroup};
 use rmcp::RoleClient;
-use rmcp::model::ProtocolVersion;
+use rmcp::model::{PaginatedRequestParams, ProtocolVersion};
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
@@ -30,6 +30,7 @@ pub async fn measure(
     config: ServerConfig,
     timeout: Duration,
     inherited: &[(String, std::ffi::OsString)],
+    bounds: Bounds,
 ) -> MeasuredServer {
     let name = config.name.clone();
     let source = config.source.clone();
@@ -72,9 +73,11 @@ pub async fn measure(
                     env,
                     cwd: cwd.as_deref(),
                 };
-                stdio(&child, deadline, lifecycle).await
+                stdio(&child, deadline, lifecycle, bounds).await
             }
-            Transport::Http { url, headers } => http(url, headers, deadline, lifecycle).await,
+            Transport::Http { url, headers } => {
+                http(url, headers, deadline, lifecycle, bounds).await
+            }
         };
         match &result {
             Err(error) if error.starts_with(REFUSED) => {
@@ -140,6 +143,7 @@ async fn stdio(
     child: &Child<'_>,
     deadline: tokio::time::Instant,
     handshake: Handshake,
+    bounds: Bounds,
 ) -> Result<(ServerDefinitions, Listed), String> {
     let command = child.command;
     let mut wrapped = CommandWrap::with_new(command, |c| {
@@ -177,7 +181,7 @@ async fn stdio(
         }
         String::from_utf8_lossy(&tail).trim().to_string()
     });
-    let result = match tokio::time::timeout_at(deadline, session(child, handshake)).await {
+    let result = match tokio::time::timeout_at(deadline, session(child, handshake, bounds)).await {
         Ok(result) => result,
         Err(_) => Err(timed_out()),
     };
@@ -197,6 +201,7 @@ async fn http(
     headers: &[(String, String)],
     deadline: tokio::time::Instant,
     handshake: Handshake,
+    bounds: Bounds,
 ) -> Result<(ServerDefinitions, Listed), String> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let mut custom = std::collections::HashMap::new();
@@ -215,7 +220,7 @@ async fn http(
     let mut transport_config = StreamableHttpClientTransportConfig::with_uri(url);
     transport_config.custom_headers = custom;
     let transport = StreamableHttpClientTransport::from_config(transport_config);
-    match tokio::time::timeout_at(deadline, session(transport, handshake)).await {
+    match tokio::time::timeout_at(deadline, session(transport, handshake, bounds)).await {
         Ok(result) => result,
         Err(_) => Err(timed_out()),
     }
@@ -251,6 +256,7 @@ fn end_group(pid: u32) {
 async fn session<T, E, A>(
     transport: T,
     handshake: Handshake,
+    bounds: Bounds,
 ) -> Result<(ServerDefinitions, Listed), String>
 where
     T: rmcp::transport::IntoTransport<RoleClient, E, A>,
@@ -277,23 +283,124 @@ where
                 }
                 (_, e) => format!("handshake failed: {e}"),
             })?;
-    let found = list(&client).await;
+    let found = list(&client, bounds).await;
     let _ = client.cancel().await;
     found
 }
 
+/// What one server's listings may hold: `--max-pages` per listing, `--max-tools`, and
+/// `--max-server-bytes` of everything listed (tools, prompts, resources, templates and
+/// cursors, as JSON). Past any of them the server is an error naming the flag; a
+/// cursor the server already gave stops the listing at once.
+#[derive(Debug, Clone, Copy)]
+pub struct Bounds {
+    pub max_pages: usize,
+    pub max_tools: usize,
+    pub max_bytes: usize,
+}
+
+/// Default `--max-pages`: a real server pages its tools in tens at most.
+pub const DEFAULT_MAX_PAGES: usize = 100;
+/// Default `--max-tools`: real servers list tens to a few hundred tools.
+pub const DEFAULT_MAX_TOOLS: usize = 2_000;
+/// Default `--max-server-bytes`: the MCP tool's `--max-input-bytes` default.
+pub const DEFAULT_MAX_SERVER_BYTES: usize = 8 * 1024 * 1024;
+
+/// Why a listing stopped.
+enum Stopped {
+    Service(rmcp::ServiceError),
+    Bound(String),
+}
+
+/// A listing's state against its server's [`Bounds`]: bytes are the server's total.
+struct Pager<'a> {
+    bounds: Bounds,
+    bytes: &'a mut usize,
+}
+
+impl Pager<'_> {
+    /// Every page of `method`, fetched by `page` (items, next cursor), within the
+    /// bounds; `items` counts toward `--max-tools` when `tools`.
+    async fn all<T, F, Fut>(
+        &mut self,
+        method: &str,
+        tools: bool,
+        mut page: F,
+    ) -> Result<Vec<T>, Stopped>
+    where
+        T: serde::Serialize,
+        F: FnMut(Option<String>) -> Fut,
+        Fut: std::future::Future<Output = Result<(Vec<T>, Option<String>), rmcp::ServiceError>>,
+    {
+        let mut items = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let mut cursor = None;
+        for pages in 1.. {
+            let (found, next) = page(cursor.take()).await.map_err(Stopped::Service)?;
+            *self.bytes = self.bytes.saturating_add(
+                serde_json::to_vec(&found).map_or(0, |json| json.len())
+                    + next.as_ref().map_or(0, String::len),
+            );
+            if *self.bytes > self.bounds.max_bytes {
+                return Err(Stopped::Bound(format!(
+                    "{method}: the server listed over {} bytes (--max-server-bytes)",
+                    self.bounds.max_bytes
+                )));
+            }
+            items.extend(found);
+            if tools && items.len() > self.bounds.max_tools {
+                return Err(Stopped::Bound(format!(
+                    "{method}: the server listed over {} tools (--max-tools)",
+                    self.bounds.max_tools
+                )));
+            }
+            let Some(next) = next else { break };
+            if !seen.insert(next.clone()) {
+                return Err(Stopped::Bound(format!(
+                    "{method}: page {pages} gave a cursor an earlier page gave: the listing \
+                     would never end"
+                )));
+            }
+            if pages >= self.bounds.max_pages {
+                return Err(Stopped::Bound(format!(
+                    "{method}: more than {} pages (--max-pages)",
+                    self.bounds.max_pages
+                )));
+            }
+            cursor = Some(next);
+        }
+        Ok(items)
+    }
+}
+
+fn params(cursor: Option<String>) -> Option<PaginatedRequestParams> {
+    Some(PaginatedRequestParams::default().with_cursor(cursor))
+}
+
 async fn list(
     client: &RunningService<RoleClient, ()>,
+    bounds: Bounds,
 ) -> Result<(ServerDefinitions, Listed), String> {
     let info = client.peer_info();
     let capabilities = info
         .as_ref()
         .map(|i| i.capabilities.clone())
         .unwrap_or_default();
-    let tools = client
-        .list_all_tools()
+    let mut bytes = 0;
+    let mut pager = Pager {
+        bounds,
+        bytes: &mut bytes,
+    };
+    let tools = pager
+        .all("tools/list", true, |cursor| async move {
+            let page = client.list_tools(params(cursor)).await?;
+            Ok((page.tools, page.next_cursor))
+        })
         .await
-        .map_err(|e| format!("tools/list failed: {e}"))?;
+        .map_err(|stopped| match stopped {
+            Stopped::Service(e) => format!("tools/list failed: {e}"),
+            Stopped::Bound(bound) => bound,
+        })?;
     let mut tools = serde_json::to_value(&tools).map_err(|e| e.to_string())?;
     // Claude Code's client of the `initialize` era rewrites each schema's key order.
     if info
@@ -311,14 +418,29 @@ async fn list(
     // that declares a capability but not every method of it (-32601) has none.
     let mut listed = Listed::default();
     if capabilities.prompts.is_some() {
-        listed.prompts = optional(client.list_all_prompts().await, "prompts/list")?;
+        let prompts = pager
+            .all("prompts/list", false, |cursor| async move {
+                let page = client.list_prompts(params(cursor)).await?;
+                Ok((page.prompts, page.next_cursor))
+            })
+            .await;
+        listed.prompts = optional(prompts, "prompts/list")?;
     }
     if capabilities.resources.is_some() {
-        listed.resources = optional(client.list_all_resources().await, "resources/list")?;
-        listed.resource_templates = optional(
-            client.list_all_resource_templates().await,
-            "resources/templates/list",
-        )?;
+        let resources = pager
+            .all("resources/list", false, |cursor| async move {
+                let page = client.list_resources(params(cursor)).await?;
+                Ok((page.resources, page.next_cursor))
+            })
+            .await;
+        listed.resources = optional(resources, "resources/list")?;
+        let templates = pager
+            .all("resources/templates/list", false, |cursor| async move {
+                let page = client.list_resource_templates(params(cursor)).await?;
+                Ok((page.resource_templates, page.next_cursor))
+            })
+            .await;
+        listed.resource_templates = optional(templates, "resources/templates/list")?;
     }
     Ok((
         ServerDefinitions {
@@ -331,14 +453,15 @@ async fn list(
 }
 
 /// How many items a listing returned; none when the server has no such method.
-fn optional<T>(listed: Result<Vec<T>, rmcp::ServiceError>, method: &str) -> Result<usize, String> {
+fn optional<T>(listed: Result<Vec<T>, Stopped>, method: &str) -> Result<usize, String> {
     match listed {
         Ok(items) => Ok(items.len()),
-        Err(rmcp::ServiceError::McpError(error))
+        Err(Stopped::Service(rmcp::ServiceError::McpError(error)))
             if error.code == rmcp::model::ErrorCode::METHOD_NOT_FOUND =>
         {
             Ok(0)
         }
-        Err(error) => Err(format!("{method} failed: {error}")),
+        Err(Stopped::Service(error)) => Err(format!("{method} failed: {error}")),
+        Err(Stopped::Bound(bound)) => Err(bound),
     }
 }

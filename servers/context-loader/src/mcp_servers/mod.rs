@@ -16,9 +16,10 @@ use context_budget::tool_defs::MeasuredServer;
 use mcp_common::{ErrorCode, ToolError};
 
 pub use config::{Held, Scope, ServerConfig, Transport};
+pub use connect::{Bounds, DEFAULT_MAX_PAGES, DEFAULT_MAX_SERVER_BYTES, DEFAULT_MAX_TOOLS};
 
 /// Where the servers to measure are.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Sources {
     pub configs: Vec<PathBuf>,
     pub command: Vec<String>,
@@ -32,6 +33,9 @@ pub struct Sources {
     /// Variables of ours a stdio server also gets (`--pass-env`), beyond
     /// [`CHILD_ENVIRONMENT`] and what its config names.
     pub pass_env: Vec<String>,
+    /// What one server's listings may hold (`--max-pages`, `--max-tools`,
+    /// `--max-server-bytes`).
+    pub bounds: Bounds,
 }
 
 /// What a stdio server gets of our environment, as the MCP SDKs' stdio clients pass
@@ -182,6 +186,7 @@ pub fn measure_all(servers: Vec<ServerConfig>, sources: &Sources) -> Vec<Measure
         }
     };
     let timeout = sources.timeout;
+    let bounds = sources.bounds;
     let inherited = Arc::new(child_environment(&sources.pass_env));
     let limit = Arc::new(tokio::sync::Semaphore::new(sources.concurrency.max(1)));
     let measured = runtime.block_on(async move {
@@ -191,7 +196,10 @@ pub fn measure_all(servers: Vec<ServerConfig>, sources: &Sources) -> Vec<Measure
             let inherited = inherited.clone();
             tasks.spawn(async move {
                 let _permit = limit.acquire_owned().await;
-                (index, connect::measure(server, timeout, &inherited).await)
+                (
+                    index,
+                    connect::measure(server, timeout, &inherited, bounds).await,
+                )
             });
         }
         let mut measured = Vec::new();

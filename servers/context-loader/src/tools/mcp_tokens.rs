@@ -9,7 +9,7 @@ use std::time::Duration;
 use clap::builder::TypedValueParser;
 
 use context_budget::tool_defs::{
-    McpTokens, McpTokensQuery, MeasuredServer, Rendering, Status, mcp_tokens,
+    McpTokens, McpTokensQuery, MeasuredServer, Rendering, Status, mcp_tokens_until,
 };
 use mcp_common::{ErrorCode, ToolError};
 use schemars::JsonSchema;
@@ -116,7 +116,7 @@ pub struct McpTokensParams {
         long,
         value_name = "SECS",
         default_value_t = 30,
-        help = "Time limit per server, connecting included"
+        help = "Time limit per server: connecting and listing"
     )]
     pub timeout: u64,
     #[serde(skip)]
@@ -126,6 +126,30 @@ pub struct McpTokensParams {
         help = "Servers measured at once [default: the number of cores, at most 8]"
     )]
     pub concurrency: Option<usize>,
+    #[serde(skip)]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = crate::mcp_servers::DEFAULT_MAX_PAGES,
+        help = "Most pages of one listing (tools, prompts, resources, templates) per server"
+    )]
+    pub max_pages: usize,
+    #[serde(skip)]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = crate::mcp_servers::DEFAULT_MAX_TOOLS,
+        help = "Most tools one server may list"
+    )]
+    pub max_tools: usize,
+    #[serde(skip)]
+    #[arg(
+        long,
+        value_name = "BYTES",
+        default_value_t = crate::mcp_servers::DEFAULT_MAX_SERVER_BYTES,
+        help = "Most bytes (as JSON) of everything one server lists"
+    )]
+    pub max_server_bytes: usize,
     /// One stdio server (command line only).
     #[serde(skip)]
     #[arg(
@@ -185,16 +209,29 @@ context-loader mcp-tokens --file docs/examples/parcel-tools.json --render openai
         params: Self::Params,
         call: Call,
     ) -> Result<McpTokens, ToolError> {
-        let bytes = serde_json::to_string(&params.tools).map_or(0, |text| text.len());
+        // The count first, before any work: each tool costs the answer a row.
+        if let Err(error) = service.counter().check_tools(params.tools.len()) {
+            drop(params);
+            give_back_memory();
+            return Err(tool_error(error));
+        }
+        let bytes = json_bytes(&params.tools);
         let per_tool = params.per_tool;
-        service
-            .counting(bytes, &call, move |counter, exact, _| {
+        let answer = service
+            .counting(bytes, &call, move |counter, exact, cancelled| {
                 counter.check_input(bytes).map_err(tool_error)?;
-                let mut answer = mcp_tokens(counter, exact, params.query()).map_err(tool_error)?;
+                // A cancelled or timed-out request stops at the next tool.
+                let stop = || cancelled.is_cancelled();
+                let mut answer =
+                    mcp_tokens_until(counter, exact, params.query(), &stop).map_err(tool_error)?;
                 answer.per_tool = per_tool;
                 Ok(answer)
             })
-            .await
+            .await;
+        if bytes > GIVE_BACK_BYTES {
+            give_back_memory();
+        }
+        answer
     }
 
     fn from_command_line(
@@ -213,6 +250,11 @@ context-loader mcp-tokens --file docs/examples/parcel-tools.json --render openai
                     .unwrap_or_else(crate::mcp_servers::default_concurrency),
                 trust_project: params.trust_project,
                 pass_env: params.pass_env.clone(),
+                bounds: crate::mcp_servers::Bounds {
+                    max_pages: params.max_pages.max(1),
+                    max_tools: params.max_tools,
+                    max_bytes: params.max_server_bytes,
+                },
             };
             let (servers, read) = crate::mcp_servers::servers(&sources)?;
             params.configs_read = read;
@@ -266,6 +308,36 @@ context-loader mcp-tokens --file docs/examples/parcel-tools.json --render openai
     fn render(output: McpTokens) -> Rendered {
         Rendered::line(table(&output))
     }
+}
+
+/// A list this large (as JSON) leaves megabytes of small freed blocks behind (its
+/// parsed trees): worth handing back to the system after the call.
+const GIVE_BACK_BYTES: usize = 1024 * 1024;
+
+/// Return the heap's free pages to the system: glibc keeps freed small blocks in its
+/// arenas, so a 6.6 MB list once left 450 MB resident after its answer.
+fn give_back_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free memory of the allocator's own arenas.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+/// The bytes of `value` as compact JSON, counted without writing them anywhere.
+fn json_bytes(value: &impl serde::Serialize) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    serde_json::to_writer(&mut count, value).map_or(0, |()| count.0)
 }
 
 fn invalid(message: String, suggestion: &str) -> ToolError {
