@@ -1058,3 +1058,87 @@ async fn a_huge_tool_list_is_refused_by_count_and_its_memory_given_back() {
     drop(client);
     drop(server);
 }
+
+/// Records the head of the first request a loopback port receives, then closes.
+fn recording_listener() -> (u16, std::sync::mpsc::Receiver<String>) {
+    use std::io::Read;
+    let socket = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = socket.local_addr().unwrap().port();
+    let (sender, received) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for mut stream in socket.incoming().flatten() {
+            let mut head = vec![0u8; 8192];
+            let n = stream.read(&mut head).unwrap_or(0);
+            let _ = sender.send(String::from_utf8_lossy(&head[..n]).into_owned());
+        }
+    });
+    (port, received)
+}
+
+/// L6 and M4: `--header` and `--url` read `${VAR}` from the environment (the token
+/// stays out of argv), and no error, table or `--json` answer prints the token, the
+/// URL's user info or its query values.
+#[test]
+fn header_tokens_come_from_the_environment_and_are_never_printed() {
+    let (port, received) = recording_listener();
+    let url = format!(
+        "http://user:pw@127.0.0.1:{port}/v/${{MCP_TEST_TOKEN}}/mcp?token=${{MCP_TEST_TOKEN}}&k=lit3ral"
+    );
+    for json_flag in [true, false] {
+        let mut command = BIN.command();
+        command
+            .args(["mcp-tokens", "--timeout", "5", "--url", &url])
+            .args(["--header", "Authorization: Bearer ${MCP_TEST_TOKEN}"])
+            .env("MCP_TEST_TOKEN", "TOPSECRET789");
+        if json_flag {
+            command.arg("--json");
+        }
+        let out = command.output().unwrap();
+        let printed = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.status.code(), Some(0), "{printed}");
+        for secret in ["TOPSECRET789", "lit3ral", ":pw@"] {
+            assert!(!printed.contains(secret), "{secret} printed: {printed}");
+        }
+        assert!(printed.contains("error"), "the server failed: {printed}");
+    }
+    let head = received
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .expect("a request reached the listener");
+    assert!(
+        head.contains("Bearer TOPSECRET789") && head.contains("/v/TOPSECRET789/mcp"),
+        "the variable was read: {head}"
+    );
+    // An unset variable is a usage error naming it, before any connection.
+    let (code, _, err) = BIN.run_cli(
+        &[
+            "mcp-tokens",
+            "--url",
+            "http://127.0.0.1:9/mcp",
+            "--header",
+            "X-Key: ${MCP_TEST_UNSET_VAR}",
+        ],
+        None,
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("MCP_TEST_UNSET_VAR"), "{err}");
+}
+
+/// L4: `--config` naming a FIFO is refused at once (it blocked forever), and a
+/// config that cannot be read exits 2, as every flag naming a bad file does.
+#[test]
+fn a_fifo_or_a_broken_config_is_a_usage_error_at_once() {
+    let dir = test_support::TempTree::new("mcp-tokens-fifo");
+    let fifo = dir.fifo("config.json");
+    let broken = dir.write("broken.json", "{not json");
+    for (path, why) in [(fifo, "not a regular file"), (broken, "not JSON")] {
+        let mut command = BIN.command();
+        command.args(["mcp-tokens", "--config"]).arg(&path);
+        let (code, _, err) = bounded(command);
+        assert_eq!(code, Some(2), "{err}");
+        assert!(err.contains(why), "{err}");
+    }
+}

@@ -21,6 +21,8 @@ use file_cache::FileCache;
 
 /// Exit code for a tool error (bad input); clap uses 2 for usage errors.
 const TOOL_ERROR_EXIT: u8 = 1;
+/// Exit code for a flag's bad value or an unreadable file it names, as clap's.
+const USAGE_EXIT: u8 = 2;
 
 /// Run one tool command and print its result.
 pub fn run(service: &Service, command: ToolCommand, cache: Option<FileCache>) -> ExitCode {
@@ -86,6 +88,11 @@ fn run_tool<T: Tool>(service: &Service, matches: &ArgMatches) -> u8 {
             code
         }
         Err(error) => {
+            // An error about a flag's value or the file it names is a usage error.
+            let code = match error.details.contains_key("flag") {
+                true => USAGE_EXIT,
+                false => TOOL_ERROR_EXIT,
+            };
             if json {
                 print_json(&error.to_json());
             } else {
@@ -96,7 +103,7 @@ fn run_tool<T: Tool>(service: &Service, matches: &ArgMatches) -> u8 {
                     message(&suggestion)
                 );
             }
-            TOOL_ERROR_EXIT
+            code
         }
     }
 }

@@ -27,6 +27,9 @@ pub struct ServerConfig {
     pub source: Option<PathBuf>,
     /// Why it is reported but not run.
     pub held: Option<Held>,
+    /// The values put into its config from the environment, by variable name: never
+    /// printed (see [`redact`]).
+    pub secrets: Vec<(String, String)>,
 }
 
 /// Why a configured server is not run.
@@ -104,7 +107,19 @@ pub fn discover(project: &Path, home: Option<&Path>) -> Vec<(PathBuf, Scope)> {
 /// servers. `expand`: put the environment's values into `${VAR}`s (a file the user
 /// stands behind); else they stay as written.
 pub fn read(path: &Path, project: &Path, expand: bool) -> Result<Vec<ServerConfig>, String> {
-    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    // O_NONBLOCK: a FIFO (or device) is refused at once instead of waiting for a
+    // writer; a regular file reads as usual.
+    let file = {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)
+            .map_err(|e| format!("{}: {e}", path.display()))?
+    };
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return Err(format!("{}: not a regular file", path.display()));
+    }
     let mut text = String::new();
     file.take(MAX_CONFIG_BYTES + 1)
         .read_to_string(&mut text)
@@ -153,8 +168,8 @@ fn server(name: &str, entry: &Value, path: &Path, expand: bool) -> Result<Server
     let entry = entry.as_object().ok_or_else(|| bad("not an object"))?;
     let string = |key: &str| entry.get(key).and_then(Value::as_str).map(str::to_string);
     let mut expansion = Expansion {
-        unset: None,
         from_environment: expand,
+        ..Expansion::default()
     };
     let url = string("url")
         .or_else(|| string("httpUrl"))
@@ -208,6 +223,7 @@ fn server(name: &str, entry: &Value, path: &Path, expand: bool) -> Result<Server
         transport,
         source: Some(path.to_path_buf()),
         held: expansion.unset.map(Held::Unset),
+        secrets: expansion.expanded,
     })
 }
 
@@ -235,6 +251,8 @@ fn strings(value: Option<&Value>) -> Result<BTreeMap<String, String>, String> {
 pub struct Expansion {
     pub unset: Option<String>,
     pub from_environment: bool,
+    /// Each variable read, with its value.
+    pub expanded: Vec<(String, String)>,
 }
 
 impl Default for Expansion {
@@ -242,6 +260,7 @@ impl Default for Expansion {
         Expansion {
             unset: None,
             from_environment: true,
+            expanded: Vec::new(),
         }
     }
 }
@@ -266,7 +285,10 @@ impl Expansion {
                 None => (inner, None),
             };
             match (std::env::var(name), default) {
-                (Ok(value), _) => out.push_str(&value),
+                (Ok(value), _) => {
+                    out.push_str(&value);
+                    self.expanded.push((name.to_string(), value));
+                }
                 (Err(_), Some(default)) => out.push_str(default),
                 (Err(_), None) => {
                     self.unset.get_or_insert_with(|| name.to_string());
@@ -283,11 +305,61 @@ impl Expansion {
         if !self.from_environment {
             return format!("${{{name}}}");
         }
-        std::env::var(name).unwrap_or_else(|_| {
-            self.unset.get_or_insert_with(|| name.to_string());
-            String::new()
-        })
+        match std::env::var(name) {
+            Ok(value) => {
+                self.expanded.push((name.to_string(), value.clone()));
+                value
+            }
+            Err(_) => {
+                self.unset.get_or_insert_with(|| name.to_string());
+                String::new()
+            }
+        }
     }
+}
+
+/// `text` (a server's error) with nothing secret in it: each value the environment
+/// put into its config shown as `${NAME}` (values under 4 characters are left, they
+/// would mask ordinary text), and the URLs it names without user info or query
+/// values. An error printed to a CI log must not carry a token.
+pub fn redact(text: &str, secrets: &[(String, String)], urls: &[&str]) -> String {
+    let mut text = text.to_string();
+    // URLs first, in every form an error may print them (reqwest drops user info).
+    for url in urls {
+        let Ok(parsed) = reqwest::Url::parse(url) else {
+            continue;
+        };
+        let mut clean = parsed.clone();
+        let mut bare = parsed.clone();
+        let _ = bare.set_username("");
+        let _ = bare.set_password(None);
+        if !clean.username().is_empty() {
+            let _ = clean.set_username("***");
+        }
+        if clean.password().is_some() {
+            let _ = clean.set_password(Some("***"));
+        }
+        if clean.query().is_some() {
+            let masked: Vec<(String, String)> = parsed
+                .query_pairs()
+                .map(|(key, _)| (key.into_owned(), "***".to_string()))
+                .collect();
+            clean.query_pairs_mut().clear().extend_pairs(masked);
+        }
+        for shown in [url.to_string(), parsed.to_string(), bare.to_string()] {
+            text = text.replace(&shown, clean.as_str());
+        }
+    }
+    let mut secrets: Vec<&(String, String)> = secrets
+        .iter()
+        .filter(|(_, value)| value.len() >= 4)
+        .collect();
+    // Longest first: a value that contains another is replaced whole.
+    secrets.sort_by_key(|(_, value)| std::cmp::Reverse(value.len()));
+    for (name, value) in secrets {
+        text = text.replace(value.as_str(), &format!("${{{name}}}"));
+    }
+    text
 }
 
 /// A TOML document as JSON (tables, arrays, strings, numbers, booleans; dates as
@@ -415,6 +487,20 @@ mod tests {
             );
         }
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// M4: a token put into a URL's query, path or a header by `${VAR}`, or written
+    /// into the URL's user info or query, is never in the printed error.
+    #[test]
+    fn errors_name_the_variable_not_its_value() {
+        let secrets = vec![("API_TOKEN".to_string(), "TOPSECRET789".to_string())];
+        let url = "http://user:pw@127.0.0.1:9/v/TOPSECRET789/mcp?token=TOPSECRET789&k=lit3ral";
+        let error = format!("error sending request for url ({url}); header X-Key: TOPSECRET789");
+        let shown = redact(&error, &secrets, &[url]);
+        for secret in ["TOPSECRET789", "lit3ral", "pw@"] {
+            assert!(!shown.contains(secret), "{shown}");
+        }
+        assert!(shown.contains("${API_TOKEN}"), "{shown}");
     }
 
     #[test]

@@ -113,7 +113,15 @@ pub async fn measure(
             listed: Some(listed),
             source,
         },
-        Err(error) => failed(crate::outside::cap(&error, MAX_ERROR_CHARS).into_owned()),
+        Err(error) => {
+            // Redacted before capping: a cut must not leave half a token.
+            let urls: Vec<&str> = match &config.transport {
+                Transport::Http { url, .. } => vec![url.as_str()],
+                Transport::Stdio { .. } => Vec::new(),
+            };
+            let error = super::config::redact(&error, &config.secrets, &urls);
+            failed(crate::outside::cap(&error, MAX_ERROR_CHARS).into_owned())
+        }
     }
 }
 

@@ -61,31 +61,60 @@ pub fn servers(sources: &Sources) -> Result<(Vec<ServerConfig>, Vec<PathBuf>), T
             },
             source: None,
             held: None,
+            secrets: Vec::new(),
         });
     }
     if let Some(url) = &sources.url {
         let mut headers = Vec::new();
+        let mut secrets = Vec::new();
         for header in &sources.headers {
             let (key, value) = header.split_once(':').ok_or_else(|| {
                 bad(
                     format!("`{header}` is not a header"),
                     "Give --header as `Name: value`.",
                 )
+                .with_detail("flag", "--header")
             })?;
-            headers.push((key.trim().to_string(), value.trim().to_string()));
+            // The user's own command line: `${VAR}` is read from the environment, so
+            // a token need not be written into argv (where `ps` shows it).
+            let mut expansion = config::Expansion::default();
+            let value = expansion.expand(value.trim());
+            if let Some(unset) = expansion.unset {
+                return Err(bad(
+                    format!(
+                        "--header `{}` names ${{{unset}}}, which is not set",
+                        key.trim()
+                    ),
+                    "Set the variable, or write the header's value.",
+                )
+                .with_detail("flag", "--header"));
+            }
+            secrets.extend(expansion.expanded);
+            headers.push((key.trim().to_string(), value));
         }
-        let name = reqwest::Url::parse(url)
+        let mut expansion = config::Expansion::default();
+        let url_value = expansion.expand(url);
+        if let Some(unset) = expansion.unset {
+            return Err(bad(
+                format!("--url names ${{{unset}}}, which is not set"),
+                "Set the variable, or write the URL out.",
+            )
+            .with_detail("flag", "--url"));
+        }
+        secrets.extend(expansion.expanded);
+        let name = reqwest::Url::parse(&url_value)
             .ok()
             .and_then(|u| u.host_str().map(str::to_string))
             .unwrap_or_else(|| "server".into());
         servers.push(ServerConfig {
             name,
             transport: Transport::Http {
-                url: url.clone(),
+                url: url_value,
                 headers,
             },
             source: None,
             held: None,
+            secrets,
         });
     }
     let mut read = Vec::new();
@@ -119,6 +148,7 @@ pub fn servers(sources: &Sources) -> Result<(Vec<ServerConfig>, Vec<PathBuf>), T
                 format!("cannot read the config {e}"),
                 "Check the file, or pass another with --config.",
             )
+            .with_detail("flag", "--config")
         })?;
         if !trusted {
             let names: Vec<String> = found.iter().map(|s| s.name.clone()).collect();

@@ -108,7 +108,8 @@ pub struct McpTokensParams {
         long,
         value_name = "NAME: VALUE",
         requires = "url",
-        help = "An HTTP header for --url; repeatable"
+        help = "An HTTP header for --url; repeatable. `${VAR}` in it is read from the \
+                environment, so a token stays out of argv: --header 'Authorization: Bearer ${TOKEN}'"
     )]
     pub header: Vec<String>,
     #[serde(skip)]
