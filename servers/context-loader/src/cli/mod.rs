@@ -88,8 +88,9 @@ fn run_tool<T: Tool>(service: &Service, matches: &ArgMatches) -> u8 {
             code
         }
         Err(error) => {
-            // An error about a flag's value or the file it names is a usage error.
-            let code = match error.details.contains_key("flag") {
+            // An error about a flag's value or the file it names (`usage` names the
+            // flag) is a usage error, as clap's are.
+            let code = match error.details.contains_key("usage") {
                 true => USAGE_EXIT,
                 false => TOOL_ERROR_EXIT,
             };
