@@ -1142,3 +1142,53 @@ fn a_fifo_or_a_broken_config_is_a_usage_error_at_once() {
         assert!(err.contains(why), "{err}");
     }
 }
+
+/// L1: SIGINT or SIGTERM during `mcp-tokens` ends the stdio servers it started (each
+/// in a process group of its own, beyond the terminal's signal), then exits as a
+/// shell would (130, 143).
+#[test]
+fn servers_we_started_die_with_us_on_sigint_and_sigterm() {
+    for (signal, code) in [(libc::SIGTERM, 143), (libc::SIGINT, 130)] {
+        let dir = test_support::TempTree::new("mcp-tokens-signal");
+        let pidfile = dir.join("server.pid");
+        let hang = format!("sleep 300 & echo $! > {}; wait", pidfile.display());
+        let config = dir.write(
+            "config.json",
+            json!({"mcpServers": {"hangs": {"command": "sh", "args": ["-c", hang]}}}).to_string(),
+        );
+        let mut child = BIN
+            .command()
+            .args(["mcp-tokens", "--timeout", "120", "--config"])
+            .arg(&config)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        let sleeper: i32 = loop {
+            if let Some(pid) = std::fs::read_to_string(&pidfile)
+                .ok()
+                .and_then(|t| t.trim().parse().ok())
+            {
+                break pid;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the server never started"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        // SAFETY: kill(2) on our own child.
+        unsafe { libc::kill(child.id() as i32, signal) };
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(code), "signal {signal}");
+        let gone = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while alive(sleeper) && std::time::Instant::now() < gone {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert!(
+            !alive(sleeper),
+            "pid {sleeper} outlived mcp-tokens ({signal})"
+        );
+    }
+}

@@ -172,6 +172,9 @@ async fn stdio(
         .spawn()
         .map_err(|e| format!("cannot start `{command}`: {e}"))?;
     let group = child.id();
+    if let Some(pid) = group {
+        started(pid);
+    }
     // Drained all along, so a chatty server never blocks on a full pipe.
     let stderr_tail = tokio::spawn(async move {
         let mut tail = Vec::new();
@@ -248,8 +251,33 @@ fn with_stderr(error: String, tail: &str) -> String {
     }
 }
 
+/// The process groups of the stdio servers started and not yet ended: on SIGINT or
+/// SIGTERM they are ended before we exit ([`end_every_group`]), since each lives in
+/// a group of its own that the terminal's signal does not reach.
+static GROUPS: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
+
+fn started(pid: u32) {
+    GROUPS.lock().unwrap_or_else(|e| e.into_inner()).push(pid);
+}
+
 /// Kill the process group `pid` leads (the server and anything it started).
 fn end_group(pid: u32) {
+    GROUPS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .retain(|p| *p != pid);
+    kill_group(pid);
+}
+
+/// Kill every server group still running (we were interrupted).
+pub fn end_every_group() {
+    let groups = std::mem::take(&mut *GROUPS.lock().unwrap_or_else(|e| e.into_inner()));
+    for pid in groups {
+        kill_group(pid);
+    }
+}
+
+fn kill_group(pid: u32) {
     if let Ok(pid) = i32::try_from(pid) {
         // SAFETY: kill(2) with a negative pid signals that process group; no memory
         // is shared.

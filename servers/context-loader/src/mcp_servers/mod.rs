@@ -73,7 +73,7 @@ pub fn servers(sources: &Sources) -> Result<(Vec<ServerConfig>, Vec<PathBuf>), T
                     format!("`{header}` is not a header"),
                     "Give --header as `Name: value`.",
                 )
-                .with_detail("flag", "--header")
+                .with_detail("usage", "--header")
             })?;
             // The user's own command line: `${VAR}` is read from the environment, so
             // a token need not be written into argv (where `ps` shows it).
@@ -87,7 +87,7 @@ pub fn servers(sources: &Sources) -> Result<(Vec<ServerConfig>, Vec<PathBuf>), T
                     ),
                     "Set the variable, or write the header's value.",
                 )
-                .with_detail("flag", "--header"));
+                .with_detail("usage", "--header"));
             }
             secrets.extend(expansion.expanded);
             headers.push((key.trim().to_string(), value));
@@ -99,7 +99,7 @@ pub fn servers(sources: &Sources) -> Result<(Vec<ServerConfig>, Vec<PathBuf>), T
                 format!("--url names ${{{unset}}}, which is not set"),
                 "Set the variable, or write the URL out.",
             )
-            .with_detail("flag", "--url"));
+            .with_detail("usage", "--url"));
         }
         secrets.extend(expansion.expanded);
         let name = reqwest::Url::parse(&url_value)
@@ -148,7 +148,7 @@ pub fn servers(sources: &Sources) -> Result<(Vec<ServerConfig>, Vec<PathBuf>), T
                 format!("cannot read the config {e}"),
                 "Check the file, or pass another with --config.",
             )
-            .with_detail("flag", "--config")
+            .with_detail("usage", "--config")
         })?;
         if !trusted {
             let names: Vec<String> = found.iter().map(|s| s.name.clone()).collect();
@@ -220,6 +220,13 @@ pub fn measure_all(servers: Vec<ServerConfig>, sources: &Sources) -> Vec<Measure
     let inherited = Arc::new(child_environment(&sources.pass_env));
     let limit = Arc::new(tokio::sync::Semaphore::new(sources.concurrency.max(1)));
     let measured = runtime.block_on(async move {
+        // SIGINT/SIGTERM: the servers started so far die with us (their own process
+        // groups are beyond the terminal's signal), then the shell's exit code.
+        let interrupted = tokio::spawn(async {
+            let code = interrupted().await;
+            connect::end_every_group();
+            std::process::exit(code);
+        });
         let mut tasks = tokio::task::JoinSet::new();
         for (index, server) in servers.into_iter().enumerate() {
             let limit = limit.clone();
@@ -239,11 +246,28 @@ pub fn measure_all(servers: Vec<ServerConfig>, sources: &Sources) -> Vec<Measure
             }
         }
         measured.sort_by_key(|(index, _)| *index);
+        interrupted.abort();
         measured.into_iter().map(|(_, m)| m).collect()
     });
     // Child-process cleanup tasks rmcp spawned on drop get a moment to reap.
     runtime.shutdown_timeout(Duration::from_millis(200));
     measured
+}
+
+/// Resolves on SIGINT (130) or SIGTERM (143) with the exit code a shell gives; never,
+/// where the handlers cannot be installed.
+async fn interrupted() -> i32 {
+    use tokio::signal::unix::{SignalKind, signal};
+    match (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) {
+        (Ok(mut interrupt), Ok(mut terminate)) => tokio::select! {
+            _ = interrupt.recv() => 130,
+            _ = terminate.recv() => 143,
+        },
+        _ => std::future::pending().await,
+    }
 }
 
 /// The variables of ours a stdio server starts with: [`CHILD_ENVIRONMENT`] and
