@@ -70,6 +70,8 @@ fn main() {
         answer_limit: context_budget::AnswerLimit {
             tokens: u64::MAX / 4,
             chars: usize::MAX / 8,
+            bytes: usize::MAX,
+            source: context_budget::LimitSource::CommandLine,
         },
     };
     let load = |store: &FileStore, request: &LoadRequest| {

@@ -7,12 +7,14 @@
 //! very same compact JSON. [`answer_text`] is that string, so what is bounded and
 //! reported here is exactly what the model reads, whichever way its client reads.
 //!
-//! Clients keep an answer inline only up to a size: Claude Code saves a result over
-//! about 50,000 characters to a file (the model gets a preview) and refuses one over
-//! 25,000 tokens (`MAX_MCP_OUTPUT_TOKENS`). [`AnswerLimit`]'s defaults stay under
-//! both, measured the way those clients measure: characters as JavaScript counts them
-//! (UTF-16 code units) and tokens by our highest estimate ([`HIGHEST_ESTIMATE`]),
-//! never a low one.
+//! Clients keep an answer inline only up to a size, each measured its own way:
+//! Claude Code saves a result over about 50,000 characters to a file (the model gets
+//! a preview) and refuses one over 25,000 tokens; Gemini CLI saves a text block over
+//! 40,000 characters; Codex cuts the middle out of one over 48,000 bytes (12,000 for
+//! a model it does not know). [`AnswerLimit`] bounds all three units: characters as
+//! JavaScript counts them (UTF-16 code units), UTF-8 bytes, and tokens by our highest
+//! estimate ([`HIGHEST_ESTIMATE`]), never a low one. Which limit a call gets comes
+//! from its client (`crate::clients`).
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -34,34 +36,93 @@ pub const DEFAULT_MAX_ANSWER_TOKENS: u64 = 20_000;
 /// which Claude Code stops passing an answer inline and saves it to a file.
 pub const DEFAULT_MAX_ANSWER_CHARS: usize = 45_000;
 
-/// The bound every answer stays under (`--max-answer-tokens`, `--max-answer-chars`).
+/// The bound every answer of one call stays under: its client's (`crate::clients`),
+/// or what `--max-answer-tokens`, `--max-answer-chars` and `--max-answer-bytes` say.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AnswerLimit {
     /// Most tokens by [`HIGHEST_ESTIMATE`].
     pub tokens: u64,
     /// Most characters, as JavaScript counts a string's length (UTF-16 code units).
     pub chars: usize,
+    /// Most UTF-8 bytes (`usize::MAX`: no bound of its own).
+    pub bytes: usize,
+    /// Whose limit this is, for answers and errors to say.
+    pub source: LimitSource,
+}
+
+/// Where an [`AnswerLimit`] came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimitSource {
+    /// The command line's defaults: the output goes to a terminal or a pipe.
+    CommandLine,
+    /// The row of a client of the table (`crate::clients::Client::id`).
+    Client(&'static str),
+    /// A client the table does not hold (or none named itself): the strictest row.
+    UnknownClient,
+    /// The server's `--max-answer-*` flags (a unit no flag names: the client's).
+    Flags,
 }
 
 impl Default for AnswerLimit {
+    /// The command line's limit: Claude Code's, the widest of the table's limits
+    /// under which an answer piped into an agent still reaches its model whole.
     fn default() -> Self {
         AnswerLimit {
             tokens: DEFAULT_MAX_ANSWER_TOKENS,
             chars: DEFAULT_MAX_ANSWER_CHARS,
+            bytes: usize::MAX,
+            source: LimitSource::CommandLine,
         }
     }
+}
+
+impl std::fmt::Display for AnswerLimit {
+    /// `40,000 characters, 20,000 tokens (gemini-cli)`: the bounds that bind, and whose.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut parts = Vec::with_capacity(3);
+        if self.bytes < usize::MAX {
+            parts.push(format!("{} bytes", thousands(self.bytes as u64)));
+        }
+        // A byte bound at or under the characters' makes them moot (a character is at
+        // least one byte).
+        if self.chars < usize::MAX && self.chars < self.bytes {
+            parts.push(format!("{} characters", thousands(self.chars as u64)));
+        }
+        parts.push(format!("{} tokens", thousands(self.tokens)));
+        let whose = match self.source {
+            LimitSource::CommandLine => "command line",
+            LimitSource::Client(id) => id,
+            LimitSource::UnknownClient => "unknown client: the strictest",
+            LimitSource::Flags => "set by --max-answer-* flags",
+        };
+        write!(f, "{} ({whose})", parts.join(", "))
+    }
+}
+
+/// `12345678` as `12,345,678`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// An answer's size as the limit measures it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AnswerSize {
     pub chars: usize,
+    pub bytes: usize,
     /// By [`HIGHEST_ESTIMATE`].
     pub tokens: u64,
 }
 
 impl AnswerLimit {
-    /// The size of `answer` (an [`answer_text`]); the characters first, so an answer
+    /// The size of `answer` (an [`answer_text`]); characters and bytes first, so an answer
     /// far over the limit is not tokenized at all (`tokens` is then 0), and one whose
     /// bytes alone bound its tokens under the limit is not tokenized either (`tokens`
     /// is then that bound: a raised limit costs a huge listing no count).
@@ -70,19 +131,24 @@ impl AnswerLimit {
         // The 4.7 estimate weighs each o200k token (at most one per byte) by at most
         // its heaviest weight.
         let bound = (answer.len() as u64 * crate::claude::CLAUDE47_RUN_TENTHS).div_ceil(10);
-        let tokens = if chars > self.chars {
+        let bytes = answer.len();
+        let tokens = if chars > self.chars || bytes > self.bytes {
             0
         } else if bound <= self.tokens {
             bound
         } else {
             HIGHEST_ESTIMATE.count(answer) as u64
         };
-        AnswerSize { chars, tokens }
+        AnswerSize {
+            chars,
+            bytes,
+            tokens,
+        }
     }
 
     /// Whether an answer of `size` is within the limit.
     pub fn admits(&self, size: AnswerSize) -> bool {
-        size.chars <= self.chars && size.tokens <= self.tokens
+        size.chars <= self.chars && size.bytes <= self.bytes && size.tokens <= self.tokens
     }
 }
 
@@ -360,6 +426,7 @@ mod tests {
         let limit = AnswerLimit {
             tokens: 5,
             chars: 10,
+            ..AnswerLimit::default()
         };
         let long = limit.measure(&"a".repeat(11));
         assert_eq!((long.chars, long.tokens), (11, 0));
@@ -371,8 +438,38 @@ mod tests {
         let limit = AnswerLimit {
             tokens: 5,
             chars: 100,
+            ..AnswerLimit::default()
         };
         let counted = limit.measure("hello world");
         assert_eq!(counted.tokens, HIGHEST_ESTIMATE.count("hello world") as u64);
+    }
+
+    #[test]
+    fn bytes_bound_an_answer_of_few_characters() {
+        // 10 Cyrillic letters: 10 characters as JavaScript counts, 20 UTF-8 bytes,
+        // which is what Codex cuts by.
+        let limit = AnswerLimit {
+            bytes: 19,
+            ..AnswerLimit::default()
+        };
+        let size = limit.measure(&"я".repeat(10));
+        assert_eq!((size.chars, size.bytes, size.tokens), (10, 20, 0));
+        assert!(!limit.admits(size));
+        assert!(AnswerLimit::default().admits(AnswerLimit::default().measure(&"я".repeat(10))));
+    }
+
+    #[test]
+    fn a_limit_says_what_binds_and_whose() {
+        assert_eq!(
+            AnswerLimit::default().to_string(),
+            "45,000 characters, 20,000 tokens (command line)"
+        );
+        let codex = AnswerLimit {
+            bytes: 47_000,
+            chars: usize::MAX,
+            source: LimitSource::Client("codex"),
+            ..AnswerLimit::default()
+        };
+        assert_eq!(codex.to_string(), "47,000 bytes, 20,000 tokens (codex)");
     }
 }

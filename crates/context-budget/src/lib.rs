@@ -23,6 +23,7 @@ mod assemble;
 pub mod cache;
 mod catalog;
 mod claude;
+pub mod clients;
 mod counter;
 pub mod exact;
 mod fan_out;
@@ -42,7 +43,7 @@ mod tokenizer;
 pub mod tool_defs;
 pub mod wire;
 
-pub use answer::{AnswerLimit, AnswerSize, HIGHEST_ESTIMATE, Page};
+pub use answer::{AnswerLimit, AnswerSize, HIGHEST_ESTIMATE, LimitSource, Page};
 pub use assemble::{
     ADR_LAYERED, AssembleError, AssembleOptions, AssembledContext, DEFAULT_PRIORITY,
     DEFAULT_SECTIONS, LayerBudgets, LayerBudgetsError, PRESETS, Preset, SECTION_SEPARATOR, Section,

@@ -447,6 +447,8 @@ fn load_files_packs_in_each_format_and_reports_what_it_left_out() {
         answer_limit: context_budget::AnswerLimit {
             tokens: 1_000_000,
             chars: 10_000_000,
+            bytes: usize::MAX,
+            source: context_budget::LimitSource::CommandLine,
         },
         ..LoadRequest::default()
     };
@@ -794,6 +796,8 @@ fn files_that_grow_before_packing_stay_within_the_byte_limit() {
         answer_limit: context_budget::AnswerLimit {
             tokens: 1_000_000,
             chars: 10_000_000,
+            bytes: usize::MAX,
+            source: context_budget::LimitSource::CommandLine,
         },
         ..LoadRequest::default()
     };
@@ -945,4 +949,53 @@ fn ignore_files_are_bounded_read_once_per_call_and_within_the_walk_clock() {
         run(FileLimits::default(), &["."], &cancelled),
         Err(FilesError::Cancelled)
     ));
+}
+
+/// Issue 39: Codex cuts an answer by its UTF-8 bytes. A tree of Cyrillic and Chinese
+/// text (two and three bytes a character) loaded under a byte limit stays within it,
+/// and uses most of it: the limit is a bound, not a reason to load little.
+#[test]
+fn a_load_under_a_byte_limit_stays_within_its_bytes() {
+    let tree = tree("bytes");
+    for i in 0..40 {
+        tree.write(
+            format!("root/ru{i:02}.txt"),
+            "Сколько стоит этот файл в токенах? ".repeat(40),
+        );
+        tree.write(
+            format!("root/zh{i:02}.txt"),
+            "这个文件要多少个词元？".repeat(60),
+        );
+    }
+    let store = FileStore::new(FileLimits::default());
+    let limit = context_budget::clients::by_id("codex")
+        .expect("codex row")
+        .limit;
+    let request = LoadRequest {
+        answer_limit: limit,
+        ..LoadRequest::default()
+    };
+    let loaded = store
+        .load_files(
+            &roots(&tree),
+            &FileQuery::default(),
+            &request,
+            &model("gpt-4o"),
+            &Unobserved,
+        )
+        .expect("loaded");
+    let answer = context_budget::answer::answer_text(&loaded);
+    assert!(loaded.omitted_files > 0, "the tree is over the limit");
+    assert!(
+        answer.len() <= limit.bytes,
+        "{} bytes against {}",
+        answer.len(),
+        limit.bytes
+    );
+    assert!(
+        answer.len() >= limit.bytes * 85 / 100,
+        "only {} bytes of {}",
+        answer.len(),
+        limit.bytes
+    );
 }

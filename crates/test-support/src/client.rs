@@ -100,3 +100,18 @@ impl ProgressRecorder {
         self.0.lock().map(|s| s.clone()).unwrap_or_default()
     }
 }
+
+/// A client that names itself `name` at `initialize` (`clientInfo.name`), as a real
+/// one does: the server picks the answer limit of that client
+/// (`context_budget::clients`). Connect with [`crate::Binary::connect_as`].
+#[derive(Debug, Clone, Copy)]
+pub struct NamedClient(pub &'static str);
+
+impl rmcp::ClientHandler for NamedClient {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        rmcp::model::ClientConfig::new(
+            rmcp::model::ClientCapabilities::default(),
+            rmcp::model::Implementation::new(self.0, "1.0.0"),
+        )
+    }
+}

@@ -1,9 +1,11 @@
 //! One tool call's context, from MCP or the command line: its cancellation, its
-//! progress, and the client's roots. The service runs work under it; tools pass it on.
+//! progress, the client's roots, and the limit its answer is held to (its client's,
+//! `context_budget::clients`). The service runs work under it; tools pass it on.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use context_budget::AnswerLimit;
 use rmcp::RoleServer;
 use rmcp::service::RequestContext;
 use tokio_util::sync::CancellationToken;
@@ -11,9 +13,11 @@ use tokio_util::sync::CancellationToken;
 use crate::roots::RequestRoots;
 use crate::scan::{RequestScan, SharedScan};
 
-/// One call's context: cancellation, progress, and the client's roots.
+/// One call's context: cancellation, progress, the client's roots, the answer limit.
 #[derive(Clone)]
 pub struct Call {
+    /// What this call's answer is held to: its client's limit, or the flags'.
+    pub answer_limit: AnswerLimit,
     /// Cancelled with the request (MCP `notifications/cancelled`).
     pub cancelled: CancellationToken,
     /// Progress and cancellation for scans over many files.
@@ -23,9 +27,11 @@ pub struct Call {
 }
 
 impl Call {
-    /// A call serving an MCP request (on the runtime: progress is sent from there).
-    pub fn request(context: &RequestContext<RoleServer>) -> Call {
+    /// A call serving an MCP request (on the runtime: progress is sent from there),
+    /// its answer held to `answer_limit`.
+    pub fn request(context: &RequestContext<RoleServer>, answer_limit: AnswerLimit) -> Call {
         Call {
+            answer_limit,
             cancelled: context.ct.clone(),
             scan: Arc::new(RequestScan::new(context)),
             request: Some(context.clone()),
@@ -33,8 +39,9 @@ impl Call {
     }
 
     /// A call from the command line: never cancelled, progress on the terminal.
-    pub fn command_line(scan: SharedScan) -> Call {
+    pub fn command_line(scan: SharedScan, answer_limit: AnswerLimit) -> Call {
         Call {
+            answer_limit,
             cancelled: CancellationToken::new(),
             scan,
             request: None,

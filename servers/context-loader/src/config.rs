@@ -10,15 +10,14 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
-use context_budget::answer::{DEFAULT_MAX_ANSWER_CHARS, DEFAULT_MAX_ANSWER_TOKENS};
+use context_budget::clients::AnswerOverrides;
 use context_budget::files::FileLimits;
 use context_budget::files::roots::Roots;
 use context_budget::limits::{DEFAULT_MAX_MESSAGES, DEFAULT_MAX_NAME_BYTES, DEFAULT_MAX_SECTIONS};
 use context_budget::spec::SpecStore;
 use context_budget::{
-    ADR_LAYERED, AnswerLimit, Catalog, CatalogError, DEFAULT_MAX_INPUT_BYTES,
-    DEFAULT_MAX_MODELS_FILE_BYTES, DEFAULT_MAX_MODELS_FILE_ENTRIES, InputLimits, LayerBudgets,
-    TokenCounter, read_models_file,
+    ADR_LAYERED, Catalog, CatalogError, DEFAULT_MAX_INPUT_BYTES, DEFAULT_MAX_MODELS_FILE_BYTES,
+    DEFAULT_MAX_MODELS_FILE_ENTRIES, InputLimits, LayerBudgets, TokenCounter, read_models_file,
 };
 
 use crate::anthropic::{self, AnthropicConfig, AnthropicCounter};
@@ -110,15 +109,22 @@ pub struct GlobalArgs {
     pub max_tool_definitions: usize,
     /// Most tokens of one answer, by the highest local estimate (Claude Opus 4.7's):
     /// load-files' default budget is capped by it, listings page under it, and an
-    /// answer over it becomes ANSWER_TOO_LARGE. The default stays under Claude Code's
-    /// 25,000-token refusal.
-    #[arg(long, global = true, env = "CONTEXT_LOADER_MAX_ANSWER_TOKENS", default_value_t = DEFAULT_MAX_ANSWER_TOKENS)]
-    pub max_answer_tokens: u64,
+    /// answer over it becomes ANSWER_TOO_LARGE. Default: 20,000 for every client
+    /// (under Claude Code's 25,000-token refusal). Given, it holds for every client.
+    #[arg(long, global = true, env = "CONTEXT_LOADER_MAX_ANSWER_TOKENS")]
+    pub max_answer_tokens: Option<u64>,
     /// Most characters of one answer (as JavaScript counts them: UTF-16 code units).
-    /// The default stays under the ~50,000 past which Claude Code saves an answer to a
-    /// file instead of passing it to the model.
-    #[arg(long, global = true, env = "CONTEXT_LOADER_MAX_ANSWER_CHARS", default_value_t = DEFAULT_MAX_ANSWER_CHARS)]
-    pub max_answer_chars: usize,
+    /// Default: the client's (Claude Code 45,000, under the ~50,000 past which it
+    /// saves an answer to a file; Gemini CLI 39,000; a client not in the README's
+    /// table 39,000; the command line 45,000). Given, it holds for every client.
+    #[arg(long, global = true, env = "CONTEXT_LOADER_MAX_ANSWER_CHARS")]
+    pub max_answer_chars: Option<usize>,
+    /// Most UTF-8 bytes of one answer. Default: the client's (Codex 47,000, under the
+    /// 48,000 past which it cuts the middle out; a client not in the README's table
+    /// 11,000; none for Claude Code, Gemini CLI and the command line). Codex with a
+    /// model it does not know cuts at 12,000: give 11000 in that server's args.
+    #[arg(long, global = true, env = "CONTEXT_LOADER_MAX_ANSWER_BYTES")]
+    pub max_answer_bytes: Option<usize>,
     /// Folder holding the specs (`NNN-name/README.md`, ...), for spec-tokens and spec-budget.
     #[arg(
         long,
@@ -373,6 +379,8 @@ pub struct GlobalArgs {
 /// Smallest accepted answer limit: room for any error answer and a small listing.
 const MIN_ANSWER_TOKENS: u64 = 1_000;
 const MIN_ANSWER_CHARS: usize = 4_000;
+/// An error answer is at most 1,000 characters, at most 3 bytes each.
+const MIN_ANSWER_BYTES: usize = 4_000;
 
 /// How CONTEXT_LOADER_ROOTS separates folders (as PATH does).
 #[cfg(unix)]
@@ -452,7 +460,7 @@ impl GlobalArgs {
         .with_files(roots, self.file_limits())
         .with_refused_root(refused_root)
         .with_layer_budgets(self.layer_budgets()?)
-        .with_answer_limit(self.answer_limit()?);
+        .with_answer_overrides(self.answer_overrides()?);
         if self.no_warm_up {
             service = service.without_warm_up();
         }
@@ -494,18 +502,25 @@ impl GlobalArgs {
         }
     }
 
-    /// The bound on every answer, from the flags. A limit too small for an error
-    /// answer would make every refusal unreadable, so it is refused at start.
-    fn answer_limit(&self) -> anyhow::Result<AnswerLimit> {
-        if self.max_answer_tokens < MIN_ANSWER_TOKENS || self.max_answer_chars < MIN_ANSWER_CHARS {
+    /// The answer-limit flags given, over each client's limit. A limit too small for
+    /// an error answer would make every refusal unreadable, so it is refused at start.
+    fn answer_overrides(&self) -> anyhow::Result<AnswerOverrides> {
+        let too_small = self
+            .max_answer_tokens
+            .is_some_and(|n| n < MIN_ANSWER_TOKENS)
+            || self.max_answer_chars.is_some_and(|n| n < MIN_ANSWER_CHARS)
+            || self.max_answer_bytes.is_some_and(|n| n < MIN_ANSWER_BYTES);
+        if too_small {
             anyhow::bail!(
-                "--max-answer-tokens must be at least {MIN_ANSWER_TOKENS} and --max-answer-chars at least \
-                 {MIN_ANSWER_CHARS} (an error answer must fit)"
+                "--max-answer-tokens must be at least {MIN_ANSWER_TOKENS}, --max-answer-chars at least \
+                 {MIN_ANSWER_CHARS} and --max-answer-bytes at least {MIN_ANSWER_BYTES} (an error \
+                 answer must fit)"
             );
         }
-        Ok(AnswerLimit {
+        Ok(AnswerOverrides {
             tokens: self.max_answer_tokens,
             chars: self.max_answer_chars,
+            bytes: self.max_answer_bytes,
         })
     }
 

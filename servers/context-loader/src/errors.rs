@@ -69,27 +69,29 @@ impl IntoToolError for CountError {
 /// says which request to make instead of sending an answer clients would cut).
 pub fn answer_too_large(tool: &str, size: AnswerSize, limit: AnswerLimit) -> ToolError {
     let measured = if size.tokens == 0 {
-        format!("{} characters", size.chars)
+        format!("{} characters, {} bytes", size.chars, size.bytes)
     } else {
-        format!("{} characters, {} tokens", size.chars, size.tokens)
+        format!(
+            "{} characters, {} bytes, {} tokens",
+            size.chars, size.bytes, size.tokens
+        )
     };
-    ToolError::new(
+    let mut error = ToolError::new(
         ErrorCode::AnswerTooLarge,
         format!(
-            "the {tool} answer is {measured}, over the server's answer limit of {} characters and \
-             {} tokens (by the {} estimate)",
-            limit.chars,
-            limit.tokens,
+            "the {tool} answer is {measured}, over the answer limit for this client, {limit}; \
+             tokens are counted by the {} estimate",
             HIGHEST_ESTIMATE.name()
         ),
         format!(
-            "{} The server's operator can raise --max-answer-tokens / --max-answer-chars \
-             (CONTEXT_LOADER_MAX_ANSWER_TOKENS / _CHARS), but clients such as Claude Code cut \
-             answers over ~25,000 tokens or ~50,000 characters.",
+            "{} Each client passes answers whole only up to its own size (the README's \
+             client table); the server's operator sets the limit for every client with \
+             --max-answer-tokens / --max-answer-chars / --max-answer-bytes.",
             match tool {
                 "fit-messages" => "Pass a smaller `budget`: the answer holds every message kept.",
                 "assemble-context" =>
                     "Pass a smaller `budget`: the answer holds the assembled text.",
+                "spec-budget" => "Ask for fewer `specs` in one call: the plan lists each of them.",
                 _ =>
                     "Ask for less: a smaller `limit` or `budget`, a narrower `paths` or `filter`, \
                       or the next page with `offset`.",
@@ -97,8 +99,17 @@ pub fn answer_too_large(tool: &str, size: AnswerSize, limit: AnswerLimit) -> Too
         ),
     )
     .with_detail("answer_chars", size.chars)
-    .with_detail("max_answer_chars", limit.chars)
+    .with_detail("answer_bytes", size.bytes)
     .with_detail("max_answer_tokens", limit.tokens)
+    .with_detail("answer_limit", limit.to_string());
+    // A unit this client does not bound (`usize::MAX`) is left out.
+    if limit.chars < usize::MAX {
+        error = error.with_detail("max_answer_chars", limit.chars);
+    }
+    if limit.bytes < usize::MAX {
+        error = error.with_detail("max_answer_bytes", limit.bytes);
+    }
+    error
 }
 
 fn cancelled() -> ToolError {

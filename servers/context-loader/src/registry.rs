@@ -145,8 +145,11 @@ async fn serve<T: Tool>(
     request: &RequestContext<RoleServer>,
 ) -> Result<Structured<T::Output>, ToolError> {
     let params: T::Params = parse_params(T::NAME, arguments)?;
-    let output = T::call(&server.service, params, Call::request(request)).await?;
-    let limit = server.service.answer_limit();
+    // The client named itself at `initialize` (or in this request's `_meta`, under
+    // 2026-07-28); stateless HTTP under the older protocol never says.
+    let client = request.client_info().map(|info| info.name);
+    let limit = server.service.answer_limit_for(client.as_deref());
+    let output = T::call(&server.service, params, Call::request(request, limit)).await?;
     let size = limit.measure(&context_budget::answer::answer_text(&output));
     if !limit.admits(size) {
         return Err(crate::errors::answer_too_large(T::NAME, size, limit));

@@ -12,6 +12,7 @@
 
 use std::sync::Arc;
 
+use context_budget::clients::AnswerOverrides;
 use context_budget::files::roots::Roots;
 use context_budget::files::{FileLimits, FileStore, FilesError};
 use context_budget::spec::{SpecError, SpecStore};
@@ -46,8 +47,8 @@ pub struct Service {
     files: Arc<(Option<Roots>, FileStore)>,
     /// The working directory, when it was refused as an implicit root, and why.
     refused_root: Option<String>,
-    /// The bound every answer stays under (`--max-answer-tokens`, `--max-answer-chars`).
-    answer_limit: AnswerLimit,
+    /// The `--max-answer-*` flags given, over each client's own answer limit.
+    answer_overrides: AnswerOverrides,
     /// Whether [`Service::warm_up`] does anything (off only to measure its worth).
     warm: bool,
     /// The `adr-layered` preset's layer budgets as configured (`--adr-layer-budgets`).
@@ -73,7 +74,7 @@ impl Service {
             exact: None,
             files: Arc::new((None, FileStore::new(FileLimits::default()))),
             refused_root: None,
-            answer_limit: AnswerLimit::default(),
+            answer_overrides: AnswerOverrides::default(),
             warm: true,
             layer_budgets: Arc::new(LayerBudgets::default()),
         }
@@ -137,14 +138,21 @@ impl Service {
     }
 
     /// Bound every answer by `limit`.
-    pub fn with_answer_limit(mut self, limit: AnswerLimit) -> Self {
-        self.answer_limit = limit;
+    pub fn with_answer_overrides(mut self, overrides: AnswerOverrides) -> Self {
+        self.answer_overrides = overrides;
         self
     }
 
-    /// The bound every answer stays under.
-    pub fn answer_limit(&self) -> AnswerLimit {
-        self.answer_limit
+    /// The limit a call's answer is held to: the table's for the client that named
+    /// itself `client` (`clientInfo.name`; the strictest for any other), under the
+    /// flags given.
+    pub fn answer_limit_for(&self, client: Option<&str>) -> AnswerLimit {
+        self.answer_overrides.for_client(client)
+    }
+
+    /// The limit a command-line run's answer is held to.
+    pub fn command_line_answer_limit(&self) -> AnswerLimit {
+        self.answer_overrides.for_command_line()
     }
 
     /// Count the models `exact` covers with it (e.g. Claude with Anthropic's API).

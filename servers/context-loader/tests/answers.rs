@@ -1,15 +1,18 @@
-//! End-to-end: the answer a model receives (issue 19). A client passes the model
-//! either `JSON.stringify(structuredContent)` (Claude Code) or `content[0].text`
-//! (most others); both are the same compact JSON string, and that string is what
-//! load-files' budget bounds and what the server-wide answer limit bounds for every
-//! tool. Run over stdio, HTTP and stateless HTTP on a tree of 1,200 files and a
-//! folder of 2,000 specs.
+//! End-to-end: the answer a model receives (issues 19 and 39). A client passes the
+//! model either `JSON.stringify(structuredContent)` (Claude Code, Codex) or
+//! `content[0].text` (Gemini CLI, most others); both are the same compact JSON
+//! string, and that string is what load-files' budget bounds and what the answer
+//! limit of the calling client (`context_budget::clients`) bounds for every tool.
+//! Run over stdio, HTTP and stateless HTTP on a tree of 1,200 files and a folder of
+//! 2,000 specs.
 
-use context_budget::answer::{DEFAULT_MAX_ANSWER_CHARS, DEFAULT_MAX_ANSWER_TOKENS, js_length};
-use context_budget::{HIGHEST_ESTIMATE, Tokenizer};
+use context_budget::answer::{DEFAULT_MAX_ANSWER_TOKENS, js_length};
+use context_budget::clients::{self, strictest};
+use context_budget::{AnswerLimit, HIGHEST_ESTIMATE, Tokenizer};
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
-use test_support::{ALL, Binary, TempTree, call, structured};
+use test_support::client::NamedClient;
+use test_support::{ALL, Binary, TempTree, Transport, call, structured};
 
 const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
 
@@ -103,22 +106,52 @@ fn received(result: &CallToolResult) -> String {
     compact
 }
 
-/// The answer is within the default answer limit, in characters as JavaScript
-/// counts them and in tokens by the highest estimate.
-fn assert_within_default_limit(what: &str, answer: &str) {
-    let chars = js_length(answer);
+/// The answer is within `limit`: in characters as JavaScript counts them, in UTF-8
+/// bytes, and in tokens by the highest estimate.
+fn assert_within(limit: AnswerLimit, what: &str, answer: &str) {
+    let (chars, bytes) = (js_length(answer), answer.len());
     let tokens = HIGHEST_ESTIMATE.count(answer) as u64;
     assert!(
-        chars <= DEFAULT_MAX_ANSWER_CHARS && tokens <= DEFAULT_MAX_ANSWER_TOKENS,
-        "{what}: {chars} characters, {tokens} tokens"
+        chars <= limit.chars && bytes <= limit.bytes && tokens <= limit.tokens,
+        "{what}: {chars} characters, {bytes} bytes, {tokens} tokens over {limit}"
     );
+}
+
+/// The row of the table for `id`.
+fn client(id: &str) -> &'static clients::Client {
+    clients::by_id(id).expect("a client of the table")
+}
+
+/// Text files in Cyrillic and Chinese (two and three UTF-8 bytes a character): what
+/// a byte limit (Codex) and a character limit (Gemini CLI) measure differently.
+fn add_foreign_text(tree: &TempTree) {
+    for i in 0..60 {
+        tree.write(
+            format!("docs/ru/page_{i:02}.md"),
+            "Сколько стоит этот файл в токенах, прежде чем его загрузить? ".repeat(30),
+        );
+        tree.write(
+            format!("docs/zh/page_{i:02}.md"),
+            "在加载之前，这个文件要花多少个词元？".repeat(60),
+        );
+    }
 }
 
 #[tokio::test]
 async fn load_files_budget_bounds_the_answer_the_model_receives() {
     let tree = source_tree("budget");
+    // The budget is what this test bounds: the operator's flags give every client
+    // (stateless HTTP's, unnamed, too) the room of Claude Code's limit.
+    let room = [
+        "--max-answer-chars",
+        "45000",
+        "--max-answer-bytes",
+        "100000000",
+    ];
     for transport in ALL {
-        let conn = BIN.connect(transport, &["--root", tree.arg()]).await;
+        let conn = BIN
+            .connect(transport, &[&["--root", tree.arg()][..], &room].concat())
+            .await;
         for (model, tokenizer) in [
             ("gpt-4o", Tokenizer::O200kBase),
             ("claude-opus-4-7", Tokenizer::Claude47Estimate),
@@ -158,8 +191,9 @@ async fn load_files_budget_bounds_the_answer_the_model_receives() {
 }
 
 #[tokio::test]
-async fn default_answers_of_every_tool_stay_under_the_answer_limit() {
+async fn default_answers_of_every_tool_stay_under_their_clients_limit() {
     let (tree, specs) = (source_tree("defaults"), spec_folder("defaults"));
+    add_foreign_text(&tree);
     let spec_names: Vec<String> = (1..=200).map(|i| i.to_string()).collect();
     let long_text = "Every file is measured before it is packed. ".repeat(2_000);
     let calls = [
@@ -195,27 +229,106 @@ async fn default_answers_of_every_tool_stay_under_the_answer_limit() {
         // An error answer stays small too.
         ("load-files", json!({"paths": ["missing"]})),
     ];
-    for transport in ALL {
+    // Each client of the table, one that is not, and stateless HTTP, where the
+    // server never learns who calls (the `initialize`-era protocol names the client
+    // only at `initialize`, which there is a request of its own).
+    let runs = [
+        (Transport::Stdio, "claude-code", client("claude-code").limit),
+        (Transport::Http, "codex-mcp-client", client("codex").limit),
+        (
+            Transport::Stdio,
+            "gemini-cli-mcp-client",
+            client("gemini-cli").limit,
+        ),
+        (Transport::Stdio, "an-editor-not-in-the-table", strictest()),
+        (Transport::HttpStateless, "claude-code", strictest()),
+    ];
+    for (transport, name, limit) in runs {
         let conn = BIN
-            .connect(
+            .connect_as(
+                NamedClient(name),
                 transport,
                 &["--root", tree.arg(), "--specs-dir", specs.arg()],
+                &[],
             )
             .await;
         for (tool, args) in &calls {
             let result = call(&conn.client, tool, args.clone()).await;
-            let what = format!("{transport:?} {tool} {}", preview(args));
+            let what = format!("{transport:?} {name} {tool} {}", preview(args));
             let expect_error = args.get("paths").is_some()
-                || *tool == "fit-messages" && args.to_string().len() > 10_000;
+                || *tool == "fit-messages" && args.to_string().len() > 10_000
+                // A plan of 200 specs lists each: over the strictest limit, the
+                // answer is a refusal saying to ask for fewer.
+                || *tool == "spec-budget" && limit.bytes < 20_000;
             assert_eq!(result.is_error, Some(expect_error), "{what}: {result:?}");
             let answer = received(&result);
+            if *tool == "spec-budget" && expect_error {
+                assert!(answer.contains("fewer `specs`"), "{answer}");
+            }
             if *tool == "fit-messages" && expect_error {
                 assert_eq!(structured(&result)["error_code"], "ANSWER_TOO_LARGE");
                 assert!(answer.contains("smaller `budget`"), "{answer}");
             }
-            assert_within_default_limit(&what, &answer);
+            assert_within(limit, &what, &answer);
         }
     }
+}
+
+/// Issue 39: the same `load-files` over Cyrillic and Chinese text is held to each
+/// client's own unit, and uses most of it; an answer over it says whose limit.
+#[tokio::test]
+async fn each_client_gets_answers_sized_in_its_own_unit() {
+    let tree = TempTree::new("cl-answers-units");
+    add_foreign_text(&tree);
+    for (name, limit) in [
+        ("codex-mcp-client", client("codex").limit),
+        ("gemini-cli-mcp-client", client("gemini-cli").limit),
+        ("claude-code", client("claude-code").limit),
+    ] {
+        let conn = BIN
+            .connect_as(
+                NamedClient(name),
+                Transport::Stdio,
+                &["--root", tree.arg()],
+                &[],
+            )
+            .await;
+        let result = call(&conn.client, "load-files", json!({"model": "gpt-4o"})).await;
+        let answer = received(&result);
+        assert_within(limit, name, &answer);
+        // The unit that binds is used to at least 85 %.
+        let used = match name {
+            "codex-mcp-client" => answer.len() as f64 / limit.bytes as f64,
+            _ => js_length(&answer) as f64 / limit.chars as f64,
+        };
+        assert!(used >= 0.85, "{name}: {:.0} % of its limit", used * 100.0);
+        // An answer no call can shrink: ANSWER_TOO_LARGE, naming whose limit.
+        let content = "Раздел длиннее, чем ответ может быть. ".repeat(1_500);
+        let refused = call(
+            &conn.client,
+            "assemble-context",
+            json!({"sections": [{"name": "docs", "content": content}], "model": "gpt-4o"}),
+        )
+        .await;
+        let error = structured(&refused);
+        assert_eq!(error["error_code"], "ANSWER_TOO_LARGE", "{name}");
+        assert_eq!(error["answer_limit"], limit.to_string(), "{name}");
+    }
+    // The operator's flag holds for every client, in its unit.
+    let conn = BIN
+        .connect_as(
+            NamedClient("gemini-cli-mcp-client"),
+            Transport::Stdio,
+            &["--root", tree.arg(), "--max-answer-bytes", "20000"],
+            &[],
+        )
+        .await;
+    let answer = received(&call(&conn.client, "load-files", json!({"model": "gpt-4o"})).await);
+    assert!(
+        answer.len() <= 20_000 && answer.len() >= 17_000,
+        "{}",
+        answer.len()
+    );
 }
 
 fn preview(args: &Value) -> String {
@@ -224,7 +337,7 @@ fn preview(args: &Value) -> String {
 
 /// Follows `next` from `offset` 0 and returns every row's `key`.
 async fn every_page(
-    conn: &test_support::Connection,
+    conn: &test_support::Connection<NamedClient>,
     tool: &str,
     args: Value,
     rows: &str,
@@ -237,7 +350,7 @@ async fn every_page(
         args["offset"] = json!(offset);
         let result = call(&conn.client, tool, args).await;
         assert_eq!(result.is_error, Some(false), "{result:?}");
-        assert_within_default_limit(tool, &received(&result));
+        assert_within(client("claude-code").limit, tool, &received(&result));
         let page = structured(&result);
         assert_eq!(page["offset"], offset);
         for row in page[rows].as_array().expect("rows") {
@@ -261,9 +374,11 @@ async fn every_page(
 async fn listings_page_under_the_limit_and_next_returns_the_rest() {
     let (tree, specs) = (source_tree("pages"), spec_folder("pages"));
     let conn = BIN
-        .connect(
-            test_support::Transport::Stdio,
+        .connect_as(
+            NamedClient("claude-code"),
+            Transport::Stdio,
             &["--root", tree.arg(), "--specs-dir", specs.arg()],
+            &[],
         )
         .await;
     let first = call(&conn.client, "list-models", json!({})).await;

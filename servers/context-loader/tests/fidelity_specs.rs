@@ -306,11 +306,13 @@ async fn the_adr_preset_places_eight_layers_in_order_with_their_budgets() {
     for transport in ALL {
         // A 76,000-token prompt is over the default answer limit (it would be
         // ANSWER_TOO_LARGE): this server's operator raised it.
-        let limit = [
+        let limit: [&str; 6] = [
             "--max-answer-tokens",
             "200000",
             "--max-answer-chars",
             "1000000",
+            "--max-answer-bytes",
+            "10000000",
         ];
         let conn = BIN.connect(transport, &limit).await;
         let result = call(&conn.client, "assemble-context", args.clone()).await;

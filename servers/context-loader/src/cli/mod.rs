@@ -74,7 +74,7 @@ fn run_tool<T: Tool>(service: &Service, matches: &ArgMatches) -> u8 {
         runtime.block_on(T::call(
             service,
             params,
-            Call::command_line(progress.clone()),
+            Call::command_line(progress.clone(), service.command_line_answer_limit()),
         ))
     });
     progress.finish();

@@ -177,7 +177,10 @@ mod tests {
 
     /// A call that is already cancelled, or one that never is.
     fn call(cancelled: bool) -> Call {
-        let call = Call::command_line(Arc::new(TerminalScan::new()));
+        let call = Call::command_line(
+            Arc::new(TerminalScan::new()),
+            context_budget::AnswerLimit::default(),
+        );
         if cancelled {
             call.cancelled.cancel();
         }

@@ -98,7 +98,7 @@ context-loader --root crates files --sort path --limit 5";
             |a| &mut a.files,
             |a| &mut a.page,
             (offset, rows),
-            service.answer_limit(),
+            call.answer_limit,
         );
         Ok(answer)
     }

@@ -45,7 +45,7 @@ context-loader models gpt-4o --json";
     async fn call(
         service: &Service,
         params: Self::Params,
-        _: Call,
+        call: Call,
     ) -> Result<ModelListing, ToolError> {
         let mut listing = service
             .counter()
@@ -56,7 +56,7 @@ context-loader models gpt-4o --json";
             |l| &mut l.models,
             |l| &mut l.page,
             (params.offset.unwrap_or(0), row_limit(params.limit)),
-            service.answer_limit(),
+            call.answer_limit,
         );
         Ok(listing)
     }

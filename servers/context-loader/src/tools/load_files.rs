@@ -94,7 +94,7 @@ context-loader load crates/mcp-common/src --format markdown --order smallest --b
             format: params.format.unwrap_or_default(),
             max_file_tokens: params.max_file_tokens,
             rows: params.rows,
-            answer_limit: service.answer_limit(),
+            answer_limit: call.answer_limit,
         };
         service
             .on_files(params.model, &call, move |store, roots, model, scan| {

@@ -65,7 +65,7 @@ context-loader spec-budget 1 2 3 --budget 20000 --model gpt-4o";
             |a| &mut a.specs,
             |a| &mut a.page,
             (params.offset.unwrap_or(0), None),
-            service.answer_limit(),
+            call.answer_limit,
         );
         Ok(answer)
     }

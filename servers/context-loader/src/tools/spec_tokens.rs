@@ -101,7 +101,7 @@ context-loader spec-tokens --sort name --max-tokens 20000";
                 |l| &mut l.specs,
                 |l| &mut l.page,
                 (params.offset.unwrap_or(0), row_limit(params.limit)),
-                service.answer_limit(),
+                call.answer_limit,
             );
             listing.shown = listing.specs.len();
         }

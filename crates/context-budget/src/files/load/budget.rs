@@ -55,7 +55,7 @@ pub(super) fn budget(
 }
 
 /// What the packed text may take of the answer: the budget, the answer limit's
-/// characters and tokens, each less what the report around the text takes.
+/// characters, bytes and tokens, each less what the report around the text takes.
 ///
 /// The report is measured before packing on a stand-in answer: the real model,
 /// roots, skipped and excluded rows, numbers as wide as they can get, and as list
@@ -72,6 +72,8 @@ pub(super) struct Reserve {
     pub(super) text_high: u64,
     /// Characters (UTF-16) the escaped text may take.
     pub(super) text_chars: usize,
+    /// UTF-8 bytes the escaped text may take.
+    pub(super) text_bytes: usize,
 }
 
 impl Reserve {
@@ -149,6 +151,7 @@ impl Reserve {
             text_tokens: budget - tokens - slack,
             text_high: limit.tokens.saturating_sub(high + 4 + limit.tokens / 200),
             text_chars: limit.chars.saturating_sub(js_length(&report) + 16),
+            text_bytes: limit.bytes.saturating_sub(report.len() + 16),
         })
     }
 }
@@ -188,6 +191,7 @@ pub(super) fn all_fit_by_bytes(
     }
     let fits = max_tokens_of_bytes(tokenizer, escaped) <= reserve.text_tokens
         && max_tokens_of_bytes(HIGHEST_ESTIMATE, escaped) <= reserve.text_high
-        && escaped <= reserve.text_chars as u64;
+        && escaped <= reserve.text_chars as u64
+        && escaped <= reserve.text_bytes as u64;
     (packed_bytes, fits)
 }

@@ -78,8 +78,8 @@ pub(super) struct Packing<'a> {
     text: String,
     chosen: Vec<Chosen>,
     omitted: Vec<OmittedFile>,
-    /// Of the escaped text: tokens for the model, by the highest estimate, characters.
-    used: (u64, u64, usize),
+    /// Of the escaped text: tokens for the model, by the highest estimate, characters, bytes.
+    used: (u64, u64, usize, usize),
     /// Bytes read again so far, held to `--max-total-bytes` like the first read: a
     /// file that grew since it was measured must not take the text past it.
     read: AtomicU64,
@@ -105,7 +105,7 @@ impl<'a> Packing<'a> {
             text: String::with_capacity(if all_fit { packed_bytes as usize } else { 0 }),
             chosen: Vec::new(),
             omitted: Vec::new(),
-            used: (0, 0, 0),
+            used: (0, 0, 0, 0),
             read: AtomicU64::new(0),
         }
     }
@@ -223,6 +223,7 @@ impl<'a> Packing<'a> {
         if self.used.0 + cost.0 > reserve.text_tokens
             || self.used.1 + cost.1 > reserve.text_high
             || self.used.2 + cost.2 > reserve.text_chars
+            || self.used.3 + cost.3 > reserve.text_bytes
         {
             let tokens = tokenizer.count(&self.text[start..]) as u64;
             self.text.truncate(start);
@@ -238,6 +239,7 @@ impl<'a> Packing<'a> {
             self.used.0 + cost.0,
             self.used.1 + cost.1,
             self.used.2 + cost.2,
+            self.used.3 + cost.3,
         );
         self.chosen.push(Chosen {
             start,
@@ -318,6 +320,7 @@ impl<'a> Packing<'a> {
                 (answer.answer_tokens, self.budget),
                 (size.high, limit.tokens),
                 (size.chars as u64, limit.chars as u64),
+                (size.bytes as u64, limit.bytes as u64),
             ]
             .iter()
             .filter(|(size, bound)| size > bound)
@@ -374,8 +377,9 @@ struct Worked {
     /// Its text cut to `max_file_tokens`, when it is over.
     cut: Option<String>,
     /// Its piece as the answer holds it (JSON-escaped, counted alone): tokens for
-    /// the model, by the highest estimate, characters; zero when every file fits.
-    cost: (u64, u64, usize),
+    /// the model, by the highest estimate, characters, bytes; zero when every file
+    /// fits.
+    cost: (u64, u64, usize, usize),
 }
 
 impl Worked {
@@ -394,7 +398,7 @@ impl Worked {
             .max_file_tokens
             .and_then(|max| cut(tokenizer, content, tokens, max));
         let cost = if all_fit {
-            (0, 0, 0)
+            (0, 0, 0, 0)
         } else {
             let path = &m.candidate.relative;
             let escaped = json_escaped(&piece(
@@ -407,7 +411,7 @@ impl Worked {
                 true => tokens,
                 false => HIGHEST_ESTIMATE.count(&escaped) as u64,
             };
-            (tokens, high, js_length(&escaped))
+            (tokens, high, js_length(&escaped), escaped.len())
         };
         Worked { counted, cut, cost }
     }
