@@ -478,3 +478,34 @@ fn the_answer_limit_flags_refuse_values_too_small_for_an_error() {
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("--max-answer-tokens"));
 }
+
+/// The README's client table is the engine's: each row's client, the name it sends
+/// and the limit its answers are held to, and the strictest for any other client.
+#[test]
+fn the_readme_shows_the_client_table_the_server_applies() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
+        .expect("README.md");
+    let bounds = |limit: AnswerLimit| {
+        let shown = limit.to_string();
+        shown[..shown.rfind(" (").expect("a source")].to_string()
+    };
+    for client in clients::CLIENTS {
+        let start = format!(
+            "| {} {} | `{}` |",
+            client.product, client.version, client.info_name
+        );
+        let row = readme
+            .lines()
+            .find(|line| line.starts_with(&start))
+            .unwrap_or_else(|| panic!("no README row starts with {start}"));
+        assert!(
+            row.ends_with(&format!("| {} |", bounds(client.limit))),
+            "{row}"
+        );
+    }
+    let other = readme
+        .lines()
+        .find(|line| line.starts_with("| any other client"))
+        .expect("a row for any other client");
+    assert!(other.contains(&bounds(strictest())), "{other}");
+}
