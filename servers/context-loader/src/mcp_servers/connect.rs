@@ -12,11 +12,12 @@ use process_wrap::tokio::{CommandWrap, ProcessGroup};
 use rmcp::RoleClient;
 use rmcp::model::{PaginatedRequestParams, ProtocolVersion};
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use tokio::io::AsyncReadExt;
 
 use super::config::{Held, ServerConfig, Transport};
+use super::unreadable::{self, Found};
 
 /// The end of a failed server's stderr shown with its error.
 const STDERR_TAIL_BYTES: usize = 2048;
@@ -160,18 +161,33 @@ async fn stdio(
             .envs(child.inherited.iter().map(|(k, v)| (k, v)))
             .envs(child.env)
             .args(child.args)
-            .stdin(Stdio::piped());
+            .stdin(Stdio::piped())
+            .kill_on_drop(true);
         if let Some(cwd) = child.cwd {
             c.current_dir(cwd);
         }
     });
     // Its own process group: a server's children are ended with it.
     wrapped.wrap(ProcessGroup::leader());
-    let (child, stderr) = TokioChildProcess::builder(wrapped)
-        .stderr(Stdio::piped())
+    wrapped
+        .command_mut()
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = wrapped
         .spawn()
         .map_err(|e| format!("cannot start `{command}`: {e}"))?;
     let group = child.id();
+    let (Some(stdin), Some(stdout), stderr) = (
+        child.inner_mut().stdin().take(),
+        child.inner_mut().stdout().take(),
+        child.inner_mut().stderr().take(),
+    ) else {
+        return Err(format!("cannot start `{command}`: no pipes"));
+    };
+    // Every line looked at before rmcp reads it: one it cannot read ends the session.
+    let found = Found::new();
+    let transport = (unreadable::tap(stdout, found.clone()), stdin);
+
     if let Some(pid) = group {
         started(pid);
     }
@@ -192,13 +208,12 @@ async fn stdio(
         }
         String::from_utf8_lossy(&tail).trim().to_string()
     });
-    let result = match tokio::time::timeout_at(deadline, session(child, handshake, bounds)).await {
-        Ok(result) => result,
-        Err(_) => Err(timed_out()),
-    };
+    let result = checked(deadline, session(transport, handshake, bounds), &found).await;
     if let Some(pid) = group {
         end_group(pid);
     }
+    // Reaped: it was killed with its group.
+    let _ = tokio::time::timeout(Duration::from_secs(1), child.wait()).await;
     let tail = tokio::time::timeout(Duration::from_secs(1), stderr_tail)
         .await
         .ok()
@@ -230,10 +245,33 @@ async fn http(
     }
     let mut transport_config = StreamableHttpClientTransportConfig::with_uri(url);
     transport_config.custom_headers = custom;
-    let transport = StreamableHttpClientTransport::from_config(transport_config);
-    match tokio::time::timeout_at(deadline, session(transport, handshake, bounds)).await {
-        Ok(result) => result,
-        Err(_) => Err(timed_out()),
+    let found = Found::new();
+    let client = unreadable::Checked {
+        client: reqwest::Client::default(),
+        found: found.clone(),
+    };
+    let transport = StreamableHttpClientTransport::with_client(client, transport_config);
+    checked(deadline, session(transport, handshake, bounds), &found).await
+}
+
+/// `session` until `deadline`, or until the server sent what cannot be read: then at
+/// once, saying what.
+async fn checked(
+    deadline: tokio::time::Instant,
+    session: impl Future<Output = Result<(ServerDefinitions, Listed), String>>,
+    found: &Found,
+) -> Result<(ServerDefinitions, Listed), String> {
+    let result = tokio::select! {
+        result = tokio::time::timeout_at(deadline, session) => match result {
+            Ok(result) => result,
+            Err(_) => Err(timed_out()),
+        },
+        why = found.first() => Err(unreadable::error(&why)),
+    };
+    // A session that failed because of it (rmcp saw the stream end) says so too.
+    match (result, found.get()) {
+        (Err(_), Some(why)) => Err(unreadable::error(&why)),
+        (result, _) => result,
     }
 }
 

@@ -7,6 +7,7 @@
 pub mod config;
 mod connect;
 mod trust;
+mod unreadable;
 
 use std::path::PathBuf;
 use std::sync::Arc;
