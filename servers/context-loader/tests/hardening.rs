@@ -1,7 +1,11 @@
 //! Issue 40 (hardening, round 3) rows that have no other home: what a client of the
-//! file tools can never be handed.
+//! file tools can never be handed, and what an `mcp-tokens` call costs the server
+//! (its CPU once cut, its memory).
+
+use std::time::Duration;
 
 use serde_json::{Value, json};
+use test_support::process::cpu_seconds;
 use test_support::{ALL, Binary, call, structured};
 
 const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
@@ -66,4 +70,135 @@ async fn the_credentials_round_2_missed_are_never_loaded_named_or_walked() {
         !stdout.contains("sk-leak") && !stderr.contains("sk-leak"),
         "{stdout}"
     );
+}
+
+/// 2,000 tools (the `--max-tool-definitions` default) of 30 described parameters
+/// each: ~5.9 MB as JSON, within every default limit.
+fn many_tools() -> Vec<Value> {
+    (0..2_000)
+        .map(|i| {
+            let properties: serde_json::Map<String, Value> = (0..30)
+                .map(|k| {
+                    let about = format!("parameter {k} of tool {i}: words that cost tokens {}", k * i);
+                    (format!("p{k}"), json!({"type": "string", "description": about}))
+                })
+                .collect();
+            json!({"name": format!("tool_{i}"), "description": format!("Tool {i} does a thing with its inputs."),
+                "inputSchema": {"type": "object", "properties": properties}})
+        })
+        .collect()
+}
+
+/// An `mcp-tokens` call of [`many_tools`] counted for Gemini (our SentencePiece BPE,
+/// the slowest tokenizer): ~6.5 s of CPU in a debug build.
+fn slow_mcp_tokens(id: u64) -> Vec<u8> {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "name": "mcp-tokens", "arguments": {"tools": many_tools(), "model": "gemini-2.5-pro"}}})
+    .to_string()
+    .into_bytes()
+}
+
+/// The CPU seconds the server used over the `window` after a call was cut: near zero
+/// when its work stopped. The first half-second is left to the call's unwinding
+/// (dropping its parsed list, giving the heap back).
+async fn cpu_after_cut(pid: u32, window: Duration) -> f64 {
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let before = cpu_seconds(pid);
+    tokio::time::sleep(window).await;
+    cpu_seconds(pid) - before
+}
+
+/// A stateful session over raw HTTP: its headers, initialized.
+async fn open_session(addr: &str) -> Vec<(String, String)> {
+    use test_support::http1::post_mcp;
+    let init = test_support::client::initialize_request("m2");
+    let reply = post_mcp(addr, &[], init.to_string().as_bytes()).await;
+    let session = reply.header("mcp-session-id").expect("a session");
+    let headers = vec![
+        ("Mcp-Session-Id".to_string(), session.to_string()),
+        ("MCP-Protocol-Version".to_string(), "2025-06-18".to_string()),
+    ];
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    post_mcp(
+        addr,
+        &as_pairs(&headers),
+        initialized.to_string().as_bytes(),
+    )
+    .await;
+    headers
+}
+
+fn as_pairs(headers: &[(String, String)]) -> Vec<(&str, &str)> {
+    headers
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect()
+}
+
+/// M2 over streamable HTTP: an `mcp-tokens` call cut by `--request-timeout`
+/// (stateless: a 408; stateful: a JSON-RPC error naming the flag on its stream) or
+/// cancelled (`notifications/cancelled`) stops its counting. Measured as the server
+/// process's CPU time over the 2 s after, not wall time: the whole count would use
+/// ~5 s more of it.
+#[tokio::test]
+async fn a_cut_mcp_tokens_call_over_http_stops_its_work() {
+    use test_support::http1::{authority, post_mcp, wait_ready};
+    let body = slow_mcp_tokens(7);
+    for (flags, cut) in [
+        (
+            &["--stateless", "--request-timeout", "1"][..],
+            "stateless, 408",
+        ),
+        (&["--request-timeout", "1"][..], "stateful, timed out"),
+        (&[][..], "stateful, cancelled"),
+    ] {
+        let (server, url) = BIN.spawn_http(&[], flags).await;
+        let addr = authority(&url);
+        wait_ready(&addr).await;
+        let pid = server.id().expect("pid");
+        let headers = match flags.contains(&"--stateless") {
+            true => Vec::new(),
+            false => open_session(&addr).await,
+        };
+        let pairs = as_pairs(&headers);
+        let started = std::time::Instant::now();
+        if cut == "stateful, cancelled" {
+            let (addr2, pairs2, body2) = (addr.clone(), headers.clone(), body.clone());
+            let call = tokio::spawn(async move {
+                let pairs: Vec<(&str, &str)> = pairs2
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v.as_str()))
+                    .collect();
+                post_mcp(&addr2, &pairs, &body2).await
+            });
+            // Working: its CPU time grows.
+            let before = cpu_seconds(pid);
+            while cpu_seconds(pid) - before < 1.0 {
+                assert!(started.elapsed() < test_support::PATIENCE, "never started");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": 7, "reason": "test"}});
+            post_mcp(&addr, &pairs, cancel.to_string().as_bytes()).await;
+            call.abort();
+        } else {
+            let reply = post_mcp(&addr, &pairs, &body).await;
+            assert!(
+                reply.status == 408 || reply.body.contains("--request-timeout"),
+                "{cut}: {} {}",
+                reply.status,
+                &reply.body[..reply.body.len().min(500)]
+            );
+        }
+        let spent = cpu_after_cut(pid, Duration::from_secs(2)).await;
+        eprintln!(
+            "{cut}: {spent:.2} s of CPU in the 2 s after the cut ({:?} in)",
+            started.elapsed()
+        );
+        assert!(
+            spent < 0.5,
+            "{cut}: {spent:.2} s of CPU in the 2 s after the cut"
+        );
+        drop(server);
+    }
 }
