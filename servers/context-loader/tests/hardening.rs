@@ -75,18 +75,7 @@ async fn the_credentials_round_2_missed_are_never_loaded_named_or_walked() {
 /// 2,000 tools (the `--max-tool-definitions` default) of 30 described parameters
 /// each: ~5.9 MB as JSON, within every default limit.
 fn many_tools() -> Vec<Value> {
-    (0..2_000)
-        .map(|i| {
-            let properties: serde_json::Map<String, Value> = (0..30)
-                .map(|k| {
-                    let about = format!("parameter {k} of tool {i}: words that cost tokens {}", k * i);
-                    (format!("p{k}"), json!({"type": "string", "description": about}))
-                })
-                .collect();
-            json!({"name": format!("tool_{i}"), "description": format!("Tool {i} does a thing with its inputs."),
-                "inputSchema": {"type": "object", "properties": properties}})
-        })
-        .collect()
+    test_support::stand_in::described_tools(2_000, 30)
 }
 
 /// An `mcp-tokens` call of [`many_tools`] counted for Gemini (our SentencePiece BPE,

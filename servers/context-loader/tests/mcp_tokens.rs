@@ -1243,3 +1243,36 @@ async fn an_unreadable_answer_is_named_at_once_not_after_the_timeout() {
         }
     }
 }
+
+/// M3, one clock: `--timeout` covers a server's whole measurement, counting too.
+/// A server (stdio and HTTP) lists 2,000 tools of 30 described parameters at once
+/// (~5.9 MB, within every listing bound), which take ~6.5 s of CPU to count for
+/// Gemini in a debug build: with `--timeout 3` it is an error naming `--timeout`,
+/// where it used to be counted to its end, past the clock.
+#[tokio::test]
+async fn the_timeout_covers_counting_too() {
+    use test_support::stand_in::{self, Framing};
+    let tools = Value::Array(stand_in::described_tools(2_000, 30));
+    let (bash, bridge) = stand_in::serve_stdio_bridge(stand_in::tools(tools.clone())).await;
+    let url = stand_in::serve_http(stand_in::tools(tools), Framing::Json).await;
+    let sources = [
+        [vec!["--".to_string(), bash], bridge].concat(),
+        vec!["--url".into(), url],
+    ];
+    for source in sources {
+        let mut args: Vec<String> = ["--timeout", "3", "--model", "gemini-2.5-pro"]
+            .map(String::from)
+            .to_vec();
+        args.extend(source.iter().cloned());
+        let (server, took) = measure_one(args).await;
+        assert_eq!(server["status"], "error", "{source:?}: {took:?}");
+        let error = server["error"].as_str().unwrap();
+        assert!(
+            error.contains("within 3 s") && error.contains("--timeout"),
+            "{source:?}: {error}"
+        );
+        eprintln!("{}: {took:?}: {error}", source[0]);
+        // A hang guard, not a speed claim: the clock is 3 s.
+        assert!(took.as_secs() < 30, "{source:?}: {took:?}");
+    }
+}

@@ -6,7 +6,8 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use context_budget::tool_defs::{
-    Listed, MeasuredServer, ServerDefinitions, legacy_client_key_order, tool_definitions,
+    Listed, MeasuredServer, ServerDefinitions, legacy_client_key_order, measure_until,
+    tool_definitions,
 };
 use process_wrap::tokio::{CommandWrap, ProcessGroup};
 use rmcp::RoleClient;
@@ -16,6 +17,7 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use tokio::io::AsyncReadExt;
 
+use super::Counting;
 use super::config::{Held, ServerConfig, Transport};
 use super::unreadable::{self, Found};
 
@@ -25,14 +27,22 @@ const STDERR_TAIL_BYTES: usize = 2048;
 /// writes much of it (its messages, its stderr).
 pub const MAX_ERROR_CHARS: usize = 1_000;
 
-/// Measure `config` within `timeout`; a stdio server starts with `inherited` of our
+/// One server's clock: `timeout` (`--timeout`) from its start covers connecting,
+/// listing and `counting` what it listed.
+pub struct Clock {
+    pub timeout: Duration,
+    pub counting: Option<std::sync::Arc<Counting>>,
+}
+
+/// Measure `config` within its clock; a stdio server starts with `inherited` of our
 /// environment and what its config names, nothing else.
 pub async fn measure(
     config: ServerConfig,
-    timeout: Duration,
+    clock: Clock,
     inherited: &[(String, std::ffi::OsString)],
     bounds: Bounds,
 ) -> MeasuredServer {
+    let timeout = clock.timeout;
     let name = config.name.clone();
     let source = config.source.clone();
     let failed = |error: String| MeasuredServer::failed(name.clone(), source.clone(), error);
@@ -99,6 +109,18 @@ pub async fn measure(
              `server/discover` ({discover})"
         ));
     }
+    let result = match (result, clock.counting) {
+        (Ok((definitions, listed)), Some(counting)) => {
+            let definitions = ServerDefinitions {
+                name: Some(name.clone()),
+                ..definitions
+            };
+            count_before(definitions, &counting, deadline)
+                .await
+                .map(|definitions| (definitions, listed))
+        }
+        (result, _) => result,
+    };
     let result = result.map_err(|e| {
         e.replacen(REFUSED, "", 1)
             .replacen(TIME_LIMIT, &format!("{} s", timeout.as_secs_f64()), 1)
@@ -123,6 +145,48 @@ pub async fn measure(
             let error = super::config::redact(&error, &config.secrets, &urls);
             failed(crate::outside::cap(&error, MAX_ERROR_CHARS).into_owned())
         }
+    }
+}
+
+/// Count `server`'s definitions as the answer will, on the blocking pool, stopping at
+/// `deadline`: past it, the server is an error naming `--timeout`, as a listing past
+/// it is. Given back for the answer, which counts them again with every other
+/// server's (the totals and savings span servers); a server that fits its clock
+/// costs that count twice, one that does not is cut at the clock.
+async fn count_before(
+    server: ServerDefinitions,
+    counting: &Counting,
+    deadline: tokio::time::Instant,
+) -> Result<ServerDefinitions, String> {
+    let counting = counting.clone();
+    let deadline = deadline.into_std();
+    let tools = server.tools.len();
+    let counted = tokio::task::spawn_blocking(move || {
+        let Ok(model) = counting.counter.resolve(counting.model.as_deref()) else {
+            // An unknown model: the answer's count says so, for every server.
+            return (server, true);
+        };
+        let settings = (
+            model.name(),
+            model.tokenizer(),
+            model.entry().map(|e| e.context_window),
+            counting.render.unwrap_or_default(),
+            counting.counter.limits().hoist_work_factor,
+        );
+        let stop = || std::time::Instant::now() >= deadline;
+        let servers = [server];
+        let done = measure_until(&servers, settings, &stop).is_ok();
+        let [server] = servers;
+        (server, done)
+    })
+    .await;
+    match counted {
+        Ok((server, true)) => Ok(server),
+        Ok((_, false)) => Err(format!(
+            "its {tools} tools were listed, but not counted within {TIME_LIMIT} (--timeout \
+             covers connecting, listing and counting)"
+        )),
+        Err(e) => Err(format!("counting its tools failed: {e}")),
     }
 }
 
