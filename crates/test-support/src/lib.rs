@@ -17,6 +17,8 @@
 //! - [`module_graph`]: which modules of a crate import which, per folder, and the cycles;
 //! - [`readme`]: the docs' examples as checks (which blocks, how compared, `--bless`) and
 //!   their links;
+//! - [`stand_in`]: an MCP server on loopback (HTTP, or stdio through a bridge) whose
+//!   `tools/list` answer is any bytes: huge, or unreadable;
 //! - [`TempTree`]: a test's scratch folder, uniquely named, removed on drop.
 //!
 //! Integration tests name their binary once:
@@ -33,6 +35,7 @@ pub mod messages_api;
 pub mod module_graph;
 pub mod process;
 pub mod readme;
+pub mod stand_in;
 mod temp_tree;
 
 use std::time::Duration;

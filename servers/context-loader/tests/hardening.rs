@@ -1,7 +1,11 @@
 //! Issue 40 (hardening, round 3) rows that have no other home: what a client of the
-//! file tools can never be handed.
+//! file tools can never be handed, and what an `mcp-tokens` call costs the server
+//! (its CPU once cut, its memory).
+
+use std::time::Duration;
 
 use serde_json::{Value, json};
+use test_support::process::cpu_seconds;
 use test_support::{ALL, Binary, call, structured};
 
 const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
@@ -67,3 +71,190 @@ async fn the_credentials_round_2_missed_are_never_loaded_named_or_walked() {
         "{stdout}"
     );
 }
+
+/// 2,000 tools (the `--max-tool-definitions` default) of 30 described parameters
+/// each: ~5.9 MB as JSON, within every default limit.
+fn many_tools() -> Vec<Value> {
+    test_support::stand_in::described_tools(2_000, 30)
+}
+
+/// An `mcp-tokens` call of [`many_tools`] counted for Gemini (our SentencePiece BPE,
+/// the slowest tokenizer): ~6.5 s of CPU in a debug build.
+fn slow_mcp_tokens(id: u64) -> Vec<u8> {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "name": "mcp-tokens", "arguments": {"tools": many_tools(), "model": "gemini-2.5-pro"}}})
+    .to_string()
+    .into_bytes()
+}
+
+/// The CPU seconds the server used over the `window` after a call was cut: near zero
+/// when its work stopped. The first half-second is left to the call's unwinding
+/// (dropping its parsed list, giving the heap back).
+async fn cpu_after_cut(pid: u32, window: Duration) -> f64 {
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let before = cpu_seconds(pid);
+    tokio::time::sleep(window).await;
+    cpu_seconds(pid) - before
+}
+
+/// A stateful session over raw HTTP: its headers, initialized.
+async fn open_session(addr: &str) -> Vec<(String, String)> {
+    use test_support::http1::post_mcp;
+    let init = test_support::client::initialize_request("m2");
+    let reply = post_mcp(addr, &[], init.to_string().as_bytes()).await;
+    let session = reply.header("mcp-session-id").expect("a session");
+    let headers = vec![
+        ("Mcp-Session-Id".to_string(), session.to_string()),
+        ("MCP-Protocol-Version".to_string(), "2025-06-18".to_string()),
+    ];
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    post_mcp(
+        addr,
+        &as_pairs(&headers),
+        initialized.to_string().as_bytes(),
+    )
+    .await;
+    headers
+}
+
+fn as_pairs(headers: &[(String, String)]) -> Vec<(&str, &str)> {
+    headers
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect()
+}
+
+/// M2 over streamable HTTP: an `mcp-tokens` call cut by `--request-timeout`
+/// (stateless: a 408; stateful: a JSON-RPC error naming the flag on its stream) or
+/// cancelled (`notifications/cancelled`) stops its counting. Measured as the server
+/// process's CPU time over the 2 s after, not wall time: the whole count would use
+/// ~5 s more of it.
+#[tokio::test]
+async fn a_cut_mcp_tokens_call_over_http_stops_its_work() {
+    use test_support::http1::{authority, post_mcp, wait_ready};
+    let body = slow_mcp_tokens(7);
+    for (flags, cut) in [
+        (
+            &["--stateless", "--request-timeout", "1"][..],
+            "stateless, 408",
+        ),
+        (&["--request-timeout", "1"][..], "stateful, timed out"),
+        (&[][..], "stateful, cancelled"),
+    ] {
+        let (server, url) = BIN.spawn_http(&[], flags).await;
+        let addr = authority(&url);
+        wait_ready(&addr).await;
+        let pid = server.id().expect("pid");
+        let headers = match flags.contains(&"--stateless") {
+            true => Vec::new(),
+            false => open_session(&addr).await,
+        };
+        let pairs = as_pairs(&headers);
+        let started = std::time::Instant::now();
+        if cut == "stateful, cancelled" {
+            let (addr2, pairs2, body2) = (addr.clone(), headers.clone(), body.clone());
+            let call = tokio::spawn(async move {
+                let pairs: Vec<(&str, &str)> = pairs2
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v.as_str()))
+                    .collect();
+                post_mcp(&addr2, &pairs, &body2).await
+            });
+            // Working: its CPU time grows.
+            let before = cpu_seconds(pid);
+            while cpu_seconds(pid) - before < 1.0 {
+                assert!(started.elapsed() < test_support::PATIENCE, "never started");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": 7, "reason": "test"}});
+            post_mcp(&addr, &pairs, cancel.to_string().as_bytes()).await;
+            call.abort();
+        } else {
+            let reply = post_mcp(&addr, &pairs, &body).await;
+            assert!(
+                reply.status == 408 || reply.body.contains("--request-timeout"),
+                "{cut}: {} {}",
+                reply.status,
+                &reply.body[..reply.body.len().min(500)]
+            );
+        }
+        let spent = cpu_after_cut(pid, Duration::from_secs(2)).await;
+        eprintln!(
+            "{cut}: {spent:.2} s of CPU in the 2 s after the cut ({:?} in)",
+            started.elapsed()
+        );
+        assert!(
+            spent < 0.5,
+            "{cut}: {spent:.2} s of CPU in the 2 s after the cut"
+        );
+        drop(server);
+    }
+}
+
+/// M1: the MCP tool's memory is a small multiple of its input and is given back.
+/// A fresh stateless HTTP server (warmed by a small call, so the tokenizers' tables
+/// are not the list's) gets an `mcp-tokens` call of 2,000 tools (~5.9 MB, within
+/// `--max-tool-definitions`): its peak (VmHWM) may grow by at most
+/// [`PEAK_PER_INPUT_BYTE`] times the input, and what it holds after (VmRSS) returns
+/// to within 16 MB of before (without the heap given back: 171 MB more).
+#[tokio::test]
+async fn an_mcp_tokens_calls_memory_is_a_small_multiple_of_its_input_and_given_back() {
+    use rmcp::ServiceExt;
+    use test_support::process::{peak_rss_bytes, rss_bytes};
+    // The answer (a row per tool, ~160,000 characters) let through: the whole call runs.
+    let answer_limits = [
+        "--max-answer-chars",
+        "1000000",
+        "--max-answer-tokens",
+        "1000000",
+    ];
+    let (server, url) = BIN.spawn_http(&answer_limits, &["--stateless"]).await;
+    let pid = server.id().expect("pid");
+    let client = ().serve(test_support::client::http_transport(url)).await.expect("client");
+    let small =
+        json!({"tools": [{"name": "a", "inputSchema": {"type": "object"}}], "model": "gpt-4o"});
+    call(&client, "mcp-tokens", small).await;
+    let tools = many_tools();
+    let input = serde_json::to_vec(&tools).expect("JSON").len() as u64;
+    let (peak_before, held_before) = (peak_rss_bytes(pid), rss_bytes(pid));
+    let answer = call(
+        &client,
+        "mcp-tokens",
+        json!({"tools": tools, "model": "gpt-4o"}),
+    )
+    .await;
+    assert_eq!(answer.is_error, Some(false), "{answer:?}");
+    let (peak, held) = (peak_rss_bytes(pid), rss_bytes(pid));
+    let mb = |bytes: u64| bytes as f64 / 1e6;
+    eprintln!(
+        "input {:.1} MB: peak {:.1} -> {:.1} MB (+{:.1}, {:.1}x the input), held {:.1} -> {:.1} MB",
+        mb(input),
+        mb(peak_before),
+        mb(peak),
+        mb(peak - peak_before),
+        (peak - peak_before) as f64 / input as f64,
+        mb(held_before),
+        mb(held)
+    );
+    assert!(
+        peak - peak_before < PEAK_PER_INPUT_BYTE * input,
+        "peak grew {:.1} MB for {:.1} MB of input",
+        mb(peak - peak_before),
+        mb(input)
+    );
+    assert!(
+        held < held_before + 16_000_000,
+        "held {:.1} MB after, {:.1} MB before",
+        mb(held),
+        mb(held_before)
+    );
+    drop(client);
+    drop(server);
+}
+
+/// Most the server's peak memory may grow per byte of an `mcp-tokens` call's input.
+/// Measured (debug build): 29x, of which 20x before the tool runs (the HTTP body and
+/// rmcp's request parsed into a JSON tree, then into the tool's parameters) and the
+/// rest the engine's definitions, a second tree, while it counts.
+const PEAK_PER_INPUT_BYTE: u64 = 40;

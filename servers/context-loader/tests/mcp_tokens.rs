@@ -1192,3 +1192,87 @@ fn servers_we_started_die_with_us_on_sigint_and_sigterm() {
         );
     }
 }
+
+/// `mcp-tokens --json` with `args` run off the runtime (the stand-ins serve on it):
+/// the one server's row and how long the command took.
+async fn measure_one(args: Vec<String>) -> (Value, std::time::Duration) {
+    tokio::task::spawn_blocking(move || {
+        let mut command = BIN.command();
+        command.args(["mcp-tokens", "--json"]).args(&args);
+        let started = std::time::Instant::now();
+        let (code, out, err) = bounded(command);
+        let took = started.elapsed();
+        assert_eq!(code, Some(0), "{args:?}: {err}");
+        let answer: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+        (answer["servers"][0].clone(), took)
+    })
+    .await
+    .unwrap()
+}
+
+/// L2: an answer rmcp's client cannot read (a line over 16 MiB, nesting over 128,
+/// bytes that are not UTF-8) is that server's error at once, saying what was wrong,
+/// over stdio and HTTP (a JSON body and an SSE event); it was "no answer within" the
+/// whole `--timeout`. The bound (a third of the timeout) is generous for a noisy
+/// machine and still fails the old behaviour, which always took the whole timeout.
+#[tokio::test]
+async fn an_unreadable_answer_is_named_at_once_not_after_the_timeout() {
+    use test_support::stand_in::{self, Framing, Unreadable};
+    let timeout = 45;
+    for kind in Unreadable::ALL {
+        let (bash, bridge) = stand_in::serve_stdio_bridge(kind.answer()).await;
+        let mut sources = vec![[vec!["--".to_string(), bash], bridge].concat()];
+        for framing in [Framing::Json, Framing::Sse] {
+            let url = stand_in::serve_http(kind.answer(), framing).await;
+            sources.push(vec!["--url".into(), url]);
+        }
+        for source in sources {
+            let mut args = vec!["--timeout".to_string(), timeout.to_string()];
+            args.extend(source.iter().cloned());
+            let (server, took) = measure_one(args).await;
+            let error = server["error"].as_str().unwrap_or_default().to_lowercase();
+            assert_eq!(server["status"], "error", "{kind:?} {source:?}: {server}");
+            assert!(
+                error.contains("cannot be read") && error.contains(kind.named()),
+                "{kind:?} {source:?}: {error}"
+            );
+            assert!(
+                took.as_secs() < timeout / 3,
+                "{kind:?} {source:?}: {took:?} ({error})"
+            );
+        }
+    }
+}
+
+/// M3, one clock: `--timeout` covers a server's whole measurement, counting too.
+/// A server (stdio and HTTP) lists 2,000 tools of 30 described parameters at once
+/// (~5.9 MB, within every listing bound), which take ~6.5 s of CPU to count for
+/// Gemini in a debug build: with `--timeout 3` it is an error naming `--timeout`,
+/// where it used to be counted to its end, past the clock.
+#[tokio::test]
+async fn the_timeout_covers_counting_too() {
+    use test_support::stand_in::{self, Framing};
+    let tools = Value::Array(stand_in::described_tools(2_000, 30));
+    let (bash, bridge) = stand_in::serve_stdio_bridge(stand_in::tools(tools.clone())).await;
+    let url = stand_in::serve_http(stand_in::tools(tools), Framing::Json).await;
+    let sources = [
+        [vec!["--".to_string(), bash], bridge].concat(),
+        vec!["--url".into(), url],
+    ];
+    for source in sources {
+        let mut args: Vec<String> = ["--timeout", "3", "--model", "gemini-2.5-pro"]
+            .map(String::from)
+            .to_vec();
+        args.extend(source.iter().cloned());
+        let (server, took) = measure_one(args).await;
+        assert_eq!(server["status"], "error", "{source:?}: {took:?}");
+        let error = server["error"].as_str().unwrap();
+        assert!(
+            error.contains("within 3 s") && error.contains("--timeout"),
+            "{source:?}: {error}"
+        );
+        eprintln!("{}: {took:?}: {error}", source[0]);
+        // A hang guard, not a speed claim: the clock is 3 s.
+        assert!(took.as_secs() < 30, "{source:?}: {took:?}");
+    }
+}

@@ -6,17 +6,20 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use context_budget::tool_defs::{
-    Listed, MeasuredServer, ServerDefinitions, legacy_client_key_order, tool_definitions,
+    Listed, MeasuredServer, ServerDefinitions, legacy_client_key_order, measure_until,
+    tool_definitions,
 };
 use process_wrap::tokio::{CommandWrap, ProcessGroup};
 use rmcp::RoleClient;
 use rmcp::model::{PaginatedRequestParams, ProtocolVersion};
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use tokio::io::AsyncReadExt;
 
+use super::Counting;
 use super::config::{Held, ServerConfig, Transport};
+use super::unreadable::{self, Found};
 
 /// The end of a failed server's stderr shown with its error.
 const STDERR_TAIL_BYTES: usize = 2048;
@@ -24,14 +27,22 @@ const STDERR_TAIL_BYTES: usize = 2048;
 /// writes much of it (its messages, its stderr).
 pub const MAX_ERROR_CHARS: usize = 1_000;
 
-/// Measure `config` within `timeout`; a stdio server starts with `inherited` of our
+/// One server's clock: `timeout` (`--timeout`) from its start covers connecting,
+/// listing and `counting` what it listed.
+pub struct Clock {
+    pub timeout: Duration,
+    pub counting: Option<std::sync::Arc<Counting>>,
+}
+
+/// Measure `config` within its clock; a stdio server starts with `inherited` of our
 /// environment and what its config names, nothing else.
 pub async fn measure(
     config: ServerConfig,
-    timeout: Duration,
+    clock: Clock,
     inherited: &[(String, std::ffi::OsString)],
     bounds: Bounds,
 ) -> MeasuredServer {
+    let timeout = clock.timeout;
     let name = config.name.clone();
     let source = config.source.clone();
     let failed = |error: String| MeasuredServer::failed(name.clone(), source.clone(), error);
@@ -98,6 +109,18 @@ pub async fn measure(
              `server/discover` ({discover})"
         ));
     }
+    let result = match (result, clock.counting) {
+        (Ok((definitions, listed)), Some(counting)) => {
+            let definitions = ServerDefinitions {
+                name: Some(name.clone()),
+                ..definitions
+            };
+            count_before(definitions, &counting, deadline)
+                .await
+                .map(|definitions| (definitions, listed))
+        }
+        (result, _) => result,
+    };
     let result = result.map_err(|e| {
         e.replacen(REFUSED, "", 1)
             .replacen(TIME_LIMIT, &format!("{} s", timeout.as_secs_f64()), 1)
@@ -122,6 +145,48 @@ pub async fn measure(
             let error = super::config::redact(&error, &config.secrets, &urls);
             failed(crate::outside::cap(&error, MAX_ERROR_CHARS).into_owned())
         }
+    }
+}
+
+/// Count `server`'s definitions as the answer will, on the blocking pool, stopping at
+/// `deadline`: past it, the server is an error naming `--timeout`, as a listing past
+/// it is. Given back for the answer, which counts them again with every other
+/// server's (the totals and savings span servers); a server that fits its clock
+/// costs that count twice, one that does not is cut at the clock.
+async fn count_before(
+    server: ServerDefinitions,
+    counting: &Counting,
+    deadline: tokio::time::Instant,
+) -> Result<ServerDefinitions, String> {
+    let counting = counting.clone();
+    let deadline = deadline.into_std();
+    let tools = server.tools.len();
+    let counted = tokio::task::spawn_blocking(move || {
+        let Ok(model) = counting.counter.resolve(counting.model.as_deref()) else {
+            // An unknown model: the answer's count says so, for every server.
+            return (server, true);
+        };
+        let settings = (
+            model.name(),
+            model.tokenizer(),
+            model.entry().map(|e| e.context_window),
+            counting.render.unwrap_or_default(),
+            counting.counter.limits().hoist_work_factor,
+        );
+        let stop = || std::time::Instant::now() >= deadline;
+        let servers = [server];
+        let done = measure_until(&servers, settings, &stop).is_ok();
+        let [server] = servers;
+        (server, done)
+    })
+    .await;
+    match counted {
+        Ok((server, true)) => Ok(server),
+        Ok((_, false)) => Err(format!(
+            "its {tools} tools were listed, but not counted within {TIME_LIMIT} (--timeout \
+             covers connecting, listing and counting)"
+        )),
+        Err(e) => Err(format!("counting its tools failed: {e}")),
     }
 }
 
@@ -160,18 +225,33 @@ async fn stdio(
             .envs(child.inherited.iter().map(|(k, v)| (k, v)))
             .envs(child.env)
             .args(child.args)
-            .stdin(Stdio::piped());
+            .stdin(Stdio::piped())
+            .kill_on_drop(true);
         if let Some(cwd) = child.cwd {
             c.current_dir(cwd);
         }
     });
     // Its own process group: a server's children are ended with it.
     wrapped.wrap(ProcessGroup::leader());
-    let (child, stderr) = TokioChildProcess::builder(wrapped)
-        .stderr(Stdio::piped())
+    wrapped
+        .command_mut()
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = wrapped
         .spawn()
         .map_err(|e| format!("cannot start `{command}`: {e}"))?;
     let group = child.id();
+    let (Some(stdin), Some(stdout), stderr) = (
+        child.inner_mut().stdin().take(),
+        child.inner_mut().stdout().take(),
+        child.inner_mut().stderr().take(),
+    ) else {
+        return Err(format!("cannot start `{command}`: no pipes"));
+    };
+    // Every line looked at before rmcp reads it: one it cannot read ends the session.
+    let found = Found::new();
+    let transport = (unreadable::tap(stdout, found.clone()), stdin);
+
     if let Some(pid) = group {
         started(pid);
     }
@@ -192,13 +272,12 @@ async fn stdio(
         }
         String::from_utf8_lossy(&tail).trim().to_string()
     });
-    let result = match tokio::time::timeout_at(deadline, session(child, handshake, bounds)).await {
-        Ok(result) => result,
-        Err(_) => Err(timed_out()),
-    };
+    let result = checked(deadline, session(transport, handshake, bounds), &found).await;
     if let Some(pid) = group {
         end_group(pid);
     }
+    // Reaped: it was killed with its group.
+    let _ = tokio::time::timeout(Duration::from_secs(1), child.wait()).await;
     let tail = tokio::time::timeout(Duration::from_secs(1), stderr_tail)
         .await
         .ok()
@@ -230,10 +309,33 @@ async fn http(
     }
     let mut transport_config = StreamableHttpClientTransportConfig::with_uri(url);
     transport_config.custom_headers = custom;
-    let transport = StreamableHttpClientTransport::from_config(transport_config);
-    match tokio::time::timeout_at(deadline, session(transport, handshake, bounds)).await {
-        Ok(result) => result,
-        Err(_) => Err(timed_out()),
+    let found = Found::new();
+    let client = unreadable::Checked {
+        client: reqwest::Client::default(),
+        found: found.clone(),
+    };
+    let transport = StreamableHttpClientTransport::with_client(client, transport_config);
+    checked(deadline, session(transport, handshake, bounds), &found).await
+}
+
+/// `session` until `deadline`, or until the server sent what cannot be read: then at
+/// once, saying what.
+async fn checked(
+    deadline: tokio::time::Instant,
+    session: impl Future<Output = Result<(ServerDefinitions, Listed), String>>,
+    found: &Found,
+) -> Result<(ServerDefinitions, Listed), String> {
+    let result = tokio::select! {
+        result = tokio::time::timeout_at(deadline, session) => match result {
+            Ok(result) => result,
+            Err(_) => Err(timed_out()),
+        },
+        why = found.first() => Err(unreadable::error(&why)),
+    };
+    // A session that failed because of it (rmcp saw the stream end) says so too.
+    match (result, found.get()) {
+        (Err(_), Some(why)) => Err(unreadable::error(&why)),
+        (result, _) => result,
     }
 }
 

@@ -7,6 +7,7 @@
 pub mod config;
 mod connect;
 mod trust;
+mod unreadable;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -36,6 +37,17 @@ pub struct Sources {
     /// What one server's listings may hold (`--max-pages`, `--max-tools`,
     /// `--max-server-bytes`).
     pub bounds: Bounds,
+    /// How the definitions will be counted: each server's are counted within its
+    /// `timeout` too, so one clock covers connecting, listing and counting.
+    pub counting: Option<Counting>,
+}
+
+/// The count the answer will make, made within each server's clock.
+#[derive(Debug, Clone)]
+pub struct Counting {
+    pub counter: context_budget::TokenCounter,
+    pub model: Option<String>,
+    pub render: Option<context_budget::tool_defs::Rendering>,
 }
 
 /// What a stdio server gets of our environment, as the MCP SDKs' stdio clients pass
@@ -217,6 +229,7 @@ pub fn measure_all(servers: Vec<ServerConfig>, sources: &Sources) -> Vec<Measure
     };
     let timeout = sources.timeout;
     let bounds = sources.bounds;
+    let counting = sources.counting.clone().map(Arc::new);
     let inherited = Arc::new(child_environment(&sources.pass_env));
     let limit = Arc::new(tokio::sync::Semaphore::new(sources.concurrency.max(1)));
     let measured = runtime.block_on(async move {
@@ -231,11 +244,13 @@ pub fn measure_all(servers: Vec<ServerConfig>, sources: &Sources) -> Vec<Measure
         for (index, server) in servers.into_iter().enumerate() {
             let limit = limit.clone();
             let inherited = inherited.clone();
+            let counting = counting.clone();
             tasks.spawn(async move {
                 let _permit = limit.acquire_owned().await;
+                let clock = connect::Clock { timeout, counting };
                 (
                     index,
-                    connect::measure(server, timeout, &inherited, bounds).await,
+                    connect::measure(server, clock, &inherited, bounds).await,
                 )
             });
         }

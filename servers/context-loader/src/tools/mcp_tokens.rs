@@ -117,7 +117,7 @@ pub struct McpTokensParams {
         long,
         value_name = "SECS",
         default_value_t = 30,
-        help = "Time limit per server: connecting and listing"
+        help = "Time limit per server: connecting, listing and counting"
     )]
     pub timeout: u64,
     #[serde(skip)]
@@ -256,6 +256,11 @@ context-loader mcp-tokens --file docs/examples/parcel-tools.json --render openai
                     max_tools: params.max_tools,
                     max_bytes: params.max_server_bytes,
                 },
+                counting: Some(crate::mcp_servers::Counting {
+                    counter: service.counter().clone(),
+                    model: params.model.clone(),
+                    render: params.render,
+                }),
             };
             let (servers, read) = crate::mcp_servers::servers(&sources)?;
             params.configs_read = read;
