@@ -208,6 +208,8 @@ async fn an_mcp_tokens_calls_memory_is_a_small_multiple_of_its_input_and_given_b
         "1000000",
         "--max-answer-tokens",
         "1000000",
+        "--max-answer-bytes",
+        "1000000",
     ];
     let (server, url) = BIN.spawn_http(&answer_limits, &["--stateless"]).await;
     let pid = server.id().expect("pid");
