@@ -465,8 +465,10 @@ impl IntoToolError for FilesError {
             } => ToolError::new(
                 ErrorCode::RootsNotConfigured,
                 message,
-                "Offer a client root (roots/list) inside one of server_roots, or start the server with a \
-                 --root that holds your workspace.",
+                "The client offered client_roots (Claude Code and Gemini CLI offer the folder they were \
+                 started in) and the server reads only server_roots. Start the client in a folder inside \
+                 one of server_roots, or add `--root` with your folder to the server's args in the \
+                 client's MCP config (`claude mcp add`, Codex's config.toml, Gemini CLI's settings.json).",
             )
             .with_detail("server_roots", server_roots)
             .with_detail("client_roots", client_roots),

@@ -334,6 +334,24 @@ async fn client_roots_narrow_the_server_roots() {
         .await;
     let result = call(&conn.client, "file-tokens", json!({})).await;
     assert_eq!(error_code(&result), "ROOTS_NOT_CONFIGURED");
+    // Issue 39: Gemini CLI offers the folder it runs in. The answer names both lists
+    // and the configuration that fixes it.
+    let error = structured(&result);
+    let outside = project.0.join("outside").display().to_string();
+    assert_eq!(error["client_roots"], json!([outside]));
+    let server_roots = error["server_roots"].as_array().expect("server_roots");
+    assert_eq!(server_roots.len(), 1);
+    let suggestion = error["suggestion"].as_str().expect("suggestion");
+    assert!(
+        suggestion.contains("`--root`") && suggestion.contains("settings.json"),
+        "{suggestion}"
+    );
+    assert!(
+        error["message"]
+            .as_str()
+            .expect("message")
+            .contains(&outside)
+    );
 }
 
 #[test]
