@@ -266,6 +266,9 @@ pub struct AssembledContext {
     pub preset: Option<&'static str>,
     /// The model (or encoding) whose tokenizer was used.
     pub model: String,
+    /// The name asked for, when it is not `model` (a dated id, an alias).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requested_model: Option<String>,
     pub encoding: &'static str,
     pub exact: bool,
     /// How `total_tokens` was produced (sections' own `tokens` are always local counts).
@@ -602,6 +605,7 @@ impl Priced<'_, '_> {
             budget: self.budget,
             preset: self.preset,
             model: self.model.name().to_string(),
+            requested_model: self.model.requested_if_other(),
             encoding,
             exact,
             method,

@@ -215,6 +215,13 @@ impl<'a> ResolvedModel<'a> {
         self.requested
     }
 
+    /// The name asked for, when it is not the model used (a dated id, an alias, a
+    /// vendor suffix): answers show both, so a swap is never silent.
+    pub fn requested_if_other(&self) -> Option<String> {
+        let requested = self.requested.trim();
+        (!requested.eq_ignore_ascii_case(self.name())).then(|| requested.to_string())
+    }
+
     /// The catalog entry (window, prices); `None` for a bare encoding name.
     pub fn entry(&self) -> Option<&'a ModelEntry> {
         match self.target {

@@ -193,7 +193,7 @@ impl TokenCounter {
             match exact.count_text(&id, text) {
                 Ok(tokens) => {
                     let mut count = TokenCount::exact(entry, tokens as usize, exact);
-                    count.requested_model = requested_if_other(&resolved);
+                    count.requested_model = resolved.requested_if_other();
                     return Ok(count);
                 }
                 Err(failure) => warning = Some(failure.warning),
@@ -205,17 +205,12 @@ impl TokenCounter {
             .ok_or(CountError::Cancelled)?;
         let mut count = TokenCount::local(&resolved, tokens);
         count.warning = warning;
-        count.requested_model = requested_if_other(&resolved);
+        count.requested_model = resolved.requested_if_other();
         Ok(count)
     }
 }
 
 /// The name `resolved` was asked by, when it is not the name it resolved to.
-fn requested_if_other(resolved: &ResolvedModel<'_>) -> Option<String> {
-    let requested = resolved.requested().trim();
-    (!requested.eq_ignore_ascii_case(resolved.name())).then(|| requested.to_string())
-}
-
 impl TokenCount {
     /// `token_count` tokens of `model`'s local tokenizer.
     pub fn local(model: &ResolvedModel<'_>, token_count: usize) -> TokenCount {

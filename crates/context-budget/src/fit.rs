@@ -262,6 +262,7 @@ pub fn fit_messages(
         |local_budget: u64| select(messages, &counts, priming, local_budget, options);
     let fitted = Fitted {
         entry,
+        requested_model: resolved.requested_if_other(),
         budget,
         messages,
     };
@@ -293,6 +294,7 @@ fn kept(messages: &[Message], indices: &[usize]) -> Vec<Message> {
 /// What every [`FittedMessages`] of one call shares.
 struct Fitted<'a> {
     entry: &'a ModelEntry,
+    requested_model: Option<String>,
     budget: u64,
     messages: &'a [Message],
 }
@@ -343,6 +345,7 @@ impl Fitted<'_> {
             budget: self.budget,
             context_window: self.entry.context_window,
             model: self.entry.name.clone(),
+            requested_model: self.requested_model.clone(),
             encoding,
             exact,
             method: method.to_string(),
@@ -367,6 +370,9 @@ pub struct FittedMessages {
     pub context_window: u64,
     /// The catalog model used.
     pub model: String,
+    /// The name asked for, when it is not `model` (a dated id, an alias).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requested_model: Option<String>,
     pub encoding: &'static str,
     /// True when `total_tokens` equals what the provider bills.
     pub exact: bool,

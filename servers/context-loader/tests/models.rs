@@ -384,3 +384,52 @@ fn the_cli_counts_gemini_exactly() {
     assert_eq!(out["token_count"], 2);
     assert_eq!(out["exact"], true);
 }
+
+/// Issue 39: a name the catalog resolves to another (a dated snapshot) is never a
+/// silent swap: every tool that takes a model shows both names.
+#[tokio::test]
+async fn every_tool_shows_the_name_asked_for_beside_the_model_used() {
+    let tree = test_support::TempTree::new("cl-models-requested");
+    tree.write("root/a.md", "Measure before loading.\n");
+    tree.write("specs/001-plan/README.md", "# Plan\n\nMeasure first.\n");
+    let dated = "claude-sonnet-4-5-20250929";
+    let root = tree.path().join("root").display().to_string();
+    let specs = tree.path().join("specs").display().to_string();
+    let calls = [
+        ("count-tokens", json!({"text": "hi", "model": dated})),
+        ("file-tokens", json!({"model": dated})),
+        ("load-files", json!({"model": dated})),
+        ("spec-tokens", json!({"model": dated})),
+        (
+            "spec-budget",
+            json!({"specs": ["1"], "budget": 1000, "model": dated}),
+        ),
+        (
+            "fit-messages",
+            json!({"messages": [{"role": "user", "content": "hi"}], "model": dated}),
+        ),
+        (
+            "assemble-context",
+            json!({"sections": [{"name": "a", "content": "hi"}], "model": dated}),
+        ),
+    ];
+    for transport in ALL {
+        let conn = BIN
+            .connect(transport, &["--root", &root, "--specs-dir", &specs])
+            .await;
+        for (tool, args) in &calls {
+            let result = call(&conn.client, tool, args.clone()).await;
+            let answer = structured(&result);
+            assert_eq!(answer["model"], "claude-sonnet-4-5", "{tool}: {answer}");
+            assert_eq!(answer["requested_model"], dated, "{tool}: {answer}");
+        }
+        // Asked by its own name, the answer holds one name.
+        let plain = call(
+            &conn.client,
+            "load-files",
+            json!({"model": "claude-sonnet-4-5"}),
+        )
+        .await;
+        assert!(structured(&plain).get("requested_model").is_none());
+    }
+}

@@ -88,6 +88,9 @@ pub struct FolderRow {
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct FilesModel {
     pub model: String,
+    /// The name asked for, when it is not `model` (a dated id, an alias).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requested_model: Option<String>,
     pub encoding: &'static str,
     pub exact: bool,
     /// How counts are produced (and, for estimates, how they err).
@@ -99,6 +102,7 @@ impl FilesModel {
         let tokenizer = model.tokenizer();
         FilesModel {
             model: model.name().to_string(),
+            requested_model: model.requested_if_other(),
             encoding: tokenizer.name(),
             exact: tokenizer.is_exact(),
             method: tokenizer.method(),

@@ -16,6 +16,9 @@ use crate::ResolvedModel;
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ModelUsed {
     pub model: String,
+    /// The name asked for, when it is not `model` (a dated id, an alias).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requested_model: Option<String>,
     pub encoding: &'static str,
     pub exact: bool,
 }
@@ -24,6 +27,7 @@ impl ModelUsed {
     pub(super) fn of(model: &ResolvedModel<'_>) -> ModelUsed {
         ModelUsed {
             model: model.name().to_string(),
+            requested_model: model.requested_if_other(),
             encoding: model.tokenizer().name(),
             exact: model.tokenizer().is_exact(),
         }

@@ -171,6 +171,7 @@ mod tests {
             budget_utilization: 0.27,
             preset: None,
             model: "gpt-4".into(),
+            requested_model: None,
             encoding: "cl100k_base",
             exact: true,
             method: "exact: OpenAI cl100k_base BPE",

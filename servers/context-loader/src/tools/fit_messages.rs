@@ -171,6 +171,7 @@ mod tests {
             budget: 7372,
             context_window: 8192,
             model: "gpt-4".into(),
+            requested_model: None,
             encoding: "cl100k_base",
             exact: true,
             method: "exact".into(),

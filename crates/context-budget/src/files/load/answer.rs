@@ -213,6 +213,7 @@ mod tests {
         LoadedFiles {
             model: FilesModel {
                 model: "gpt-4o".into(),
+                requested_model: None,
                 encoding: tokenizer.name(),
                 exact: tokenizer.is_exact(),
                 method: "test",
