@@ -22,6 +22,7 @@ mod node;
 mod peer;
 mod probe;
 mod python;
+mod real_clients;
 mod server;
 mod spawned;
 mod spec_corpus;
