@@ -207,6 +207,20 @@ pub fn run(root: &Path, node: &NodeEnv) -> anyhow::Result<()> {
             {
                 failures.push(failure.to_string());
             }
+            // Our tools as sent (eager: tool search is off here), against
+            // `mcp-tokens --client claude-code` once the binary has it.
+            let prefix = format!("mcp__{SERVER}__");
+            let eager: usize = turn
+                .definitions
+                .iter()
+                .filter(|t| t["name"].as_str().is_some_and(|n| n.starts_with(&prefix)))
+                .map(crate::real_clients::o200k_json)
+                .sum();
+            if let Err(failure) =
+                crate::real_clients::compare_mcp_tokens("claude-code", &config, &[("eager", eager)])
+            {
+                failures.push(failure.to_string());
+            }
             definitions_checked = true;
         }
         let received = received_text(&turn.result);

@@ -342,10 +342,15 @@ pub(crate) fn o200k_json(value: &Value) -> usize {
 /// How far `mcp-tokens --client`'s figures may be from what the client sent.
 const TOLERANCE: f64 = 0.01;
 
-/// Compare what `client` sent (`figures`: a name and o200k tokens, e.g. `eager`) with
-/// `context-loader mcp-tokens --client CLIENT --json --config CONFIG`: our server's
-/// `<name>_tokens` must be within [`TOLERANCE`]. When the binary has no `--client`
-/// yet, say so and print the recorded figures: nothing is compared.
+/// Compare what `client` sent (`figures`: a name and o200k tokens) with
+/// `context-loader mcp-tokens --client CLIENT --json --config CONFIG`: in its
+/// `servers` entry named `context-loader`, `<name>_tokens` must be within
+/// [`TOLERANCE`]. The names: `eager` (every definition, on every request),
+/// `deferred` (what stays in every request when the client defers: Codex's server
+/// line), `search` (the one-time definitions after a search: Codex's
+/// `tool_search_output`), `instructions` (Gemini CLI's block holding our
+/// instructions). When the binary has no `--client` yet, say so and print the
+/// recorded figures: nothing is compared.
 pub(crate) fn compare_mcp_tokens(
     client: &str,
     config: &Path,
