@@ -234,8 +234,18 @@ impl<'a> Run<'a> {
             "Measure this project with the context-loader tools.",
         ];
         let out = run_bounded(self.command(codex, &args), &args)?;
-        // Codex's own events, the MCP results as the server gave them among them.
+        // Codex's own events (the MCP results as the server gave them among them), and
+        // what the stand-in received, for a look when a check fails.
         std::fs::write(self.home.join("exec.jsonl"), &out.stdout)?;
+        let recorded: Vec<Value> = api
+            .requests()
+            .iter()
+            .map(|r| json!({"path": r.path, "kind": format!("{:?}", r.kind), "body": r.body}))
+            .collect();
+        std::fs::write(
+            self.home.join("requests.json"),
+            serde_json::to_string_pretty(&recorded)?,
+        )?;
         let log = || {
             api.requests()
                 .iter()
