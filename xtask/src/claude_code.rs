@@ -49,7 +49,7 @@ const PATIENCE: Duration = Duration::from_secs(120);
 /// Calls with default arguments (what a model sends first) whose answer must reach
 /// the model whole: JSON, not a preview or a refusal. The file tools run over the
 /// generated tree, the spec tools over the 2,000-spec folder.
-const KEPT: &[(&str, &str)] = &[
+pub(crate) const KEPT: &[(&str, &str)] = &[
     (
         "count-tokens",
         r#"{"text": "Before loading a file, ask what it costs."}"#,
@@ -98,8 +98,8 @@ const MODELS: [&str; 2] = ["gpt-4o", "claude-opus-4-7"];
 const LEAST_USE: u64 = 85;
 
 /// Files in the generated tree, and the specs in the generated folder.
-const TREE_FILES: usize = 1_200;
-const SPECS: usize = 2_000;
+pub(crate) const TREE_FILES: usize = 1_200;
+pub(crate) const SPECS: usize = 2_000;
 
 pub fn run(root: &Path, node: &NodeEnv) -> anyhow::Result<()> {
     let target = crate::target_dir();
@@ -123,37 +123,28 @@ pub fn run(root: &Path, node: &NodeEnv) -> anyhow::Result<()> {
 
     // What the file and spec tools read: large enough that an unbounded answer
     // would be persisted to a file or refused.
-    let tree = target.join("xtask/claude-code/tree");
-    let tree_bytes = write_tree(root, &tree)?;
-    let specs = target.join("xtask/claude-code/specs");
-    let (spec_files, spec_bytes) = crate::spec_corpus::generate(&specs, SPECS)?;
-    println!(
-        "Claude Code: the server reads a tree of {TREE_FILES} files ({tree_bytes} bytes) and \
-         {SPECS} specs ({spec_files} files, {spec_bytes} bytes)"
-    );
+    let project = crate::real_clients::Project::write(
+        root,
+        &target.join("xtask/claude-code"),
+        "Claude Code",
+    )?;
+    let (tree, specs) = (&project.tree, &project.specs);
 
-    // The server as a user adds it.
+    // The server as a user adds it: the line of docs/clients.md.
+    let line = project.fill(&crate::real_clients::setup_block(root, "claude-code")?);
+    let words: Vec<&str> = line.split_whitespace().collect();
+    ensure!(
+        words.first() == Some(&"claude"),
+        "the claude-code block of docs/clients.md is not a `claude` command: {line}"
+    );
     let server = server.to_str().context("server path is not UTF-8")?;
     let tree_arg = tree.to_str().context("tree path is not UTF-8")?;
     let specs_arg = specs.to_str().context("specs path is not UTF-8")?;
-    let added = home.run(
-        &claude,
-        &[
-            "mcp",
-            "add",
-            SERVER,
-            "--",
-            server,
-            "--root",
-            tree_arg,
-            "--specs-dir",
-            specs_arg,
-            "stdio",
-        ],
-    )?;
+    let added = home.run(&claude, &words[1..])?;
     ensure!(
         added.status.success(),
-        "claude mcp add failed ({}): {}{}",
+        "{} failed ({}): {}{}",
+        line.trim(),
         added.status,
         stdout(&added),
         stderr(&added)
@@ -213,6 +204,20 @@ pub fn run(root: &Path, node: &NodeEnv) -> anyhow::Result<()> {
             let config = home.dir.join("mcp-tokens.json");
             if let Err(failure) =
                 check_mcp_tokens(&turn.definitions, &measured_servers, &config, root)
+            {
+                failures.push(failure.to_string());
+            }
+            // Our tools as sent (eager: tool search is off here), against
+            // `mcp-tokens --client claude-code` once the binary has it.
+            let prefix = format!("mcp__{SERVER}__");
+            let eager: usize = turn
+                .definitions
+                .iter()
+                .filter(|t| t["name"].as_str().is_some_and(|n| n.starts_with(&prefix)))
+                .map(crate::real_clients::o200k_json)
+                .sum();
+            if let Err(failure) =
+                crate::real_clients::compare_mcp_tokens("claude-code", &config, &[("eager", eager)])
             {
                 failures.push(failure.to_string());
             }
@@ -366,8 +371,10 @@ fn count_for(counter: &TokenCounter, model: &str, text: &str) -> anyhow::Result<
 
 /// A deterministic tree of [`TREE_FILES`] files of mixed sizes under `dir`
 /// (replacing it), from the repository's own `.rs` and `.md` files: file `i` is the
-/// front of one of them, cut at a line, most small, some whole. Returns its bytes.
-fn write_tree(root: &Path, dir: &Path) -> anyhow::Result<usize> {
+/// front of one of them, cut at a line, most small, some whole; and
+/// [`NON_LATIN_FILES`] Russian and Chinese documents under `intl/` (two and three
+/// bytes a character, where a client's limit in bytes bites first). Returns its bytes.
+pub(crate) fn write_tree(root: &Path, dir: &Path) -> anyhow::Result<usize> {
     let listed = Command::new("git")
         .args(["ls-files", "-z", "--", "*.rs", "*.md"])
         .current_dir(root)
@@ -428,8 +435,37 @@ fn write_tree(root: &Path, dir: &Path) -> anyhow::Result<usize> {
         bytes += body.len();
         std::fs::write(&file, body).with_context(|| format!("cannot write {}", file.display()))?;
     }
+    for i in 0..NON_LATIN_FILES {
+        let (lang, paragraph) = NON_LATIN[i % NON_LATIN.len()];
+        let file = dir.join(format!("intl/{lang}/doc_{i:02}.md"));
+        std::fs::create_dir_all(file.parent().context("a file has a folder")?)?;
+        let mut body = format!("# {lang} {i}\n\n");
+        for p in 0..3 + (i * 7) % 60 {
+            body.push_str(&format!("{p}. {paragraph}\n\n"));
+        }
+        bytes += body.len();
+        std::fs::write(&file, body).with_context(|| format!("cannot write {}", file.display()))?;
+    }
     Ok(bytes)
 }
+
+/// Documents under `intl/` of the generated tree, alternately Russian and Chinese.
+pub(crate) const NON_LATIN_FILES: usize = 32;
+
+/// The paragraph each non-Latin document repeats, by folder.
+const NON_LATIN: [(&str, &str); 2] = [
+    (
+        "ru",
+        "Прежде чем загрузить файл, агент спрашивает, сколько он стоит в окне контекста. \
+         Счётчик токенов отвечает точно для моделей OpenAI и с оценкой для Claude. Бюджет \
+         делится между системной подсказкой, описаниями инструментов и историей разговора.",
+    ),
+    (
+        "zh",
+        "在加载文件之前，代理会先询问它在上下文窗口中占用多少令牌。计数器对 OpenAI \
+         模型给出精确结果，对 Claude 给出偏高的估计。预算在系统提示、工具定义和对话历史之间分配。",
+    ),
+];
 
 /// The pinned packages in target/xtask/claude-code (once), and the native binary.
 fn install(target: &Path, node: &NodeEnv) -> anyhow::Result<PathBuf> {
@@ -624,13 +660,17 @@ impl Home {
 }
 
 /// Run to completion within [`PATIENCE`], or kill it and fail.
-fn run_bounded(mut command: Command, args: &[&str]) -> anyhow::Result<Output> {
+pub(crate) fn run_bounded(mut command: Command, args: &[&str]) -> anyhow::Result<Output> {
     let started = Instant::now();
+    let program = Path::new(command.get_program())
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .with_context(|| format!("cannot start claude {args:?}"))?;
+        .with_context(|| format!("cannot start {program} {args:?}"))?;
     // Drain both pipes on threads so a chatty child never blocks.
     let mut out = child.stdout.take().context("stdout is piped")?;
     let mut err = child.stderr.take().context("stderr is piped")?;
@@ -645,13 +685,13 @@ fn run_bounded(mut command: Command, args: &[&str]) -> anyhow::Result<Output> {
         buffer
     });
     let status = loop {
-        if let Some(status) = child.try_wait().context("wait for claude")? {
+        if let Some(status) = child.try_wait().context("wait for the client")? {
             break status;
         }
         if started.elapsed() > PATIENCE {
             let _ = child.kill();
             let _ = child.wait();
-            bail!("claude {args:?} did not finish within {PATIENCE:?}");
+            bail!("{program} {args:?} did not finish within {PATIENCE:?}");
         }
         std::thread::sleep(Duration::from_millis(50));
     };

@@ -5,7 +5,10 @@
 //! - the MCP Inspector CLI 2.12 (`npx @modelcontextprotocol/inspector --cli`).
 //!
 //! Each lists tools and calls count-tokens (a success and a structured tool error);
-//! results are asserted, not just printed. Then Claude Code (see `claude_code`).
+//! results are asserted, not just printed. Then the real agents, each against a
+//! scripted stand-in for its model API: Claude Code (`claude_code`), Codex CLI
+//! (`codex`) and Gemini CLI (`gemini_cli`). Each runs even when one before it failed;
+//! the step then fails with every reason.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -15,10 +18,46 @@ use serde_json::Value;
 
 const INSPECTOR: &str = "@modelcontextprotocol/inspector@2.12.0";
 
-pub fn run(root: &Path) -> anyhow::Result<()> {
+/// The real agents, by the name `--only` takes.
+const AGENTS: [&str; 3] = ["claude-code", "codex", "gemini-cli"];
+
+pub fn run(root: &Path, only: &[String]) -> anyhow::Result<()> {
+    let target = crate::target_dir();
+    if let Some(unknown) = only.iter().find(|o| !AGENTS.contains(&o.as_str())) {
+        anyhow::bail!("--only {unknown}: the clients are {}", AGENTS.join(", "));
+    }
+    let node = crate::node::ensure(&target)?;
+    if only.is_empty() {
+        sdk_and_inspector(&node)?;
+    }
+    let mut failures = Vec::new();
+    for agent in AGENTS {
+        if !only.is_empty() && !only.iter().any(|o| o == agent) {
+            continue;
+        }
+        let outcome = match agent {
+            "claude-code" => crate::claude_code::run(root, &node),
+            "codex" => crate::codex::run(root, &node),
+            _ => crate::gemini_cli::run(root, &node),
+        };
+        if let Err(e) = outcome {
+            failures.push(format!("{agent}: {e:#}"));
+        }
+    }
+    ensure!(
+        failures.is_empty(),
+        "{} real client(s) failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    Ok(())
+}
+
+/// The Python SDK client and the MCP Inspector CLI.
+fn sdk_and_inspector(node: &crate::node::NodeEnv) -> anyhow::Result<()> {
+    let root = crate::workspace_root();
     let target = crate::target_dir();
     let venv = crate::python::ensure_venv(&target)?;
-    let node = crate::node::ensure(&target)?;
     let stateful = crate::server::start(&[])?;
     let stateless = crate::server::start(&["--stateless"])?;
     let binary = crate::target_dir().join("debug/context-loader");
@@ -130,5 +169,5 @@ pub fn run(root: &Path) -> anyhow::Result<()> {
             names.len()
         );
     }
-    crate::claude_code::run(root, &node)
+    Ok(())
 }

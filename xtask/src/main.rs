@@ -8,9 +8,11 @@ mod bundle;
 mod catalog;
 mod claude_code;
 mod clients;
+mod codex;
 mod conformance;
 mod disk;
 mod fuzz;
+mod gemini_cli;
 mod image;
 mod install;
 mod kube;
@@ -22,6 +24,7 @@ mod node;
 mod peer;
 mod probe;
 mod python;
+mod real_clients;
 mod server;
 mod spawned;
 mod spec_corpus;
@@ -90,9 +93,15 @@ enum Task {
     /// The e2e client suite through nginx (deploy/nginx) over two stateless replicas;
     /// installs nginx with apt-get when missing.
     Proxy,
-    /// The Python mcp SDK client and the MCP Inspector CLI over stdio and HTTP, and
-    /// Claude Code (pinned) against a scripted Messages API stand-in; results asserted.
-    Clients,
+    /// The Python mcp SDK client and the MCP Inspector CLI over stdio and HTTP, then
+    /// Claude Code, Codex CLI and Gemini CLI (pinned, from npm) against scripted
+    /// stand-ins for their model APIs; results asserted.
+    Clients {
+        /// Run only these real clients (repeatable): claude-code, codex, gemini-cli;
+        /// the Python SDK and Inspector checks are then left out.
+        #[arg(long)]
+        only: Vec<String>,
+    },
     /// mcp-fuzzer, tools and protocol modes over stdio and HTTP: 0 crashes, 0 hangs.
     Fuzz,
     /// `cargo install --locked --path servers/context-loader` into target/xtask/install
@@ -141,7 +150,7 @@ fn main() -> anyhow::Result<()> {
         Task::SpecCorpus { dir, specs } => spec_corpus::run(&dir, specs),
         Task::Conformance => conformance::run(&workspace_root()),
         Task::Proxy => nginx::run(),
-        Task::Clients => clients::run(&workspace_root()),
+        Task::Clients { only } => clients::run(&workspace_root(), &only),
         Task::Fuzz => fuzz::run(),
         Task::McpTokens { bench } => mcp_fleet::run(&workspace_root(), bench),
         Task::Readme { bless } => readme(bless),
@@ -286,9 +295,9 @@ fn ci_steps() -> anyhow::Result<()> {
         conformance::run(&workspace_root())
     })?;
     step(
-        "Python SDK, MCP Inspector and Claude Code clients",
+        "Python SDK, MCP Inspector, Claude Code, Codex and Gemini CLI clients",
         80,
-        || clients::run(&workspace_root()),
+        || clients::run(&workspace_root(), &[]),
     )?;
     step("mcp-fuzzer (tools + protocol, stdio + HTTP)", 60, fuzz::run)?;
     // Packaging: one release build (cargo install, the README's install line) serves

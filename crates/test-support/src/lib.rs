@@ -10,8 +10,10 @@
 //! - [`anthropic`]: a fake Anthropic count_tokens API on loopback;
 //! - [`discover_only`]: an rmcp server that answers only `server/discover`;
 //! - [`fixtures`]: tokenizer.json files the engine's and the server's tests share;
-//! - [`messages_api`]: a scripted Messages API stand-in on loopback, for driving a
-//!   real agent (Claude Code, in `cargo xtask clients`) against the server;
+//! - [`messages_api`], [`responses_api`], [`gemini_api`]: scripted stand-ins on
+//!   loopback for Anthropic's Messages API, OpenAI's Responses API and Google's
+//!   Gemini API, for driving real agents (Claude Code, Codex CLI, Gemini CLI, in
+//!   `cargo xtask clients`) against the server;
 //! - [`process`]: a server's memory and CPU time, for tests that bound them, SIGTERM,
 //!   and a command run under a hang guard;
 //! - [`module_graph`]: which modules of a crate import which, per folder, and the cycles;
@@ -30,11 +32,14 @@ mod binary;
 pub mod client;
 pub mod discover_only;
 pub mod fixtures;
+pub mod gemini_api;
 pub mod http1;
 pub mod messages_api;
+mod model_api;
 pub mod module_graph;
 pub mod process;
 pub mod readme;
+pub mod responses_api;
 pub mod stand_in;
 mod temp_tree;
 

@@ -1,0 +1,493 @@
+//! What the real-client checks of `cargo xtask clients` share (Claude Code, Codex CLI,
+//! Gemini CLI): the setup lines of docs/clients.md with their placeholders filled,
+//! a pinned npm install, the generated project the server reads, the scripted calls
+//! and how their answers are judged, and the comparison with
+//! `mcp-tokens --client`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{Context, bail, ensure};
+use context_budget::Tokenizer;
+use context_budget::answer::js_length;
+use serde_json::{Value, json};
+
+use crate::claude_code::{KEPT, NON_LATIN_FILES, SPECS, TREE_FILES, write_tree};
+use crate::node::NodeEnv;
+
+/// The placeholders of docs/clients.md, longest first (one is the front of another).
+const BINARY: &str = "/absolute/path/to/target/release/context-loader";
+const SPECS_DIR: &str = "/absolute/path/to/your/specs";
+const PROJECT: &str = "/absolute/path/to/your/project";
+
+/// The block of docs/clients.md marked `<!-- xtask clients: NAME -->` (the next
+/// fenced block after the marker), as written.
+pub(crate) fn setup_block(root: &Path, name: &str) -> anyhow::Result<String> {
+    let doc = root.join("docs/clients.md");
+    let text =
+        std::fs::read_to_string(&doc).with_context(|| format!("cannot read {}", doc.display()))?;
+    let marker = format!("<!-- xtask clients: {name} -->");
+    let mut lines = text.lines().skip_while(|l| l.trim() != marker);
+    ensure!(
+        lines.next().is_some(),
+        "docs/clients.md has no `{marker}` block"
+    );
+    let mut lines = lines.skip_while(|l| !l.trim_start().starts_with("```"));
+    lines
+        .next()
+        .with_context(|| format!("no code block after `{marker}`"))?;
+    let body: Vec<&str> = lines
+        .take_while(|l| !l.trim_start().starts_with("```"))
+        .collect();
+    ensure!(!body.is_empty(), "the block after `{marker}` is empty");
+    Ok(body.join("\n") + "\n")
+}
+
+/// The generated project a client's server reads, and the paths that fill the
+/// placeholders of docs/clients.md.
+pub(crate) struct Project {
+    pub binary: PathBuf,
+    pub tree: PathBuf,
+    pub specs: PathBuf,
+}
+
+impl Project {
+    /// The tree and the spec folder under `dir` (replacing them).
+    pub fn write(root: &Path, dir: &Path, client: &str) -> anyhow::Result<Project> {
+        let binary = crate::target_dir().join("debug/context-loader");
+        ensure!(
+            binary.exists(),
+            "{} is not built (cargo build -p context-loader)",
+            binary.display()
+        );
+        let tree = dir.join("tree");
+        let tree_bytes = write_tree(root, &tree)?;
+        let specs = dir.join("specs");
+        let (spec_files, spec_bytes) = crate::spec_corpus::generate(&specs, SPECS)?;
+        println!(
+            "{client}: the server reads a tree of {} files ({tree_bytes} bytes; {NON_LATIN_FILES} \
+             Russian and Chinese) and {SPECS} specs ({spec_files} files, {spec_bytes} bytes)",
+            TREE_FILES + NON_LATIN_FILES
+        );
+        for path in [&binary, &tree, &specs] {
+            let text = path.to_str().context("a path is not UTF-8")?;
+            ensure!(
+                !text.contains([' ', '"', '\\', '\'']),
+                "{text}: the setup lines take paths without spaces or quotes"
+            );
+        }
+        Ok(Project {
+            binary,
+            tree,
+            specs,
+        })
+    }
+
+    /// A docs/clients.md block with this project's paths in place of the placeholders.
+    pub fn fill(&self, block: &str) -> String {
+        let path = |p: &PathBuf| p.to_string_lossy().into_owned();
+        block
+            .replace(BINARY, &path(&self.binary))
+            .replace(SPECS_DIR, &path(&self.specs))
+            .replace(PROJECT, &path(&self.tree))
+    }
+}
+
+/// `npm install --ignore-scripts PACKAGES` into `prefix` unless `installed` already
+/// answers `version`; then `installed` must.
+pub(crate) fn npm_install(
+    node: &NodeEnv,
+    prefix: &Path,
+    packages: &[String],
+    version: &str,
+    installed: impl Fn() -> Option<String>,
+) -> anyhow::Result<()> {
+    if installed().is_some_and(|v| v.contains(version)) {
+        return Ok(());
+    }
+    eprintln!(
+        "npm install {} into {}",
+        packages.join(" "),
+        prefix.display()
+    );
+    std::fs::create_dir_all(prefix).with_context(|| format!("create {}", prefix.display()))?;
+    let status = Command::new("npm")
+        .args([
+            "install",
+            "--no-audit",
+            "--no-fund",
+            "--ignore-scripts",
+            "--save-exact",
+            "--prefix",
+        ])
+        .arg(prefix)
+        .args(packages)
+        .env("PATH", &node.path)
+        .env("npm_config_cache", &node.npm_cache)
+        .env("npm_config_update_notifier", "false")
+        .status()
+        .context("cannot run npm")?;
+    ensure!(
+        status.success(),
+        "npm could not install {} ({status})",
+        packages.join(" ")
+    );
+    match installed() {
+        Some(v) if v.contains(version) => Ok(()),
+        Some(v) => bail!(
+            "installed {} reports {v:?}, not {version}",
+            packages.join(" ")
+        ),
+        None => bail!("{} was installed but cannot start here", packages.join(" ")),
+    }
+}
+
+/// What a scripted call is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Expect {
+    /// Its answer must reach the model whole.
+    Whole,
+    /// It must be refused, in at most [`MAX_ERROR_CHARS`] as the model sees it.
+    Error,
+}
+
+/// Most characters of an error answer as the model sees it.
+pub(crate) const MAX_ERROR_CHARS: usize = 1_000;
+
+/// The calls every client makes in one turn: every tool's default call (Claude
+/// Code's [`KEPT`]), `load-files` over the Russian and the Chinese documents, and two
+/// unknown models.
+pub(crate) fn scripted_calls() -> Vec<(&'static str, Value, Expect)> {
+    let mut calls: Vec<(&str, Value, Expect)> = KEPT
+        .iter()
+        .map(|(tool, input)| {
+            let input = serde_json::from_str(input).expect("KEPT inputs are JSON");
+            (*tool, input, Expect::Whole)
+        })
+        .collect();
+    for lang in ["ru", "zh"] {
+        calls.push((
+            "load-files",
+            json!({"paths": [format!("intl/{lang}")], "model": "gpt-4o"}),
+            Expect::Whole,
+        ));
+    }
+    for model in ["gpt-4-oo", "gpt-4.5"] {
+        calls.push((
+            "count-tokens",
+            json!({"text": "hello world", "model": model}),
+            Expect::Error,
+        ));
+    }
+    calls
+}
+
+/// One scripted call's answer as a client passed it to the model.
+pub(crate) struct Received {
+    pub tool: &'static str,
+    pub input: Value,
+    pub expect: Expect,
+    /// Everything the client sent the model for this call.
+    pub as_sent: String,
+    /// The server's answer inside it (the client's wrapper taken off), if found.
+    pub answer: Option<String>,
+    /// The server's whole answer, where the client reports it (Codex's events).
+    pub original: Option<String>,
+}
+
+/// Markers clients put in place of what they cut or saved elsewhere, looked for
+/// outside the answer (our answers hold `"truncated": false` and files' text).
+const CUT_MARKERS: [&str; 3] = ["saved to", "Output too large", "truncated"];
+
+/// Codex's mark where it cut the middle out: `…N tokens truncated…`.
+fn codex_cut(text: &str) -> Option<String> {
+    let tail = " tokens truncated\u{2026}";
+    let at = text.find(tail)?;
+    let digits = text[..at]
+        .chars()
+        .rev()
+        .take_while(char::is_ascii_digit)
+        .count();
+    let start = at - digits;
+    (digits > 0 && text[..start].ends_with('\u{2026}'))
+        .then(|| text[start - '\u{2026}'.len_utf8()..at + tail.len()].to_string())
+}
+
+/// Print each call's figures and return what failed: a whole answer cut, saved to a
+/// file, not JSON or an error; an error answer not refused or over
+/// [`MAX_ERROR_CHARS`] as sent.
+pub(crate) fn judge(client: &str, rows: &[Received]) -> Vec<String> {
+    let mut failures = Vec::new();
+    println!(
+        "{client}: each call's answer (server: the server's whole answer where the client \
+         reports it, else the answer as received; sent: all the client passed to the model, \
+         its wrapper included; chars in UTF-16 units, tokens o200k):"
+    );
+    println!(
+        "  {:<17} {:<34} {:>13} {:>13} {:>7} {:>11} {:>11}  verdict",
+        "tool", "input", "server chars", "server bytes", "tokens", "sent chars", "sent bytes"
+    );
+    for row in rows {
+        let input = row.input.to_string();
+        let input: String = if input.chars().count() > 34 {
+            input.chars().take(31).collect::<String>() + "..."
+        } else {
+            input
+        };
+        let answer = row.answer.as_deref().unwrap_or("");
+        let parsed = serde_json::from_str::<Value>(answer)
+            .ok()
+            .filter(Value::is_object);
+        let refused = parsed
+            .as_ref()
+            .is_some_and(|a| a.get("error_code").is_some());
+        // A JSON string value may itself mention "truncated" (a file's text, a field
+        // name): only a marker outside the parsed answer counts.
+        // The answer may be inside a JSON string of what was sent (Gemini's): then it
+        // is there escaped.
+        let escaped = serde_json::to_string(answer).unwrap_or_default();
+        let escaped = escaped.trim_matches('"');
+        let outside = if answer.is_empty() {
+            row.as_sent.clone()
+        } else if row.as_sent.contains(answer) {
+            row.as_sent.replacen(answer, "", 1)
+        } else {
+            row.as_sent.replacen(escaped, "", 1)
+        };
+        let marker = codex_cut(&row.as_sent).or_else(|| {
+            CUT_MARKERS
+                .iter()
+                .find(|m| outside.contains(*m))
+                .map(|m| m.to_string())
+        });
+        let sent_chars = js_length(&row.as_sent);
+        let verdict = match row.expect {
+            Expect::Whole => {
+                let problem = if let Some(marker) = marker {
+                    Some(format!("cut by the client (`{marker}`)"))
+                } else if row.answer.is_none() || parsed.is_none() {
+                    Some("not whole JSON".to_string())
+                } else if refused {
+                    Some(format!("refused: {answer}"))
+                } else {
+                    None
+                };
+                match problem {
+                    None => "whole".to_string(),
+                    Some(problem) => {
+                        failures.push(format!(
+                            "{client}: {} {} did not reach the model whole: {problem}; it read \
+                             {sent_chars} characters starting {:?} and ending {:?}",
+                            row.tool,
+                            row.input,
+                            head(&row.as_sent, 160),
+                            tail(&row.as_sent, 160),
+                        ));
+                        format!("NO: {problem}")
+                    }
+                }
+            }
+            Expect::Error => {
+                if !refused {
+                    failures.push(format!(
+                        "{client}: {} {} was not refused: the model read {:?}",
+                        row.tool,
+                        row.input,
+                        head(&row.as_sent, 300)
+                    ));
+                    "NO: not refused".to_string()
+                } else if sent_chars > MAX_ERROR_CHARS {
+                    failures.push(format!(
+                        "{client}: {} {} was refused in {sent_chars} characters as the model \
+                         reads it (the server's answer {}), over {MAX_ERROR_CHARS}",
+                        row.tool,
+                        row.input,
+                        js_length(answer)
+                    ));
+                    format!("NO: error over {MAX_ERROR_CHARS} chars")
+                } else {
+                    "error, small".to_string()
+                }
+            }
+        };
+        let server = row.original.as_deref().unwrap_or(answer);
+        println!(
+            "  {:<17} {:<34} {:>13} {:>13} {:>7} {:>11} {:>11}  {verdict}",
+            row.tool,
+            input,
+            js_length(server),
+            server.len(),
+            Tokenizer::O200kBase.count(server),
+            sent_chars,
+            row.as_sent.len(),
+        );
+    }
+    failures
+}
+
+fn head(text: &str, n: usize) -> String {
+    text.chars().take(n).collect()
+}
+
+fn tail(text: &str, n: usize) -> String {
+    let count = text.chars().count();
+    text.chars().skip(count.saturating_sub(n)).collect()
+}
+
+/// o200k_base tokens of a value as compact JSON.
+pub(crate) fn o200k_json(value: &Value) -> usize {
+    Tokenizer::O200kBase.count(&value.to_string())
+}
+
+/// How far `mcp-tokens --client`'s figures may be from what the client sent.
+const TOLERANCE: f64 = 0.01;
+
+/// Compare what `client` sent (`figures`: a name and o200k tokens) with
+/// `context-loader mcp-tokens --client CLIENT --json --config CONFIG`: in its
+/// `servers` entry named `context-loader`, `<name>_tokens` must be within
+/// [`TOLERANCE`]. The names: `eager` (every definition, on every request),
+/// `deferred` (what stays in every request when the client defers: Codex's server
+/// line), `search` (the one-time definitions after a search: Codex's
+/// `tool_search_output`), `instructions` (Gemini CLI's block holding our
+/// instructions). When the binary has no `--client` yet, say so and print the
+/// recorded figures: nothing is compared.
+pub(crate) fn compare_mcp_tokens(
+    client: &str,
+    config: &Path,
+    figures: &[(&str, usize)],
+) -> anyhow::Result<()> {
+    let bin = crate::target_dir().join("debug/context-loader");
+    let help = Command::new(&bin)
+        .args(["mcp-tokens", "--help"])
+        .output()
+        .context("cannot run context-loader mcp-tokens --help")?;
+    let shown: Vec<String> = figures.iter().map(|(n, t)| format!("{n} {t}")).collect();
+    if !String::from_utf8_lossy(&help.stdout).contains("--client") {
+        println!(
+            "{client}: mcp-tokens --client not available yet; recorded o200k figures: {}",
+            shown.join(", ")
+        );
+        return Ok(());
+    }
+    let out = Command::new(&bin)
+        .args(["mcp-tokens", "--client", client, "--json", "--config"])
+        .arg(config)
+        .stderr(Stdio::inherit())
+        .output()
+        .context("cannot run context-loader mcp-tokens --client")?;
+    let answer: Value = serde_json::from_slice(&out.stdout).with_context(|| {
+        format!(
+            "mcp-tokens --client {client} gave no JSON ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })?;
+    let server = answer["servers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|s| s["name"] == "context-loader")
+        .with_context(|| {
+            format!("mcp-tokens --client {client} did not report context-loader: {answer}")
+        })?;
+    let mut failures = Vec::new();
+    for (name, sent) in figures {
+        let key = format!("{name}_tokens");
+        let Some(measured) = server[&key].as_u64() else {
+            failures.push(format!(
+                "mcp-tokens --client {client} --json has no `{key}` for context-loader: {server}"
+            ));
+            continue;
+        };
+        let diff = (measured as f64 - *sent as f64) / (*sent).max(1) as f64;
+        println!(
+            "{client}: {name}: sent {sent} o200k, mcp-tokens --client {measured} ({:+.2} %)",
+            diff * 100.0
+        );
+        if diff.abs() > TOLERANCE {
+            failures.push(format!(
+                "mcp-tokens --client {client} counts {name} as {measured}; {client} sent {sent} \
+                 ({:+.2} %, tolerance {:.0} %)",
+                diff * 100.0,
+                TOLERANCE * 100.0
+            ));
+        }
+    }
+    ensure!(failures.is_empty(), "{}", failures.join("\n"));
+    Ok(())
+}
+
+/// The `initialize` params the init probe (xtask/clients/init_probe.py) recorded.
+pub(crate) fn probed(log: &Path) -> Option<Value> {
+    let text = std::fs::read_to_string(log).ok()?;
+    text.lines().find_map(|l| serde_json::from_str(l).ok())
+}
+
+/// The init probe's command and arguments, writing to `log`.
+pub(crate) fn probe_command(root: &Path, log: &Path) -> (String, Vec<String>) {
+    (
+        "python3".to_string(),
+        vec![
+            root.join("xtask/clients/init_probe.py")
+                .to_string_lossy()
+                .into_owned(),
+            log.to_string_lossy().into_owned(),
+        ],
+    )
+}
+
+/// One line for the probe's record: clientInfo and protocol.
+pub(crate) fn describe_init(init: &Option<Value>) -> String {
+    match init {
+        Some(init) => format!(
+            "clientInfo {}, protocol {}",
+            init["clientInfo"], init["protocolVersion"]
+        ),
+        None => "no initialize recorded".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_are_read_from_the_doc_and_filled() {
+        let root = crate::workspace_root();
+        let project = Project {
+            binary: "/b/context-loader".into(),
+            tree: "/p".into(),
+            specs: "/s".into(),
+        };
+        let codex = project.fill(&setup_block(&root, "codex").expect("codex block"));
+        assert!(codex.starts_with("[mcp_servers."), "{codex}");
+        assert!(
+            codex.contains(r#"command = "/b/context-loader""#),
+            "{codex}"
+        );
+        assert!(codex.contains(r#""--root", "/p""#), "{codex}");
+        assert!(codex.contains(r#""--specs-dir", "/s""#), "{codex}");
+        let gemini = project.fill(&setup_block(&root, "gemini-cli").expect("gemini block"));
+        let gemini: Value = serde_json::from_str(&gemini).expect("gemini block is JSON");
+        assert_eq!(
+            gemini["mcpServers"]["context-loader"]["command"],
+            "/b/context-loader"
+        );
+        let claude = project.fill(&setup_block(&root, "claude-code").expect("claude block"));
+        assert!(claude.starts_with("claude mcp add context-loader -- /b/context-loader --root /p"));
+        assert!(setup_block(&root, "nobody").is_err());
+        // The docs test (servers/context-loader/tests/readme.rs) reads the same file.
+        let doc = std::fs::read_to_string(root.join("docs/clients.md")).expect("doc");
+        test_support::readme::blocks(&doc).expect("docs/clients.md passes the docs check");
+    }
+
+    #[test]
+    fn codex_cut_is_found_only_with_its_count() {
+        let cut = "Output:\n{\"a\":\"x\u{2026}1234 tokens truncated\u{2026}y\"}";
+        assert_eq!(
+            codex_cut(cut).as_deref(),
+            Some("\u{2026}1234 tokens truncated\u{2026}")
+        );
+        assert_eq!(codex_cut("no tokens truncated\u{2026} here"), None);
+    }
+}
