@@ -49,22 +49,14 @@ pub fn run(root: &Path, node: &NodeEnv) -> anyhow::Result<()> {
     let dir = target.join("xtask/codex");
     let codex = install(&dir, node)?;
     let project = Project::write(root, &dir, "Codex")?;
-    let flag = max_answer_bytes_flag()?;
     let mut failures = Vec::new();
     let mut sent = serde_json::Map::new();
     for model in [DEFAULT_MODEL, UNKNOWN_MODEL] {
         // For a model Codex does not know, docs/clients.md adds --max-answer-bytes.
-        let block = if model == UNKNOWN_MODEL && flag {
-            "codex-unknown-model"
-        } else {
-            "codex"
+        let block = match model {
+            UNKNOWN_MODEL => "codex-unknown-model",
+            _ => "codex",
         };
-        if model == UNKNOWN_MODEL && !flag {
-            println!(
-                "Codex {model}: --max-answer-bytes not available yet in the server; using \
-                 the `codex` block of docs/clients.md, not `codex-unknown-model`"
-            );
-        }
         let run = Run::new(root, &dir, &project, model, block)?;
         let outcome = run.turn(&codex)?;
         sent.insert(model.to_string(), outcome.tools_sent.clone());
@@ -81,15 +73,6 @@ pub fn run(root: &Path, node: &NodeEnv) -> anyhow::Result<()> {
         failures.join("\n")
     );
     Ok(())
-}
-
-/// Whether the built server takes `--max-answer-bytes` (being added beside this).
-fn max_answer_bytes_flag() -> anyhow::Result<bool> {
-    let out = Command::new(crate::target_dir().join("debug/context-loader"))
-        .arg("--help")
-        .output()
-        .context("cannot run context-loader --help")?;
-    Ok(String::from_utf8_lossy(&out.stdout).contains("--max-answer-bytes"))
 }
 
 /// The pinned package in target/xtask/codex (once), and its native binary.
