@@ -41,7 +41,7 @@ pub struct Client {
 const TOKENS: u64 = DEFAULT_MAX_ANSWER_TOKENS;
 
 /// The measured clients.
-pub const CLIENTS: [Client; 3] = [
+pub const CLIENTS: [Client; 4] = [
     Client {
         id: "claude-code",
         product: "Claude Code",
@@ -100,6 +100,23 @@ pub const CLIENTS: [Client; 3] = [
             chars: 39_000,
             bytes: usize::MAX,
             source: LimitSource::Client("gemini-cli"),
+        },
+        stricter: None,
+    },
+    Client {
+        id: "copilot-cli",
+        product: "GitHub Copilot CLI",
+        info_name: "copilot-cli",
+        version: "1.0.102",
+        reads: "the text content, as it is",
+        cut: "over about 20,000 bytes: saved to a file, the model gets an 837-character \
+              preview naming it",
+        // 20,274 bytes passed whole and 20.5 KB did not: held 1,000 under the first.
+        limit: AnswerLimit {
+            tokens: TOKENS,
+            chars: usize::MAX,
+            bytes: 19_000,
+            source: LimitSource::Client("copilot-cli"),
         },
         stricter: None,
     },
