@@ -244,9 +244,11 @@ fn is_ident(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
 
-/// `source` without comments and with string and character literals emptied, so
-/// that a path in a doc comment or a message is no import.
-fn code_only(source: &str) -> String {
+/// `source` without comments and with string and character literals emptied (`""`,
+/// `' '`), so that a path in a doc comment or a message is no import. Lifetimes stay.
+/// The one reader of Rust source the checkers share (this graph, and
+/// ARCHITECTURE.md's name checker).
+pub fn code_only(source: &str) -> String {
     let chars: Vec<char> = source.chars().collect();
     let at = |i: usize| chars.get(i).copied().unwrap_or('\0');
     let mut code = String::with_capacity(source.len());

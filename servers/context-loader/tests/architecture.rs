@@ -522,77 +522,21 @@ enum Token {
 }
 
 /// Identifiers and punctuation of Rust source, without comments, literals and
-/// lifetimes.
+/// lifetimes. Comments go, and literals are emptied, by the module graph's reader
+/// (`test_support::module_graph::code_only`), so both checkers read source alike.
 fn tokens(source: &str) -> Vec<Token> {
-    let chars: Vec<char> = source.chars().collect();
+    let code = test_support::module_graph::code_only(source);
+    let chars: Vec<char> = code.chars().collect();
     let mut out = Vec::new();
     let mut i = 0;
-    let raw_string = |i: usize| -> Option<usize> {
-        // r"…", r#"…"#, br"…", br#"…"#: the index of the opening quote, after the #s.
-        let mut j = i;
-        if chars.get(j) == Some(&'b') {
-            j += 1;
-        }
-        if chars.get(j) != Some(&'r') {
-            return None;
-        }
-        j += 1;
-        while chars.get(j) == Some(&'#') {
-            j += 1;
-        }
-        (chars.get(j) == Some(&'"')).then_some(j)
-    };
     while i < chars.len() {
         let c = chars[i];
-        if c == '/' && chars.get(i + 1) == Some(&'/') {
-            while i < chars.len() && chars[i] != '\n' {
-                i += 1;
-            }
-        } else if c == '/' && chars.get(i + 1) == Some(&'*') {
-            let mut depth = 0;
-            while i < chars.len() {
-                if chars[i] == '/' && chars.get(i + 1) == Some(&'*') {
-                    depth += 1;
-                    i += 2;
-                } else if chars[i] == '*' && chars.get(i + 1) == Some(&'/') {
-                    depth -= 1;
-                    i += 2;
-                    if depth == 0 {
-                        break;
-                    }
-                } else {
-                    i += 1;
-                }
-            }
-        } else if let Some(quote) = raw_string(i) {
-            let hashes = quote - i - if chars[i] == 'b' { 2 } else { 1 };
-            i = quote + 1;
-            loop {
-                if i >= chars.len() {
-                    break;
-                }
-                if chars[i] == '"' && (0..hashes).all(|h| chars.get(i + 1 + h) == Some(&'#')) {
-                    i += 1 + hashes;
-                    break;
-                }
-                i += 1;
-            }
-        } else if c == '"' || (c == 'b' && chars.get(i + 1) == Some(&'"')) {
-            i += if c == 'b' { 2 } else { 1 };
-            while i < chars.len() && chars[i] != '"' {
-                i += if chars[i] == '\\' { 2 } else { 1 };
-            }
-            i += 1;
+        // Literals are emptied: `""` (`b""`) and `' '` (`b' '`).
+        if c == '"' || (c == 'b' && chars.get(i + 1) == Some(&'"')) {
+            i += if c == 'b' { 3 } else { 2 };
         } else if c == '\'' || (c == 'b' && chars.get(i + 1) == Some(&'\'')) {
             let start = if c == 'b' { i + 1 } else { i };
-            if chars.get(start + 1) == Some(&'\\') {
-                // An escaped char literal (`'\''`, `'\u{1b}'`): to its closing quote.
-                i = start + 3;
-                while i < chars.len() && chars[i] != '\'' {
-                    i += 1;
-                }
-                i += 1;
-            } else if chars.get(start + 2) == Some(&'\'') {
+            if chars.get(start + 2) == Some(&'\'') {
                 i = start + 3;
             } else {
                 // A lifetime or label: skip the quote and its name.

@@ -151,11 +151,9 @@ fn errors_suggest_commands_and_flags() {
 /// `files latin1.txt` used to say "0 files" and exit 0 without naming the file or why.
 #[test]
 fn a_named_file_that_is_not_read_is_named_with_the_reason() {
-    let dir = std::env::temp_dir().join(format!("cl-cli-latin1-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("mkdir");
-    std::fs::write(dir.join("latin1.txt"), b"caf\xe9\n").expect("write");
-    let root = dir.display().to_string();
+    let dir = test_support::TempTree::new("cl-cli-latin1");
+    dir.write("latin1.txt", b"caf\xe9\n");
+    let root = dir.arg().to_string();
     for command in ["files", "load"] {
         let (code, _, stderr_or_out) = {
             let (code, stdout, stderr) =
@@ -168,5 +166,4 @@ fn a_named_file_that_is_not_read_is_named_with_the_reason() {
             "{command}: {stderr_or_out}"
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
