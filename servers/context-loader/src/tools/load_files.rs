@@ -116,9 +116,9 @@ context-loader load crates/mcp-common/src --format markdown --order smallest --b
         let short = (output.omitted_files > 0 && output.answer_tokens * 100 < output.budget * 85)
             .then(|| {
                 format!(
-                    "the answer is {} of the budget's {} tokens: the server's answer limit \
-                     (--max-answer-tokens, --max-answer-chars) was reached first, or none of the \
-                     files left out fits what was left",
+                    "the answer is {} of the budget's {} tokens: the answer limit for this \
+                     client (in characters or bytes, --max-answer-chars, --max-answer-bytes) was \
+                     reached first, or none of the files left out fits what was left",
                     output.answer_tokens, output.budget
                 )
             });
