@@ -29,8 +29,11 @@ use serde_json::{Value, json};
 const TOOL_LIST_BUDGET: usize = 2_000;
 const INSTRUCTIONS_ALLOWANCE: usize = 100;
 /// Per-server time limit in the fleet checks: a Python SDK server spends about a
-/// second of CPU importing the SDK, and seven start at once on a shared machine.
-const TIMEOUT: &str = "20";
+/// second of CPU importing the SDK, and seven start at once (`--concurrency 8`) on
+/// two cores: about 4 s, so 10 s leaves a margin of 2.5x. Every config holds a server
+/// that hangs, so each format's run lasts this long: at 20 s and two servers at a
+/// time the seven formats took 154 of the step's 204 s.
+const TIMEOUT: &str = "10";
 /// Python packages the fleet's checks add to the xtask venv.
 const EXTRA_PACKAGES: [&str; 2] = ["tiktoken==0.14.0", "mcp-token-lint==0.2.0"];
 
@@ -273,6 +276,8 @@ fn check_formats(bin: &Path, dir: &Path, configs: &[PathBuf]) -> anyhow::Result<
                 TIMEOUT,
                 "--model",
                 "gpt-4o",
+                "--concurrency",
+                "8",
             ],
         )?;
         let found = summary(&answer);
