@@ -33,6 +33,76 @@ pub struct Client {
     /// A stricter cut it applies in some of its configurations, which the server
     /// cannot see (Codex with a model it does not know), and the limit for it.
     pub stricter: Option<(&'static str, AnswerLimit)>,
+    /// How it puts a server's tools and instructions in front of its model
+    /// (`mcp-tokens --client`).
+    pub tools: ToolRules,
+}
+
+/// How a client sends MCP tool definitions to its model: each rule as recorded from
+/// the client's own requests (`crates/test-support/fixtures/clients/`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToolRules {
+    /// Names, schema rewrites and extras of each definition.
+    pub shape: ToolShape,
+    /// Where the server's `instructions` go.
+    pub instructions: InstructionsPlace,
+    /// When the definitions stay out of the request until the model searches.
+    pub deferral: Deferral,
+    /// The model counted with when `--model` is not given: the client's default.
+    pub default_model: &'static str,
+    /// The config files it reads, under the home folder and under the project.
+    pub user_configs: &'static [&'static str],
+    pub project_configs: &'static [&'static str],
+}
+
+/// The shape of one tool definition as the client sends it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolShape {
+    /// `{"name":"mcp__<server>__<tool>","description","input_schema"}`, the schema as
+    /// listed (`$schema` included).
+    ClaudeCode,
+    /// One namespace `mcp__<server>` (characters outside `A-Za-z0-9_` as `_`) holding
+    /// `{"type":"function","name":<tool, same rule>,"description","strict":false,
+    /// "parameters"}` (and `"defer_loading":true` when deferred); the schema
+    /// rewritten: `$schema`, `$id`, `title`, `$comment`, `default`, `format`,
+    /// `minimum`/`maximum`, `pattern`, `examples` and `x-*` dropped, `const` as a
+    /// one-value `enum` (with the `type` of its value when none is given), properties
+    /// sorted, keys ordered `type`, `description`, `enum`, `items`, `properties`,
+    /// `required`, `additionalProperties`, `anyOf`, and an array without `items`
+    /// given `{"type":"string"}`.
+    Codex,
+    /// `{"name":"mcp_<server>_<tool>","description","parametersJsonSchema"}`: the
+    /// schema's `type`, `properties`, `required` first, a `wait_for_previous` boolean
+    /// added to every object schema's properties.
+    GeminiCli,
+}
+
+/// Where a client puts a server's instructions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InstructionsPlace {
+    /// The system prompt, as given.
+    SystemPrompt,
+    /// The description of the server's tool namespace; deferred, one line per
+    /// server up front: `- mcp__<server>: ` and the instructions, cut to
+    /// `line_chars` characters (the last three `...`) when longer.
+    Namespace { line_chars: usize },
+    /// The first user message, inside `The following are instructions provided by
+    /// the tool server '<server>':` and start/end markers.
+    UserMessage,
+}
+
+/// When a client keeps tool definitions out of the request until the model asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Deferral {
+    /// Claude Code's tool search: on by default; `ENABLE_TOOL_SEARCH=auto[:N]` defers
+    /// only once the tools pass N % (default `auto_percent`) of the window; `false`
+    /// never defers.
+    ToolSearch { auto_percent: u8 },
+    /// Codex: its own models (names starting with one of `prefixes`) get the tools
+    /// through `tool_search`; a model it does not know gets them in `tools`.
+    OwnModels { prefixes: &'static [&'static str] },
+    /// Every definition in every request.
+    Never,
 }
 
 /// Every answer is also held to this many tokens by the highest estimate, whatever
@@ -57,6 +127,14 @@ pub const CLIENTS: [Client; 4] = [
             source: LimitSource::Client("claude-code"),
         },
         stricter: None,
+        tools: ToolRules {
+            shape: ToolShape::ClaudeCode,
+            instructions: InstructionsPlace::SystemPrompt,
+            deferral: Deferral::ToolSearch { auto_percent: 10 },
+            default_model: "claude",
+            user_configs: &[".claude.json"],
+            project_configs: &[".mcp.json"],
+        },
     },
     Client {
         id: "codex",
@@ -84,6 +162,16 @@ pub const CLIENTS: [Client; 4] = [
                 source: LimitSource::Client("codex"),
             },
         )),
+        tools: ToolRules {
+            shape: ToolShape::Codex,
+            instructions: InstructionsPlace::Namespace { line_chars: 250 },
+            deferral: Deferral::OwnModels {
+                prefixes: &["gpt-5", "codex"],
+            },
+            default_model: "gpt-5.5",
+            user_configs: &[".codex/config.toml"],
+            project_configs: &[],
+        },
     },
     Client {
         id: "gemini-cli",
@@ -102,6 +190,14 @@ pub const CLIENTS: [Client; 4] = [
             source: LimitSource::Client("gemini-cli"),
         },
         stricter: None,
+        tools: ToolRules {
+            shape: ToolShape::GeminiCli,
+            instructions: InstructionsPlace::UserMessage,
+            deferral: Deferral::Never,
+            default_model: "gemini-2.5-pro",
+            user_configs: &[".gemini/settings.json"],
+            project_configs: &[".gemini/settings.json"],
+        },
     },
     Client {
         id: "copilot-cli",
@@ -131,6 +227,9 @@ pub fn by_info_name(info_name: &str) -> Option<&'static Client> {
 pub fn by_id(id: &str) -> Option<&'static Client> {
     CLIENTS.iter().find(|c| c.id == id)
 }
+
+/// Every row's `id`, in the table's order (`--client`'s values).
+pub const IDS: [&str; 3] = [CLIENTS[0].id, CLIENTS[1].id, CLIENTS[2].id];
 
 /// The lowest bound of every row in every unit, stricter configurations included:
 /// what an answer is held to when its client is not in the table, so that it passes

@@ -85,7 +85,7 @@ fn hoisting_keeps_the_meaning_and_its_saving_is_the_recounted_difference() {
     }
     let servers = [ServerDefinitions {
         name: Some("big".into()),
-        tools: tool_definitions(&list).unwrap(),
+        tools: tool_definitions(list.clone()).unwrap(),
         instructions: None,
     }];
     let (costs, summary) = measure(

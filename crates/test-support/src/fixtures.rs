@@ -11,3 +11,17 @@ pub const TINY_TOKENIZER: &str = include_str!("../fixtures/tiny-tokenizer.json")
 /// digit per piece), the byte-level alphabet and a few merges, a special added token
 /// (`<|im_start|>`, matched raw) and a normalized one (`<think>`).
 pub const BYTE_LEVEL_TOKENIZER: &str = include_str!("../fixtures/byte-level-tokenizer.json");
+
+/// What three clients sent their model for this server's tools, and the listing they
+/// were made from (`fixtures/clients/README.md`).
+pub mod clients {
+    /// `context-loader stdio`'s `instructions` and `tools/list` tools.
+    pub const CONTEXT_LOADER_TOOLS_LIST: &str =
+        include_str!("../fixtures/clients/context-loader-tools-list.json");
+    pub const CODEX_FIRST_REQUEST: &str =
+        include_str!("../fixtures/clients/codex-first-request-excerpt.json");
+    pub const CODEX_DIRECT: &str = include_str!("../fixtures/clients/codex-mcp-tools-direct.json");
+    pub const CODEX_SEARCHED: &str =
+        include_str!("../fixtures/clients/codex-mcp-tools-tool_search_output.json");
+    pub const GEMINI_TOOLS: &str = include_str!("../fixtures/clients/gemini-mcp-tools.json");
+}

@@ -1276,3 +1276,301 @@ async fn the_timeout_covers_counting_too() {
         assert!(took.as_secs() < 30, "{source:?}: {took:?}");
     }
 }
+
+/// `mcp-tokens --json --client <client> [flags] -- <this server> stdio`, with
+/// `ENABLE_TOOL_SEARCH` as given (None: unset).
+fn as_client(client: &str, flags: &[&str], tool_search: Option<&str>) -> Value {
+    let mut command = BIN.command();
+    command.args(["mcp-tokens", "--json", "--client", client]);
+    command.args(flags).args(["--", BIN.path(), "stdio"]);
+    match tool_search {
+        Some(value) => command.env("ENABLE_TOOL_SEARCH", value),
+        None => command.env_remove("ENABLE_TOOL_SEARCH"),
+    };
+    let out = command.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{client}: {stderr}");
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn recorded(text: &str) -> Value {
+    serde_json::from_str(text).unwrap()
+}
+
+/// Each rendered tool's tokens, by name.
+fn tool_tokens(answer: &Value) -> std::collections::BTreeMap<String, u64> {
+    answer["servers"][0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["name"].as_str().unwrap().to_string(),
+                t["tokens"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Within 1 %: our mcp-tokens tool changed since the recording (its `client`).
+fn within_one_percent(ours: u64, recorded: usize, what: &str) {
+    let recorded = recorded as f64;
+    assert!(
+        (ours as f64 - recorded).abs() <= recorded / 100.0,
+        "{what}: {ours}, recorded {recorded}"
+    );
+}
+
+fn o200k(value: &Value) -> usize {
+    Tokenizer::O200kBase.count(&serde_json::to_string(value).unwrap())
+}
+
+#[test]
+fn codex_counts_our_tools_as_it_sent_them_deferred_for_its_model_eager_for_another() {
+    use test_support::fixtures::clients;
+    let direct = recorded(clients::CODEX_DIRECT);
+    let searched = recorded(clients::CODEX_SEARCHED);
+    let answer = as_client("codex", &[], None);
+    assert_eq!(answer["model"], "gpt-5.5", "Codex's default model");
+    assert_eq!(answer["encoding"], "o200k_base");
+    assert_eq!(answer["render"], "codex");
+    let client = &answer["client"];
+    assert_eq!(
+        (&client["client"], &client["pays"]),
+        (&json!("codex"), &json!("deferred"))
+    );
+    // The server line is the recorded one (our instructions did not change): 67.
+    assert_eq!(client["deferred"]["every_request_tokens"], 67);
+    within_one_percent(
+        client["deferred"]["searched_tokens"].as_u64().unwrap(),
+        o200k(&searched),
+        "searched",
+    );
+    // Every tool but mcp-tokens (changed since) costs what its recorded function costs.
+    let ours = tool_tokens(&answer);
+    let sent = direct["tools"].as_array().unwrap();
+    assert_eq!(ours.len(), sent.len());
+    for function in sent {
+        let name = function["name"].as_str().unwrap();
+        let tokens = ours.get(name).unwrap_or_else(|| panic!("{name}: {ours:?}"));
+        if name != "mcp_tokens" {
+            assert_eq!(*tokens as usize, o200k(function), "{name}");
+        }
+    }
+    // A model Codex does not know gets the namespace in `tools`: eager.
+    let other = as_client("codex", &["--model", "gpt-4.1"], None);
+    assert_eq!(other["client"]["pays"], "eager", "{}", other["client"]);
+    within_one_percent(
+        other["client"]["eager_tokens"].as_u64().unwrap(),
+        o200k(&direct),
+        "eager",
+    );
+    // Codex drops `$schema` and the like itself: no such saving is offered.
+    assert_eq!(answer["savings"]["unneeded_keys"]["tokens_saved"], 0);
+}
+
+#[test]
+fn gemini_cli_counts_our_tools_as_it_sent_them_with_gemma_and_never_defers() {
+    use test_support::fixtures::clients;
+    let sent = recorded(clients::GEMINI_TOOLS);
+    let answer = as_client("gemini-cli", &[], None);
+    assert_eq!(answer["model"], "gemini-2.5-pro");
+    assert_eq!(answer["encoding"], "gemma3");
+    let client = &answer["client"];
+    assert_eq!(client["pays"], "eager");
+    assert_eq!(client["deferred"], Value::Null);
+    let ours = tool_tokens(&answer);
+    for declaration in sent.as_array().unwrap() {
+        let name = declaration["name"].as_str().unwrap();
+        let tokens = ours.get(name).unwrap_or_else(|| panic!("{name}: {ours:?}"));
+        let recorded = Tokenizer::Gemma3.count(&serde_json::to_string(declaration).unwrap());
+        if name != "mcp_context-loader_mcp-tokens" {
+            assert_eq!(*tokens as usize, recorded, "{name}");
+        }
+    }
+    // The figures are o200k: 2,480 for the tools, 97 for the wrapped
+    // instructions.
+    let o200k_answer = as_client("gemini-cli", &["--model", "o200k_base"], None);
+    let server = &o200k_answer["servers"][0];
+    assert_eq!(server["instructions_tokens"], 97);
+    let recorded_tools: usize = sent.as_array().unwrap().iter().map(o200k).sum();
+    assert_eq!(recorded_tools, 2_480);
+    within_one_percent(
+        server["tool_tokens"].as_u64().unwrap(),
+        recorded_tools,
+        "tools",
+    );
+}
+
+#[test]
+fn claude_code_defers_by_default_and_as_enable_tool_search_says() {
+    let by_default = as_client("claude-code", &["--model", "o200k_base"], None);
+    let client = &by_default["client"];
+    assert_eq!(client["pays"], "deferred", "{client}");
+    let server = &by_default["servers"][0];
+    assert_eq!(client["eager_tokens"], by_default["total_tokens"]);
+    assert_eq!(client["deferred"]["searched_tokens"], server["tool_tokens"]);
+    // Names and instructions stay: far less than the definitions.
+    let up_front = client["deferred"]["every_request_tokens"].as_u64().unwrap();
+    assert!(
+        up_front < server["tool_tokens"].as_u64().unwrap() / 5,
+        "{client}"
+    );
+    let off = as_client("claude-code", &["--model", "o200k_base"], Some("false"));
+    assert_eq!(off["client"]["pays"], "eager");
+    // `auto`: only past 10 % of the window, which our ~2,000 tokens are not.
+    let auto = as_client("claude-code", &["--model", "claude-opus-4-7"], Some("auto"));
+    assert_eq!(auto["client"]["pays"], "eager", "{}", auto["client"]);
+    let auto_low = as_client(
+        "claude-code",
+        &["--model", "claude-opus-4-7"],
+        Some("auto:0"),
+    );
+    assert_eq!(auto_low["client"]["pays"], "deferred");
+}
+
+#[tokio::test]
+async fn the_tool_renders_a_list_as_the_client_sends_it() {
+    use test_support::fixtures::clients;
+    let mut listing = recorded(clients::CONTEXT_LOADER_TOOLS_LIST);
+    let tools = listing["tools"].take();
+    let direct = recorded(clients::CODEX_DIRECT);
+    let conn = BIN.connect(Transport::Stdio, &[]).await;
+    let result = call(
+        &conn.client,
+        "mcp-tokens",
+        json!({"tools": tools, "client": "codex"}),
+    )
+    .await;
+    assert_eq!(result.is_error, Some(false), "{result:?}");
+    let answer = structured(&result);
+    assert_eq!(answer["client"]["pays"], "deferred");
+    assert_eq!(answer["exact"], true);
+    // The listing the recording was made from: every function as recorded.
+    let ours = tool_tokens(answer);
+    for function in direct["tools"].as_array().unwrap() {
+        let name = function["name"].as_str().unwrap();
+        assert_eq!(ours[name] as usize, o200k(function), "{name}");
+    }
+    let gemini = call(
+        &conn.client,
+        "mcp-tokens",
+        json!({"tools": listing_tools(), "client": "gemini-cli"}),
+    )
+    .await;
+    let gemini = structured(&gemini);
+    assert_eq!(gemini["client"]["pays"], "eager");
+    assert_eq!(gemini["encoding"], "gemma3");
+    let unknown = call(
+        &conn.client,
+        "mcp-tokens",
+        json!({"tools": listing_tools(), "client": "cursor"}),
+    )
+    .await;
+    assert_eq!(unknown.is_error, Some(true));
+    // The cookbook rule is an estimate, whatever the encoding.
+    let openai = call(
+        &conn.client,
+        "mcp-tokens",
+        json!({"tools": listing_tools(), "render": "openai", "model": "gpt-4o"}),
+    )
+    .await;
+    let openai = structured(&openai);
+    assert_eq!(openai["exact"], false, "{openai}");
+    assert!(openai["method"].as_str().unwrap().starts_with("estimate"));
+}
+
+fn listing_tools() -> Value {
+    recorded(test_support::fixtures::clients::CONTEXT_LOADER_TOOLS_LIST)["tools"].clone()
+}
+
+#[test]
+fn a_client_reads_its_own_config_files() {
+    let dir = TempTree::new("cl-mcp-tokens-client-configs");
+    let home = dir.path().join("home");
+    let project = dir.path().join("project");
+    std::fs::create_dir_all(home.join(".codex")).unwrap();
+    std::fs::create_dir_all(project.join(".gemini")).unwrap();
+    std::fs::write(
+        home.join(".codex/config.toml"),
+        format!(
+            "[mcp_servers.cl]\ncommand = \"{}\"\nargs = [\"stdio\"]\n",
+            BIN.path()
+        ),
+    )
+    .unwrap();
+    let server = json!({"mcpServers": {"other": {"command": BIN.path(), "args": ["stdio"]}}});
+    std::fs::write(home.join(".claude.json"), server.to_string()).unwrap();
+    let run = |client: &str| {
+        let out = BIN
+            .command()
+            .args(["mcp-tokens", "--json", "--client", client])
+            .current_dir(&project)
+            .env("HOME", &home)
+            .env_remove("CODEX_HOME")
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, out, err) = run("codex");
+    assert_eq!(code, Some(0), "{err}");
+    let answer: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(answer["configs"].as_array().unwrap().len(), 1, "{answer}");
+    assert!(
+        answer["configs"][0]
+            .as_str()
+            .unwrap()
+            .ends_with(".codex/config.toml")
+    );
+    assert_eq!(answer["servers"][0]["name"], "cl");
+    // Gemini CLI's files are not there: said, with where it looked.
+    let (code, out, err) = run("gemini-cli");
+    let err = format!("{out}{err}");
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("no Gemini CLI config found") && err.contains(".gemini/settings.json"),
+        "{err}"
+    );
+}
+
+/// The examples of `mcp-tokens --help` start only servers that exist: every
+/// `context-loader <word>` after `--` names one of its commands.
+#[test]
+fn help_examples_name_only_existing_subcommands() {
+    let (_, top, _) = BIN.run_cli(&["--help"], None);
+    let commands: Vec<&str> = top
+        .split("Commands:")
+        .nth(1)
+        .expect("a command list")
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert!(
+        commands.contains(&"stdio") && commands.contains(&"http"),
+        "{commands:?}"
+    );
+    let (_, help, _) = BIN.run_cli(&["mcp-tokens", "--help"], None);
+    let examples = help.split("Examples").nth(1).expect("examples");
+    let mut servers = 0;
+    for line in examples.lines() {
+        let Some((_, server)) = line.split_once(" -- ") else {
+            continue;
+        };
+        let words: Vec<&str> = server.split_whitespace().collect();
+        if words.first() == Some(&"context-loader") {
+            let sub = words[1..].iter().find(|w| !w.starts_with('-')).copied();
+            assert!(
+                sub.is_some_and(|s| commands.contains(&s)),
+                "`{line}` names no subcommand of {commands:?}"
+            );
+            servers += 1;
+        }
+    }
+    assert!(servers > 0, "{examples}");
+}

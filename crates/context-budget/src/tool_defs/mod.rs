@@ -7,6 +7,7 @@
 //! Pure: the definitions come in as JSON values; connecting to servers is the
 //! server crate's job.
 
+pub mod client;
 mod parse;
 mod render;
 pub mod report;
@@ -20,10 +21,12 @@ use serde_json::Value;
 use crate::Tokenizer;
 
 pub use parse::{MAX_SCHEMA_DEPTH, ToolDefsError, tool_definitions};
-pub use render::{OpenAiRule, Rendered, anthropic_entry, legacy_client_key_order, render_tool};
+pub use render::{
+    OpenAiRule, Rendered, anthropic_entry, legacy_client_key_order, render_tool, rendered_schema,
+};
 pub use report::{
-    DEFAULT_MCP_MODEL, Listed, McpTokens, McpTokensError, McpTokensQuery, MeasuredServer,
-    ServerReport, Status, mcp_tokens, mcp_tokens_until,
+    ClientCost, DEFAULT_MCP_MODEL, DeferredCost, Listed, McpTokens, McpTokensError, McpTokensQuery,
+    MeasuredServer, Pays, ServerReport, Status, mcp_tokens, mcp_tokens_until, rendering_and_model,
 };
 pub use savings::{HoistWork, Savings};
 
@@ -55,17 +58,39 @@ pub enum Rendering {
     #[default]
     Anthropic,
     /// An OpenAI function tool, counted by the function-calling rule of OpenAI's
-    /// cookbook.
+    /// cookbook: an estimate (OpenAI does not publish how it renders tools).
     Openai,
+    /// Codex CLI's namespace of functions, its schema rewrites included
+    /// (`--client codex`; not a `--render` value).
+    #[serde(rename = "codex", skip_deserializing)]
+    #[schemars(skip)]
+    Codex,
+    /// Gemini CLI's function declarations with its `wait_for_previous` parameter
+    /// (`--client gemini-cli`; not a `--render` value).
+    #[serde(rename = "gemini-cli", skip_deserializing)]
+    #[schemars(skip)]
+    GeminiCli,
 }
 
 impl Rendering {
+    /// `--render`'s values: the clients' own renderings come with `--client`.
     pub const NAMES: [&'static str; 2] = ["anthropic", "openai"];
 
     pub fn name(self) -> &'static str {
         match self {
             Rendering::Anthropic => "anthropic",
             Rendering::Openai => "openai",
+            Rendering::Codex => "codex",
+            Rendering::GeminiCli => "gemini-cli",
+        }
+    }
+
+    /// How the client of `shape` renders its tools.
+    pub fn of_client(shape: crate::clients::ToolShape) -> Rendering {
+        match shape {
+            crate::clients::ToolShape::ClaudeCode => Rendering::Anthropic,
+            crate::clients::ToolShape::Codex => Rendering::Codex,
+            crate::clients::ToolShape::GeminiCli => Rendering::GeminiCli,
         }
     }
 
@@ -275,7 +300,7 @@ fn measure_server_until(
         if stop() {
             return Err(Stopped);
         }
-        let name = full_name(server.name.as_deref(), &tool.name);
+        let name = rendered_name(server.name.as_deref(), &tool.name, rendering);
         if rendering == Rendering::Anthropic && name.chars().count() > MAX_TOOL_NAME_CHARS {
             left_out.push(LeftOut {
                 reason: format!(
@@ -290,11 +315,28 @@ fn measure_server_until(
         tools.push(tool_cost(tool, &name, tokenizer, rendering));
     }
     tools.sort_by(|a, b| b.tokens.cmp(&a.tokens).then_with(|| a.name.cmp(&b.name)));
-    let tool_tokens = tools.iter().map(|t| t.tokens).sum();
-    let instructions_tokens = server
-        .instructions
-        .as_deref()
-        .map_or(0, |text| tokenizer.count(text));
+    let tool_tokens: usize = tools.iter().map(|t| t.tokens).sum();
+    let instructions = server.instructions.as_deref();
+    let instructions_tokens = match (rendering, server.name.as_deref()) {
+        // The namespace around the tools, its description the instructions: the
+        // whole namespace counted, less its tools.
+        (Rendering::Codex, Some(name)) => {
+            let functions = server
+                .tools
+                .iter()
+                .map(|tool| client::codex_function(tool, &client::codex_name(&tool.name), false))
+                .collect();
+            let namespace = client::codex_namespace(name, instructions, functions);
+            tokenizer
+                .count(&compact(&namespace))
+                .saturating_sub(tool_tokens)
+        }
+        (Rendering::Codex, None) => 0,
+        (Rendering::GeminiCli, Some(name)) => instructions.map_or(0, |text| {
+            tokenizer.count(&client::gemini_instructions(name, text))
+        }),
+        _ => instructions.map_or(0, |text| tokenizer.count(text)),
+    };
     Ok(ServerCost {
         total_tokens: tool_tokens + instructions_tokens,
         tool_tokens,
@@ -313,6 +355,18 @@ pub fn full_name(server: Option<&str>, tool: &str) -> String {
     }
 }
 
+/// The name the model sees in `rendering`: Claude Code's [`full_name`] (also for
+/// the cookbook rule), Codex's function name inside its server's namespace, Gemini
+/// CLI's `mcp_<server>_<tool>`. A bare list keeps its names (Codex's rule applied).
+pub fn rendered_name(server: Option<&str>, tool: &str, rendering: Rendering) -> String {
+    match (rendering, server) {
+        (Rendering::Codex, _) => client::codex_name(tool),
+        (Rendering::GeminiCli, Some(server)) => client::gemini_name(server, tool),
+        (Rendering::GeminiCli, None) => tool.to_string(),
+        (Rendering::Anthropic | Rendering::Openai, server) => full_name(server, tool),
+    }
+}
+
 fn tool_cost(
     tool: &ToolDefinition,
     name: &str,
@@ -325,7 +379,10 @@ fn tool_cost(
         name: name.to_string(),
         tokens: rendered.tokens,
         description_tokens: tokenizer.count(description),
-        schema_tokens: tokenizer.count(&compact(&render::model_schema(&tool.input_schema))),
+        schema_tokens: tokenizer.count(&compact(&render::rendered_schema(
+            &tool.input_schema,
+            rendering,
+        ))),
         beyond_rule: rendered.beyond_rule,
     }
 }
@@ -450,6 +507,8 @@ pub fn measure_until(
             forced_choice_tokens: None,
             source: OPENAI_RULE_SOURCE,
         }),
+        // What the client's own prompt adds is the client's, not the servers'.
+        Rendering::Codex | Rendering::GeminiCli => None,
     };
     let any_tools = costs.iter().any(|c| !c.tools.is_empty());
     let request_overhead = request_overhead.filter(|_| any_tools);

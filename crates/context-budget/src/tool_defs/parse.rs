@@ -27,48 +27,53 @@ pub enum ToolDefsError {
 /// - Anthropic: `{name, description, input_schema}`;
 /// - OpenAI Chat Completions: `{type: "function", function: {name, description, parameters}}`;
 /// - OpenAI Responses: `{type: "function", name, description, parameters}`.
-pub fn tool_definitions(value: &Value) -> Result<Vec<ToolDefinition>, ToolDefsError> {
+///
+/// Takes the list by value and moves each schema out of it: a 6 MB `tools` argument
+/// is never held twice (M1).
+pub fn tool_definitions(value: Value) -> Result<Vec<ToolDefinition>, ToolDefsError> {
     let list = match value {
         Value::Array(list) => list,
-        Value::Object(object) => match object.get("tools") {
+        Value::Object(mut object) => match object.remove("tools") {
             Some(Value::Array(list)) => list,
             _ => return Err(ToolDefsError::NotAList),
         },
         _ => return Err(ToolDefsError::NotAList),
     };
-    list.iter()
+    list.into_iter()
         .enumerate()
         .map(|(index, tool)| definition(index, tool))
         .collect()
 }
 
-fn definition(index: usize, tool: &Value) -> Result<ToolDefinition, ToolDefsError> {
+fn definition(index: usize, tool: Value) -> Result<ToolDefinition, ToolDefsError> {
     let bad = |reason: &str| ToolDefsError::BadTool {
         index,
         reason: reason.to_string(),
     };
-    let object = tool.as_object().ok_or_else(|| bad("not an object"))?;
+    let Value::Object(mut object) = tool else {
+        return Err(bad("not an object"));
+    };
     // OpenAI Chat Completions nests the function.
-    let fields: &Map<String, Value> = match object.get("function") {
+    let mut fields: Map<String, Value> = match object.remove("function") {
         Some(Value::Object(function)) => function,
         Some(_) => return Err(bad("`function` is not an object")),
         None => object,
     };
-    let name = match fields.get("name") {
-        Some(Value::String(name)) if !name.is_empty() => name.clone(),
+    let name = match fields.remove("name") {
+        Some(Value::String(name)) if !name.is_empty() => name,
         _ => return Err(bad("no `name` string")),
     };
-    let description = match fields.get("description") {
+    let description = match fields.remove("description") {
         None | Some(Value::Null) => None,
-        Some(Value::String(text)) => Some(text.clone()),
+        Some(Value::String(text)) => Some(text),
         Some(_) => return Err(bad("`description` is not a string")),
     };
     let schema = ["inputSchema", "input_schema", "parameters"]
         .iter()
-        .find_map(|key| fields.get(*key));
+        .find_map(|key| fields.remove(*key));
     let input_schema = match schema {
         None | Some(Value::Null) => Value::Object(Map::new()),
-        Some(Value::Object(schema)) => Value::Object(schema.clone()),
+        Some(schema @ Value::Object(_)) => schema,
         Some(_) => return Err(bad("its input schema is not an object")),
     };
     if depth(&input_schema) > MAX_SCHEMA_DEPTH {
@@ -120,7 +125,7 @@ mod tests {
             json!([{"type": "function", "name": "search", "description": "Find", "parameters": schema}]),
         ];
         for shape in shapes {
-            let tools = tool_definitions(&shape).expect("reads");
+            let tools = tool_definitions(shape.clone()).expect("reads");
             assert_eq!(
                 tools,
                 [ToolDefinition {
@@ -135,9 +140,9 @@ mod tests {
 
     #[test]
     fn bad_lists_name_the_tool_and_the_reason() {
-        assert_eq!(tool_definitions(&json!("x")), Err(ToolDefsError::NotAList));
+        assert_eq!(tool_definitions(json!("x")), Err(ToolDefsError::NotAList));
         assert_eq!(
-            tool_definitions(&json!([{"name": "a"}, {"description": "b"}]))
+            tool_definitions(json!([{"name": "a"}, {"description": "b"}]))
                 .unwrap_err()
                 .to_string(),
             "tools[1]: no `name` string"
@@ -146,7 +151,7 @@ mod tests {
         for _ in 0..70 {
             deep = json!({"type": "object", "properties": {"x": deep}});
         }
-        let error = tool_definitions(&json!([{"name": "deep", "inputSchema": deep}])).unwrap_err();
+        let error = tool_definitions(json!([{"name": "deep", "inputSchema": deep}])).unwrap_err();
         assert!(
             matches!(error, ToolDefsError::TooDeep { index: 0, .. }),
             "{error}"

@@ -49,6 +49,15 @@ pub fn legacy_client_key_order(schema: &Value) -> Value {
 /// The schema keys Claude Code's `initialize`-era client writes before any other.
 const LEGACY_CLIENT_KEYS_FIRST: [&str; 3] = ["type", "properties", "required"];
 
+/// The schema as `rendering` sends it.
+pub fn rendered_schema(schema: &Value, rendering: Rendering) -> Value {
+    match rendering {
+        Rendering::Anthropic | Rendering::Openai => model_schema(schema),
+        Rendering::Codex => super::client::codex_schema(schema),
+        Rendering::GeminiCli => super::client::gemini_schema(schema),
+    }
+}
+
 /// Claude Code's Messages API entry for a tool.
 pub fn anthropic_entry(tool: &ToolDefinition, name: &str) -> Value {
     json!({
@@ -71,6 +80,14 @@ pub fn render_tool(
             beyond_rule: Vec::new(),
         },
         Rendering::Openai => OpenAiRule::for_tokenizer(tokenizer).tool(tool, name, tokenizer),
+        Rendering::Codex => Rendered {
+            tokens: tokenizer.count(&compact(&super::client::codex_function(tool, name, false))),
+            beyond_rule: Vec::new(),
+        },
+        Rendering::GeminiCli => Rendered {
+            tokens: tokenizer.count(&compact(&super::client::gemini_declaration(tool, name))),
+            beyond_rule: Vec::new(),
+        },
     }
 }
 

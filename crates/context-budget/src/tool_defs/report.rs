@@ -11,10 +11,11 @@ use serde_json::Value;
 
 use super::{
     MAX_TOOL_NAME_CHARS, Rendering, ServerCost, ServerDefinitions, Summary, ToolDefsError,
-    anthropic_entry, anthropic_tool_use_prompt, compact, full_name, measure_until,
-    tool_definitions,
+    anthropic_entry, anthropic_tool_use_prompt, client as shapes, compact, full_name,
+    measure_until, tool_definitions,
 };
-use crate::{CountError, ExactCounter, TokenCounter};
+use crate::clients::{Client, Deferral, InstructionsPlace};
+use crate::{CountError, ExactCounter, TokenCounter, Tokenizer};
 
 /// The model when none is named: a current Claude, what most MCP clients talk to.
 pub const DEFAULT_MCP_MODEL: &str = "claude";
@@ -28,6 +29,11 @@ pub const MAX_EXACT_REQUEST_BYTES: usize = 8 * 1024 * 1024;
 /// No count_tokens request is started this long after the call's first one (each
 /// is also bounded by `--anthropic-timeout-ms`).
 pub const EXACT_DEADLINE: Duration = Duration::from_secs(30);
+/// `method` of an answer in the `openai` rendering: the cookbook's rule is an
+/// estimate of what OpenAI's API counts, whatever the encoding.
+pub const OPENAI_RULE_METHOD: &str = "estimate: OpenAI cookbook function-calling rule \
+(num_tokens_for_tools) over the model's encoding; OpenAI does not publish how it renders tools, \
+and names are Claude Code's (`--client codex` renders what Codex sends)";
 /// `method` of an answer whose servers were all counted by the API.
 pub const EXACT_TOOLS_METHOD: &str = "exact: Anthropic count_tokens API with `tools`, per server: \
 its request less the same request without tools, less the tool-use system prompt (counted once, \
@@ -108,6 +114,9 @@ pub struct McpTokens {
     pub exact: bool,
     pub method: &'static str,
     pub render: Rendering,
+    /// `client`: what that client sends, eager and deferred, and which it pays.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client: Option<ClientCost>,
     #[serde(flatten)]
     pub summary: Summary,
     pub servers: Vec<ServerReport>,
@@ -138,6 +147,12 @@ pub struct McpTokensQuery {
     /// Default [`DEFAULT_MCP_MODEL`].
     pub model: Option<String>,
     pub render: Option<Rendering>,
+    /// Render and count as this client sends the tools (its rendering, its default
+    /// model, its deferral rule); overrides `render`.
+    pub client: Option<&'static Client>,
+    /// Claude Code's `ENABLE_TOOL_SEARCH` (command line: the environment's), which
+    /// decides whether it defers.
+    pub tool_search: Option<String>,
     /// Over this many tokens in total (or, with `per_server`, in any one server):
     /// `over_budget` says what.
     pub max_tokens: Option<usize>,
@@ -178,7 +193,8 @@ pub fn mcp_tokens_until(
     query: McpTokensQuery,
     stop: super::Stop,
 ) -> Result<McpTokens, McpTokensError> {
-    let requested = query.model.as_deref().unwrap_or(DEFAULT_MCP_MODEL);
+    let (render, requested) =
+        rendering_and_model(query.client, query.render, query.model.as_deref());
     let model = counter.resolve(Some(requested))?;
     let tokenizer = model.tokenizer();
     let mut servers: Vec<MeasuredServer> = query.measured;
@@ -194,7 +210,7 @@ pub fn mcp_tokens_until(
                 .map_err(CountError::Limit)?;
         }
         let tools =
-            tool_definitions(&Value::Array(query.tools)).map_err(McpTokensError::Unreadable)?;
+            tool_definitions(Value::Array(query.tools)).map_err(McpTokensError::Unreadable)?;
         if tools.is_empty() {
             return Err(McpTokensError::NoTools);
         }
@@ -210,7 +226,16 @@ pub fn mcp_tokens_until(
             source: None,
         });
     }
-    let render = query.render.unwrap_or_default();
+    let mut warnings = Vec::new();
+    if let (Some(client), Some(asked)) = (query.client, query.render)
+        && asked != render
+    {
+        warnings.push(format!(
+            "`render` {} not used: `client` {} renders its own way",
+            asked.name(),
+            client.id
+        ));
+    }
     // Moved out, not copied: the rows below need only each server's name.
     let ok: Vec<ServerDefinitions> = servers
         .iter_mut()
@@ -231,7 +256,6 @@ pub fn mcp_tokens_until(
     );
     let (costs, summary) = measure_until(&ok, settings, stop).map_err(|_| CountError::Cancelled)?;
     let (mut costs, mut summary) = (costs, summary);
-    let mut warnings = Vec::new();
     // Exact Claude counts: only for the Messages API's own rendering.
     let claude = exact
         .zip(model.entry())
@@ -256,6 +280,14 @@ pub fn mcp_tokens_until(
     let all_exact = exact_servers
         .as_ref()
         .is_some_and(|counted| counted.iter().all(|c| *c));
+    let client = query.client.map(|client| {
+        let context = ClientContext {
+            model: requested,
+            window,
+            tool_search: query.tool_search.as_deref(),
+        };
+        client_cost(client, &ok, &costs, tokenizer, context)
+    });
     let mut exact_flags = exact_servers.clone().unwrap_or_default().into_iter();
     let mut costs = costs.into_iter();
     let reports: Vec<ServerReport> = servers
@@ -327,19 +359,243 @@ pub fn mcp_tokens_until(
             (true, Some((exact, _))) => exact.encoding(),
             _ => tokenizer.name(),
         },
-        exact: all_exact || tokenizer.is_exact(),
+        exact: all_exact || (tokenizer.is_exact() && render != Rendering::Openai),
         method: if all_exact {
             EXACT_TOOLS_METHOD
+        } else if render == Rendering::Openai {
+            OPENAI_RULE_METHOD
         } else {
             tokenizer.method()
         },
         render,
+        client,
         summary,
         servers: reports,
         over_budget,
         configs,
         per_tool: false,
     })
+}
+
+/// The rendering and the model name of a call: a client's own rendering and (unless
+/// `model` names one) its default model; else `render` and `model`, by default
+/// Claude Code's rendering and [`DEFAULT_MCP_MODEL`].
+pub fn rendering_and_model<'a>(
+    client: Option<&'static Client>,
+    render: Option<Rendering>,
+    model: Option<&'a str>,
+) -> (Rendering, &'a str) {
+    match client {
+        Some(client) => (
+            Rendering::of_client(client.tools.shape),
+            model.unwrap_or(client.tools.default_model),
+        ),
+        None => (
+            render.unwrap_or_default(),
+            model.unwrap_or(DEFAULT_MCP_MODEL),
+        ),
+    }
+}
+
+/// Which of the two costs a client's user pays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Pays {
+    /// Every definition on every request.
+    Eager,
+    /// What stays in every request, and the definitions once the model searches.
+    Deferred,
+}
+
+/// What one client sends for the measured servers, both ways, and which it pays.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct ClientCost {
+    /// `--client`'s name.
+    pub client: &'static str,
+    pub product: &'static str,
+    /// The version whose requests the rules were recorded from.
+    pub version: &'static str,
+    /// Every definition (and the instructions where the client puts them) on every
+    /// request: the servers' `total_tokens`.
+    pub eager_tokens: usize,
+    /// With the tools deferred (absent: the client never defers).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deferred: Option<DeferredCost>,
+    /// Which of the two this client pays, by `rule`.
+    pub pays: Pays,
+    /// The client's rule, applied to this model and these tools.
+    pub rule: String,
+}
+
+/// The deferred cost: what stays in every request, and what the model's search
+/// brings in once (and keeps in the history).
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct DeferredCost {
+    pub every_request_tokens: usize,
+    pub searched_tokens: usize,
+    /// What stays in every request.
+    pub every_request: &'static str,
+}
+
+/// What decides a client's deferral besides the tools.
+#[derive(Debug, Clone, Copy)]
+struct ClientContext<'a> {
+    model: &'a str,
+    window: Option<u64>,
+    tool_search: Option<&'a str>,
+}
+
+fn client_cost(
+    client: &'static Client,
+    servers: &[ServerDefinitions],
+    costs: &[ServerCost],
+    tokenizer: Tokenizer,
+    context: ClientContext,
+) -> ClientCost {
+    let eager_tokens: usize = costs.iter().map(|c| c.total_tokens).sum();
+    let tool_tokens: usize = costs.iter().map(|c| c.tool_tokens).sum();
+    let (deferred, pays, rule) = match client.tools.deferral {
+        Deferral::Never => (
+            None,
+            Pays::Eager,
+            format!("{} never defers tools", client.product),
+        ),
+        Deferral::ToolSearch { auto_percent } => {
+            let names: usize = costs
+                .iter()
+                .map(|c| {
+                    tokenizer.count(&shapes::claude_code_deferred_names(
+                        c.tools.iter().map(|t| t.name.as_str()),
+                    ))
+                })
+                .sum();
+            let instructions: usize = costs.iter().map(|c| c.instructions_tokens).sum();
+            let deferred = DeferredCost {
+                every_request_tokens: names + instructions,
+                searched_tokens: tool_tokens,
+                every_request: "each deferred tool's name, one a line, and the instructions in \
+                                the system prompt",
+            };
+            let (pays, rule) = claude_code_rule(context, auto_percent, tool_tokens);
+            (Some(deferred), pays, rule)
+        }
+        Deferral::OwnModels { prefixes } => {
+            let line_chars = match client.tools.instructions {
+                InstructionsPlace::Namespace { line_chars } => line_chars,
+                _ => usize::MAX,
+            };
+            let (mut lines, mut searched) = (0, 0);
+            for server in servers.iter().filter(|s| !s.tools.is_empty()) {
+                let name = server.name.as_deref().unwrap_or("tools");
+                let instructions = server.instructions.as_deref();
+                lines +=
+                    tokenizer.count(&shapes::codex_server_line(name, instructions, line_chars));
+                let functions = server
+                    .tools
+                    .iter()
+                    .map(|t| shapes::codex_function(t, &shapes::codex_name(&t.name), true))
+                    .collect();
+                let namespace = shapes::codex_namespace(name, instructions, functions);
+                searched += tokenizer.count(&compact(&shapes::codex_search_output(namespace)));
+            }
+            let own = prefixes.iter().any(|p| context.model.starts_with(p));
+            let deferred = DeferredCost {
+                every_request_tokens: lines,
+                searched_tokens: searched,
+                every_request: "one line per server: `- mcp__<server>: ` and its instructions \
+                                (cut to 250 characters)",
+            };
+            let rule = match own {
+                true => format!(
+                    "Codex defers MCP tools behind tool_search for its own models ({}): `{}` is one",
+                    prefixes.join("*, ") + "*",
+                    context.model
+                ),
+                false => format!(
+                    "Codex sends every definition for a model it does not know: `{}` is not one of \
+                     its own ({})",
+                    context.model,
+                    prefixes.join("*, ") + "*"
+                ),
+            };
+            let pays = if own { Pays::Deferred } else { Pays::Eager };
+            (Some(deferred), pays, rule)
+        }
+    };
+    ClientCost {
+        client: client.id,
+        product: client.product,
+        version: client.version,
+        eager_tokens,
+        deferred,
+        pays,
+        rule,
+    }
+}
+
+/// Claude Code 2.1.328's choice (its `ENABLE_TOOL_SEARCH` reading): unset, `true`,
+/// `1`, `auto:0` or anything it does not know: tool search; `false`, `0`, `no`,
+/// `off` or `auto:100`: none; `auto` or `auto:N`: only once the deferred tools reach
+/// N % (default `auto_percent`) of the model's window.
+fn claude_code_rule(
+    context: ClientContext,
+    auto_percent: u8,
+    tool_tokens: usize,
+) -> (Pays, String) {
+    let setting = context.tool_search.map(str::trim).filter(|s| !s.is_empty());
+    let percent = match setting {
+        Some("auto") => Some(f64::from(auto_percent)),
+        Some(value) => value
+            .strip_prefix("auto:")
+            .and_then(|n| n.trim().parse::<f64>().ok())
+            .map(|n| n.clamp(0.0, 100.0)),
+        None => None,
+    };
+    let shown = setting.map_or_else(|| "unset".to_string(), |s| format!("`{s}`"));
+    match (setting, percent) {
+        (_, Some(p)) if p <= 0.0 => (
+            Pays::Deferred,
+            format!("ENABLE_TOOL_SEARCH {shown}: tool search always"),
+        ),
+        (_, Some(p)) if p >= 100.0 => (
+            Pays::Eager,
+            format!("ENABLE_TOOL_SEARCH {shown}: no tool search"),
+        ),
+        (_, Some(p)) => match context.window {
+            Some(window) => {
+                let threshold = (window as f64 * p / 100.0).floor() as usize;
+                let pays = match tool_tokens >= threshold {
+                    true => Pays::Deferred,
+                    false => Pays::Eager,
+                };
+                (
+                    pays,
+                    format!(
+                        "ENABLE_TOOL_SEARCH {shown}: tool search once the tools reach {p}% of the \
+                         {window}-token window ({threshold} tokens); these are {tool_tokens}"
+                    ),
+                )
+            }
+            None => (
+                Pays::Deferred,
+                format!(
+                    "ENABLE_TOOL_SEARCH {shown}: the model's window is unknown; counted as deferred"
+                ),
+            ),
+        },
+        (Some(off), None)
+            if ["false", "0", "no", "off"].contains(&off.to_ascii_lowercase().as_str()) =>
+        {
+            (
+                Pays::Eager,
+                format!("ENABLE_TOOL_SEARCH {shown}: no tool search"),
+            )
+        }
+        _ => (
+            Pays::Deferred,
+            format!("ENABLE_TOOL_SEARCH {shown}: Claude Code defers MCP tools behind ToolSearch"),
+        ),
+    }
 }
 
 /// Count each server's tools (and instructions) with the provider, as Claude Code

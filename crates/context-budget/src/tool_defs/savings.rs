@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use super::{Rendering, ServerDefinitions, ToolDefinition, compact, full_name, render_tool};
+use super::{Rendering, ServerDefinitions, ToolDefinition, compact, render_tool, rendered_name};
 use crate::Tokenizer;
 use crate::suggest::squash;
 
@@ -147,7 +147,7 @@ pub fn savings_until(
             if stop() {
                 return Err(super::Stopped);
             }
-            let name = full_name(server.name.as_deref(), &tool.name);
+            let name = rendered_name(server.name.as_deref(), &tool.name, rendering);
             // Each rewrite is counted in place of the schema, never with a copy of it.
             let count = |schema: Value| {
                 let rewritten = ToolDefinition {
@@ -178,10 +178,12 @@ pub fn savings_until(
 
             // The cookbook rule reads no nested schema and no `$ref`: a hoist would
             // only hide a property's type and description from it, a saving that is
-            // not one. Under that rule hoisting is not measured.
-            let (hoisted, hoists) = match rendering {
-                Rendering::Anthropic => hoist_within(&tool.input_schema, work),
-                Rendering::Openai => (tool.input_schema.clone(), 0),
+            // not one. Under that rule hoisting is not measured; nor for Codex, whose
+            // rewrite keeps only the keywords it knows (no `$ref`/`$defs` seen kept).
+            let hoists_kept = matches!(rendering, Rendering::Anthropic | Rendering::GeminiCli);
+            let (hoisted, hoists) = match hoists_kept {
+                true => hoist_within(&tool.input_schema, work),
+                false => (tool.input_schema.clone(), 0),
             };
             let hoist_saved = match hoists {
                 0 => 0,
@@ -196,12 +198,12 @@ pub fn savings_until(
             let strip_saved = saved(before, removed, stripped_tokens);
             record(&mut unneeded, &name, strip_saved, removed);
             // Both: strip first (a title that differs can keep two subtrees apart).
-            let both = match rendering {
-                Rendering::Anthropic => match hoist_within(&stripped, work) {
+            let both = match hoists_kept {
+                true => match hoist_within(&stripped, work) {
                     (_, 0) => stripped_tokens,
                     (both, _) => count(both),
                 },
-                Rendering::Openai => stripped_tokens,
+                false => stripped_tokens,
             };
             let after = both.min(stripped_tokens).min(before);
             after_total += after;

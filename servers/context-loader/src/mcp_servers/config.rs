@@ -64,11 +64,30 @@ pub enum Transport {
     },
 }
 
-/// The config files a client would read for this project and user, that exist. A
-/// project file that is also the user's (started in the home folder) is the user's.
-pub fn discover(project: &Path, home: Option<&Path>) -> Vec<(PathBuf, Scope)> {
+/// The config files a client would read for this project and user, that exist; with
+/// `client`, only that client's (`mcp-tokens --client`). A project file that is also
+/// the user's (started in the home folder) is the user's.
+pub fn discover(
+    project: &Path,
+    home: Option<&Path>,
+    client: Option<&context_budget::clients::Client>,
+) -> Vec<(PathBuf, Scope)> {
     let mut candidates: Vec<(PathBuf, Scope)> = Vec::new();
-    if let Some(home) = home {
+    if let Some(client) = client {
+        let codex_home = std::env::var_os("CODEX_HOME").map(PathBuf::from);
+        if let Some(home) = home {
+            for file in client.tools.user_configs {
+                let path = match (file.strip_prefix(".codex/"), &codex_home) {
+                    (Some(rest), Some(codex_home)) => codex_home.join(rest),
+                    _ => home.join(file),
+                };
+                candidates.push((path, Scope::User));
+            }
+        }
+        for file in client.tools.project_configs {
+            candidates.push((project.join(file), Scope::Project));
+        }
+    } else if let Some(home) = home {
         candidates.extend(
             [
                 home.join(".claude.json"),

@@ -162,7 +162,12 @@ async fn count_before(
     let deadline = deadline.into_std();
     let tools = server.tools.len();
     let counted = tokio::task::spawn_blocking(move || {
-        let Ok(model) = counting.counter.resolve(counting.model.as_deref()) else {
+        let (render, model) = context_budget::tool_defs::rendering_and_model(
+            counting.client,
+            counting.render,
+            counting.model.as_deref(),
+        );
+        let Ok(model) = counting.counter.resolve(Some(model)) else {
             // An unknown model: the answer's count says so, for every server.
             return (server, true);
         };
@@ -170,7 +175,7 @@ async fn count_before(
             model.name(),
             model.tokenizer(),
             model.entry().map(|e| e.context_window),
-            counting.render.unwrap_or_default(),
+            render,
             counting.counter.limits().hoist_work_factor,
         );
         let stop = || std::time::Instant::now() >= deadline;
@@ -551,7 +556,7 @@ async fn list(
             }
         }
     }
-    let tools = tool_definitions(&tools).map_err(|e| format!("tools/list: {e}"))?;
+    let tools = tool_definitions(tools).map_err(|e| format!("tools/list: {e}"))?;
     // Listed for the record (clients do not send them with every request); a server
     // that declares a capability but not every method of it (-32601) has none.
     let mut listed = Listed::default();

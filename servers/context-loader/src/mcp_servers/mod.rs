@@ -40,6 +40,8 @@ pub struct Sources {
     /// How the definitions will be counted: each server's are counted within its
     /// `timeout` too, so one clock covers connecting, listing and counting.
     pub counting: Option<Counting>,
+    /// `--client`: without `configs`, only that client's config files are read.
+    pub client: Option<&'static context_budget::clients::Client>,
 }
 
 /// The count the answer will make, made within each server's clock.
@@ -48,6 +50,7 @@ pub struct Counting {
     pub counter: context_budget::TokenCounter,
     pub model: Option<String>,
     pub render: Option<context_budget::tool_defs::Rendering>,
+    pub client: Option<&'static context_budget::clients::Client>,
 }
 
 /// What a stdio server gets of our environment, as the MCP SDKs' stdio clients pass
@@ -139,7 +142,24 @@ pub fn servers(sources: &Sources) -> Result<(Vec<ServerConfig>, Vec<PathBuf>), T
             .map(|path| (path.clone(), Scope::User))
             .collect(),
         (true, true) => {
-            let found = config::discover(&project, home.as_deref());
+            let found = config::discover(&project, home.as_deref(), sources.client);
+            if let (true, Some(client)) = (found.is_empty(), sources.client) {
+                let files: Vec<String> = client
+                    .tools
+                    .project_configs
+                    .iter()
+                    .map(|f| format!("./{f}"))
+                    .chain(client.tools.user_configs.iter().map(|f| format!("~/{f}")))
+                    .collect();
+                return Err(bad(
+                    format!(
+                        "no {} config found for this project or user (looked for {})",
+                        client.product,
+                        files.join(", ")
+                    ),
+                    "Name one with --config FILE, or measure one server with -- CMD ARGS or --url URL.",
+                ));
+            }
             if found.is_empty() {
                 return Err(bad(
                     "no MCP client config found for this project or user (looked for .mcp.json, \

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use clap::builder::TypedValueParser;
 
+use context_budget::clients;
 use context_budget::tool_defs::{
     McpTokens, McpTokensQuery, MeasuredServer, Rendering, Status, mcp_tokens_until,
 };
@@ -42,14 +43,33 @@ pub struct McpTokensParams {
     pub server: Option<String>,
     #[arg(long, short, help = "Model or encoding name (default claude)")]
     pub model: Option<String>,
+    /// Accepted over MCP but not listed: `client` says the same in fewer of the tool
+    /// list's tokens (`claude-code` is `anthropic`; `codex` what Codex sends, where
+    /// `openai` is the cookbook's estimate).
+    #[schemars(skip)]
     #[arg(
         long,
         value_parser = clap::builder::PossibleValuesParser::new(Rendering::NAMES)
             .map(|name| Rendering::from_name(&name).unwrap_or_default()),
+        conflicts_with = "client",
         help = "How tools are sent: `anthropic` (Claude Code's request, default) or `openai` \
-                (OpenAI's cookbook function rule)"
+                (OpenAI's cookbook function rule, an estimate)"
     )]
     pub render: Option<Rendering>,
+    #[schemars(schema_with = "client_names")]
+    #[serde(default)]
+    #[arg(
+        long,
+        value_parser = clap::builder::PossibleValuesParser::new(clients::IDS),
+        help = "Render tools as this client sends them, count with its model's tokenizer, and \
+                show eager and deferred costs and which it pays; without --config, read its \
+                config files"
+    )]
+    pub client: Option<String>,
+    /// Claude Code's `ENABLE_TOOL_SEARCH` (command line: read from the environment).
+    #[serde(skip)]
+    #[arg(skip)]
+    pub tool_search: Option<String>,
     /// A saved tool list (command line only).
     #[serde(skip)]
     #[arg(
@@ -177,11 +197,29 @@ impl McpTokensParams {
             server: self.server,
             model: self.model,
             render: self.render,
+            client: self.client.as_deref().and_then(clients::by_id),
+            tool_search: self.tool_search,
             max_tokens: self.max_tokens,
             per_server: self.per_server,
             measured: self.measured,
             configs_read: self.configs_read,
         }
+    }
+}
+
+/// One of the table's clients.
+fn client_names(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": "string", "enum": clients::IDS})
+}
+
+/// The client named `id`, or why not.
+fn known_client(id: Option<&str>) -> Result<(), ToolError> {
+    match id {
+        Some(id) if clients::by_id(id).is_none() => Err(invalid(
+            format!("`client` {id} is not a measured client"),
+            &format!("Use one of: {}.", clients::IDS.join(", ")),
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -193,13 +231,14 @@ fn objects(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
 impl Tool for McpTokensTool {
     const NAME: &'static str = "mcp-tokens";
     const TITLE: &'static str = "MCP tool tokens";
-    const DESCRIPTION: &'static str = "What tool definitions cost per request (as Claude Code sends \
-them) and what trimming saves. CLI `context-loader mcp-tokens` measures configured servers.";
+    const DESCRIPTION: &'static str = "What tool definitions cost per request as `client` sends \
+them, and what trimming saves; the CLI measures configured servers.";
     const COMMAND: &'static str = "mcp-tokens";
     const ABOUT: &'static str = "Measure MCP servers' tool definitions (the `mcp-tokens` tool)";
     const EXAMPLES: &'static str = "\
 context-loader mcp-tokens --config docs/examples/mcp.json --per-tool\n\
 context-loader mcp-tokens --model gpt-4o --max-tokens 3000 -- context-loader stdio\n\
+context-loader mcp-tokens --client codex -- context-loader stdio\n\
 context-loader mcp-tokens --file docs/examples/parcel-tools.json --render openai --model gpt-4o";
 
     type Params = McpTokensParams;
@@ -210,6 +249,7 @@ context-loader mcp-tokens --file docs/examples/parcel-tools.json --render openai
         params: Self::Params,
         call: Call,
     ) -> Result<McpTokens, ToolError> {
+        known_client(params.client.as_deref())?;
         // The count first, before any work: each tool costs the answer a row.
         if let Err(error) = service.counter().check_tools(params.tools.len()) {
             drop(params);
@@ -239,8 +279,11 @@ context-loader mcp-tokens --file docs/examples/parcel-tools.json --render openai
         mut params: Self::Params,
         service: &Service,
     ) -> Result<Self::Params, ToolError> {
+        let client = params.client.as_deref().and_then(clients::by_id);
+        params.tool_search = std::env::var("ENABLE_TOOL_SEARCH").ok();
         if params.file.is_none() {
             let sources = crate::mcp_servers::Sources {
+                client,
                 configs: params.config.clone(),
                 command: params.command.clone(),
                 url: params.url.clone(),
@@ -260,6 +303,7 @@ context-loader mcp-tokens --file docs/examples/parcel-tools.json --render openai
                     counter: service.counter().clone(),
                     model: params.model.clone(),
                     render: params.render,
+                    client,
                 }),
             };
             let (servers, read) = crate::mcp_servers::servers(&sources)?;
@@ -404,6 +448,24 @@ fn table(output: &McpTokens) -> String {
         summary.layer_percent,
         summary.layer_budget,
     ));
+    if let Some(client) = &output.client {
+        text.push_str(&format!(
+            "\n{} {}: eager {} tokens on every request",
+            client.product, client.version, client.eager_tokens
+        ));
+        if let Some(deferred) = &client.deferred {
+            text.push_str(&format!(
+                "; deferred {} on every request + {} once the model searches",
+                deferred.every_request_tokens, deferred.searched_tokens
+            ));
+        }
+        let pays = match client.pays {
+            context_budget::tool_defs::Pays::Eager => "eager",
+            context_budget::tool_defs::Pays::Deferred => "deferred",
+        };
+        let rule = crate::outside::line(&client.rule, crate::outside::MAX_MESSAGE_CHARS);
+        text.push_str(&format!("\npays: {pays} ({rule})"));
+    }
     if let Some(overhead) = &summary.request_overhead {
         text.push_str(&format!(
             "\nper request: {} tokens with the provider's fixed tool prompt (+{})",
