@@ -14,7 +14,7 @@ use super::{
     anthropic_entry, anthropic_tool_use_prompt, client as shapes, compact, full_name,
     measure_until, tool_definitions,
 };
-use crate::clients::{Client, Deferral, InstructionsPlace};
+use crate::clients::{Client, Deferral, InstructionsPlace, ToolRules};
 use crate::{CountError, ExactCounter, TokenCounter, Tokenizer};
 
 /// The model when none is named: a current Claude, what most MCP clients talk to.
@@ -280,13 +280,14 @@ pub fn mcp_tokens_until(
     let all_exact = exact_servers
         .as_ref()
         .is_some_and(|counted| counted.iter().all(|c| *c));
-    let client = query.client.map(|client| {
+    let rendered = query.client.and_then(|c| c.tools.map(|rules| (c, rules)));
+    let client = rendered.map(|(client, rules)| {
         let context = ClientContext {
             model: requested,
             window,
             tool_search: query.tool_search.as_deref(),
         };
-        client_cost(client, &ok, &costs, tokenizer, context)
+        client_cost((client, rules), &ok, &costs, tokenizer, context)
     });
     let mut exact_flags = exact_servers.clone().unwrap_or_default().into_iter();
     let mut costs = costs.into_iter();
@@ -385,10 +386,10 @@ pub fn rendering_and_model<'a>(
     render: Option<Rendering>,
     model: Option<&'a str>,
 ) -> (Rendering, &'a str) {
-    match client {
-        Some(client) => (
-            Rendering::of_client(client.tools.shape),
-            model.unwrap_or(client.tools.default_model),
+    match client.and_then(|client| client.tools) {
+        Some(rules) => (
+            Rendering::of_client(rules.shape),
+            model.unwrap_or(rules.default_model),
         ),
         None => (
             render.unwrap_or_default(),
@@ -446,7 +447,7 @@ struct ClientContext<'a> {
 }
 
 fn client_cost(
-    client: &'static Client,
+    (client, rules): (&'static Client, ToolRules),
     servers: &[ServerDefinitions],
     costs: &[ServerCost],
     tokenizer: Tokenizer,
@@ -454,7 +455,7 @@ fn client_cost(
 ) -> ClientCost {
     let eager_tokens: usize = costs.iter().map(|c| c.total_tokens).sum();
     let tool_tokens: usize = costs.iter().map(|c| c.tool_tokens).sum();
-    let (deferred, pays, rule) = match client.tools.deferral {
+    let (deferred, pays, rule) = match rules.deferral {
         Deferral::Never => (
             None,
             Pays::Eager,
@@ -480,7 +481,7 @@ fn client_cost(
             (Some(deferred), pays, rule)
         }
         Deferral::OwnModels { prefixes } => {
-            let line_chars = match client.tools.instructions {
+            let line_chars = match rules.instructions {
                 InstructionsPlace::Namespace { line_chars } => line_chars,
                 _ => usize::MAX,
             };

@@ -73,10 +73,10 @@ pub fn discover(
     client: Option<&context_budget::clients::Client>,
 ) -> Vec<(PathBuf, Scope)> {
     let mut candidates: Vec<(PathBuf, Scope)> = Vec::new();
-    if let Some(client) = client {
+    if let Some(rules) = client.and_then(|client| client.tools) {
         let codex_home = std::env::var_os("CODEX_HOME").map(PathBuf::from);
         if let Some(home) = home {
-            for file in client.tools.user_configs {
+            for file in rules.user_configs {
                 let path = match (file.strip_prefix(".codex/"), &codex_home) {
                     (Some(rest), Some(codex_home)) => codex_home.join(rest),
                     _ => home.join(file),
@@ -84,7 +84,7 @@ pub fn discover(
                 candidates.push((path, Scope::User));
             }
         }
-        for file in client.tools.project_configs {
+        for file in rules.project_configs {
             candidates.push((project.join(file), Scope::Project));
         }
     } else if let Some(home) = home {

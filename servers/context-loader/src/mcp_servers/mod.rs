@@ -143,13 +143,13 @@ pub fn servers(sources: &Sources) -> Result<(Vec<ServerConfig>, Vec<PathBuf>), T
             .collect(),
         (true, true) => {
             let found = config::discover(&project, home.as_deref(), sources.client);
-            if let (true, Some(client)) = (found.is_empty(), sources.client) {
-                let files: Vec<String> = client
-                    .tools
+            let rendered = sources.client.and_then(|c| c.tools.map(|rules| (c, rules)));
+            if let (true, Some((client, rules))) = (found.is_empty(), rendered) {
+                let files: Vec<String> = rules
                     .project_configs
                     .iter()
                     .map(|f| format!("./{f}"))
-                    .chain(client.tools.user_configs.iter().map(|f| format!("~/{f}")))
+                    .chain(rules.user_configs.iter().map(|f| format!("~/{f}")))
                     .collect();
                 return Err(bad(
                     format!(
