@@ -285,7 +285,8 @@ async fn answer(State(script): State<Script>, method: Method, uri: Uri, body: By
 }
 
 /// One response as the Responses API streams it: created, each output item done,
-/// completed (with usage).
+/// completed (with every output item again, and usage: Copilot CLI reads the items
+/// from `response.completed` only).
 fn sse(items: &[Value]) -> String {
     let id = "resp_scripted";
     let mut events = vec![json!({"type": "response.created", "response": {"id": id}})];
@@ -295,6 +296,8 @@ fn sse(items: &[Value]) -> String {
     }
     events.push(json!({"type": "response.completed", "response": {
         "id": id,
+        "status": "completed",
+        "output": items,
         "usage": {"input_tokens": 1, "input_tokens_details": null, "output_tokens": 1,
                   "output_tokens_details": null, "total_tokens": 2},
     }}));
@@ -397,7 +400,10 @@ mod tests {
         let other = json!({"model": "m", "input": [],
             "tools": [{"type": "function", "name": "bash", "parameters": {}}]});
         let (_, reply) = post(&url, "/v1/responses", &other);
-        assert!(reply.contains("Done.") && !reply.contains("function_call"), "{reply}");
+        assert!(
+            reply.contains("Done.") && !reply.contains("function_call"),
+            "{reply}"
+        );
         let offered = json!({"model": "m", "input": [], "tools": [
             {"type": "function", "name": "bash", "parameters": {}},
             {"type": "function", "name": "s-count", "parameters": {}}]});
@@ -406,8 +412,15 @@ mod tests {
         assert!(!reply.contains("namespace"), "{reply}");
         let output = json!({"type": "function_call_output", "call_id": call_id(0),
             "output": "{\"n\":1}"});
-        let (_, reply) = post(&url, "/v1/responses", &json!({"model": "m", "input": [output]}));
+        let (_, reply) = post(
+            &url,
+            "/v1/responses",
+            &json!({"model": "m", "input": [output]}),
+        );
         assert!(reply.contains("Done."), "{reply}");
-        assert_eq!(fake.output(0).map(|o| output_text(&o)).as_deref(), Some("{\"n\":1}"));
+        assert_eq!(
+            fake.output(0).map(|o| output_text(&o)).as_deref(),
+            Some("{\"n\":1}")
+        );
     }
 }
