@@ -1,5 +1,5 @@
 //! What the real-client checks of `cargo xtask clients` share (Claude Code, Codex CLI,
-//! Gemini CLI): the setup lines of docs/clients.md with their placeholders filled,
+//! Gemini CLI, GitHub Copilot CLI): the setup lines of docs/clients.md with their placeholders filled,
 //! a pinned npm install, the generated project the server reads, the scripted calls
 //! and how their answers are judged, and the comparison with
 //! `mcp-tokens --client`.
