@@ -477,6 +477,12 @@ mod tests {
             gemini["mcpServers"]["context-loader"]["command"],
             "/b/context-loader"
         );
+        let copilot = project.fill(&setup_block(&root, "copilot-cli").expect("copilot block"));
+        let copilot: Value = serde_json::from_str(&copilot).expect("copilot block is JSON");
+        assert_eq!(
+            copilot["mcpServers"]["context-loader"]["args"][1], "/p",
+            "{copilot}"
+        );
         let claude = project.fill(&setup_block(&root, "claude-code").expect("claude block"));
         assert!(claude.starts_with("claude mcp add context-loader -- /b/context-loader --root /p"));
         assert!(setup_block(&root, "nobody").is_err());
