@@ -15,6 +15,15 @@
 //!   preview), and errors are small (`real_clients::judge`); Copilot CLI passes a
 //!   result's text as it is, an error's after `MCP server 'context-loader': `.
 //!
+//! Where Copilot CLI cuts (the `copilot-cli` row of the client table) was measured
+//! with this setup and a server started with higher `--max-answer-*` limits:
+//! `assemble-context` answers of exactly 20,480 bytes passed whole in ASCII, in
+//! Chinese (7,100 characters) and in token-dense text; 20,481 bytes (ASCII) and
+//! 20,482 (Chinese, also 7,100 characters) were saved to a file, the model getting
+//! an ~850-character "Output too large to read at once (20.0 KB). Saved to: …"
+//! preview, with Copilot's default model and with one it does not know. This step
+//! checks only that our answers, held to 19,000 bytes, stay under it.
+//!
 //! HOME is target/xtask/copilot-cli/run (recreated each time), the environment is
 //! cleared, `COPILOT_OFFLINE` keeps it off GitHub, and only loopback addresses are
 //! served. If Copilot CLI cannot start, the step fails.
