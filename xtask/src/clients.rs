@@ -7,8 +7,8 @@
 //! Each lists tools and calls count-tokens (a success and a structured tool error);
 //! results are asserted, not just printed. Then the real agents, each against a
 //! scripted stand-in for its model API: Claude Code (`claude_code`), Codex CLI
-//! (`codex`) and Gemini CLI (`gemini_cli`). Each runs even when one before it failed;
-//! the step then fails with every reason.
+//! (`codex`), Gemini CLI (`gemini_cli`) and GitHub Copilot CLI (`copilot`). Each runs
+//! even when one before it failed; the step then fails with every reason.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -19,7 +19,7 @@ use serde_json::Value;
 const INSPECTOR: &str = "@modelcontextprotocol/inspector@2.12.0";
 
 /// The real agents, by the name `--only` takes.
-const AGENTS: [&str; 3] = ["claude-code", "codex", "gemini-cli"];
+const AGENTS: [&str; 4] = ["claude-code", "codex", "gemini-cli", "copilot-cli"];
 
 pub fn run(root: &Path, only: &[String]) -> anyhow::Result<()> {
     let target = crate::target_dir();
@@ -38,7 +38,8 @@ pub fn run(root: &Path, only: &[String]) -> anyhow::Result<()> {
         let outcome = match agent {
             "claude-code" => crate::claude_code::run(root, &node),
             "codex" => crate::codex::run(root, &node),
-            _ => crate::gemini_cli::run(root, &node),
+            "gemini-cli" => crate::gemini_cli::run(root, &node),
+            _ => crate::copilot::run(root, &node),
         };
         if let Err(e) = outcome {
             failures.push(format!("{agent}: {e:#}"));

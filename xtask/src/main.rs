@@ -10,6 +10,7 @@ mod claude_code;
 mod clients;
 mod codex;
 mod conformance;
+mod copilot;
 mod disk;
 mod fuzz;
 mod gemini_cli;
@@ -94,10 +95,11 @@ enum Task {
     /// installs nginx with apt-get when missing.
     Proxy,
     /// The Python mcp SDK client and the MCP Inspector CLI over stdio and HTTP, then
-    /// Claude Code, Codex CLI and Gemini CLI (pinned, from npm) against scripted
-    /// stand-ins for their model APIs; results asserted.
+    /// Claude Code, Codex CLI, Gemini CLI and GitHub Copilot CLI (pinned, from npm)
+    /// against scripted stand-ins for their model APIs; results asserted.
     Clients {
-        /// Run only these real clients (repeatable): claude-code, codex, gemini-cli;
+        /// Run only these real clients (repeatable): claude-code, codex, gemini-cli,
+        /// copilot-cli;
         /// the Python SDK and Inspector checks are then left out.
         #[arg(long)]
         only: Vec<String>,
@@ -295,7 +297,7 @@ fn ci_steps() -> anyhow::Result<()> {
         conformance::run(&workspace_root())
     })?;
     step(
-        "Python SDK, MCP Inspector, Claude Code, Codex and Gemini CLI clients",
+        "Python SDK, MCP Inspector, Claude Code, Codex, Gemini CLI and Copilot CLI clients",
         80,
         || clients::run(&workspace_root(), &[]),
     )?;

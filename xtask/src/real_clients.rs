@@ -1,5 +1,5 @@
 //! What the real-client checks of `cargo xtask clients` share (Claude Code, Codex CLI,
-//! Gemini CLI): the setup lines of docs/clients.md with their placeholders filled,
+//! Gemini CLI, GitHub Copilot CLI): the setup lines of docs/clients.md with their placeholders filled,
 //! a pinned npm install, the generated project the server reads, the scripted calls
 //! and how their answers are judged, and the comparison with
 //! `mcp-tokens --client`.
@@ -476,6 +476,12 @@ mod tests {
         assert_eq!(
             gemini["mcpServers"]["context-loader"]["command"],
             "/b/context-loader"
+        );
+        let copilot = project.fill(&setup_block(&root, "copilot-cli").expect("copilot block"));
+        let copilot: Value = serde_json::from_str(&copilot).expect("copilot block is JSON");
+        assert_eq!(
+            copilot["mcpServers"]["context-loader"]["args"][1], "/p",
+            "{copilot}"
         );
         let claude = project.fill(&setup_block(&root, "claude-code").expect("claude block"));
         assert!(claude.starts_with("claude mcp add context-loader -- /b/context-loader --root /p"));

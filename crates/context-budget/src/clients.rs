@@ -205,9 +205,9 @@ pub const CLIENTS: [Client; 4] = [
         product: "GitHub Copilot CLI",
         info_name: "copilot-cli",
         version: "1.0.102",
-        reads: "the text content, as it is",
-        cut: "over about 20,000 bytes: saved to a file, the model gets an 837-character \
-              preview naming it",
+        reads: "the text content, as it is (an error's after `MCP server 'NAME': `)",
+        cut: "over 20,480 bytes (20 KiB), in any script: saved to a file, the model gets \
+              a preview of about 850 characters naming it",
         // 20,274 bytes passed whole and 20.5 KB did not: held 1,000 under the first.
         limit: AnswerLimit {
             tokens: TOKENS,

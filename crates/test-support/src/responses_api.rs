@@ -1,7 +1,8 @@
 //! A scripted stand-in for OpenAI's Responses API (`POST …/responses`, answered as
-//! server-sent events) on a free loopback port, for driving Codex CLI against our
-//! server without a model. The script is one turn: the model calls every scripted
-//! function at once (namespaced, as Codex names MCP tools), then answers "Done.".
+//! server-sent events) on a free loopback port, for driving Codex CLI and GitHub
+//! Copilot CLI against our server without a model. The script is one turn: the model
+//! calls every scripted function at once (namespaced, as Codex names MCP tools, or
+//! top-level functions, as Copilot CLI offers them), then answers "Done.".
 //! When the tools are not offered yet but Codex's `tool_search` is (its default
 //! models defer MCP tools), the model searches first, and calls once the search's
 //! `tool_search_output` is in the conversation.
@@ -31,7 +32,8 @@ pub fn call_id(i: usize) -> String {
 }
 
 /// One function call the model makes: `namespace` (`mcp__context_loader`), `name`
-/// (`count_tokens`) and its arguments.
+/// (`count_tokens`) and its arguments. An empty `namespace` is a top-level function
+/// in `tools` (Copilot CLI's `context-loader-count-tokens`), called without one.
 #[derive(Clone, Debug)]
 pub struct ScriptedCall {
     pub namespace: String,
@@ -151,6 +153,13 @@ pub fn output_text(item: &Value) -> String {
 /// Whether `namespace` is offered with function `name`: in `tools`, or in a
 /// `tool_search_output` of the conversation.
 fn offers(body: &Value, namespace: &str, name: &str) -> bool {
+    let named = |t: &Value| t.get("name").and_then(Value::as_str) == Some(name);
+    if namespace.is_empty() {
+        return body
+            .get("tools")
+            .and_then(Value::as_array)
+            .is_some_and(|tools| tools.iter().any(named));
+    }
     let in_list = |tools: &Value| {
         tools.as_array().into_iter().flatten().any(|t| {
             t.get("name").and_then(Value::as_str) == Some(namespace)
@@ -158,7 +167,7 @@ fn offers(body: &Value, namespace: &str, name: &str) -> bool {
                     .and_then(Value::as_array)
                     .into_iter()
                     .flatten()
-                    .any(|f| f.get("name").and_then(Value::as_str) == Some(name))
+                    .any(named)
         })
     };
     body.get("tools").is_some_and(in_list)
@@ -242,14 +251,17 @@ async fn answer(State(script): State<Script>, method: Method, uri: Uri, body: By
             .iter()
             .enumerate()
             .map(|(i, c)| {
-                json!({
+                let mut call = json!({
                     "type": "function_call",
                     "id": format!("fc_scripted_{i}"),
                     "call_id": call_id(i),
-                    "namespace": c.namespace,
                     "name": c.name,
                     "arguments": c.arguments.to_string(),
-                })
+                });
+                if !c.namespace.is_empty() {
+                    call["namespace"] = json!(c.namespace);
+                }
+                call
             })
             .collect(),
         RequestKind::Results | RequestKind::Other => vec![json!({
@@ -273,7 +285,8 @@ async fn answer(State(script): State<Script>, method: Method, uri: Uri, body: By
 }
 
 /// One response as the Responses API streams it: created, each output item done,
-/// completed (with usage).
+/// completed (with every output item again, and usage: Copilot CLI reads the items
+/// from `response.completed` only).
 fn sse(items: &[Value]) -> String {
     let id = "resp_scripted";
     let mut events = vec![json!({"type": "response.created", "response": {"id": id}})];
@@ -283,6 +296,8 @@ fn sse(items: &[Value]) -> String {
     }
     events.push(json!({"type": "response.completed", "response": {
         "id": id,
+        "status": "completed",
+        "output": items,
         "usage": {"input_tokens": 1, "input_tokens_details": null, "output_tokens": 1,
                   "output_tokens_details": null, "total_tokens": 2},
     }}));
@@ -369,6 +384,43 @@ mod tests {
         assert_eq!(
             fake.calls_request().map(|r| r.kind),
             Some(RequestKind::Calls)
+        );
+    }
+
+    #[test]
+    fn top_level_functions_are_called_without_a_namespace() {
+        let calls = vec![ScriptedCall {
+            namespace: String::new(),
+            name: "s-count".into(),
+            arguments: json!({"text": "hi"}),
+        }];
+        let fake = FakeResponsesApi::start(calls, "").expect("start");
+        let url = fake.base_url().trim_end_matches("/v1").to_string();
+        // Not offered (another function only): the model talks.
+        let other = json!({"model": "m", "input": [],
+            "tools": [{"type": "function", "name": "bash", "parameters": {}}]});
+        let (_, reply) = post(&url, "/v1/responses", &other);
+        assert!(
+            reply.contains("Done.") && !reply.contains("function_call"),
+            "{reply}"
+        );
+        let offered = json!({"model": "m", "input": [], "tools": [
+            {"type": "function", "name": "bash", "parameters": {}},
+            {"type": "function", "name": "s-count", "parameters": {}}]});
+        let (_, reply) = post(&url, "/v1/responses", &offered);
+        assert!(reply.contains(r#""name":"s-count""#), "{reply}");
+        assert!(!reply.contains("namespace"), "{reply}");
+        let output = json!({"type": "function_call_output", "call_id": call_id(0),
+            "output": "{\"n\":1}"});
+        let (_, reply) = post(
+            &url,
+            "/v1/responses",
+            &json!({"model": "m", "input": [output]}),
+        );
+        assert!(reply.contains("Done."), "{reply}");
+        assert_eq!(
+            fake.output(0).map(|o| output_text(&o)).as_deref(),
+            Some("{\"n\":1}")
         );
     }
 }
