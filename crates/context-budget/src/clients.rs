@@ -208,7 +208,8 @@ pub const CLIENTS: [Client; 4] = [
         reads: "the text content, as it is (an error's after `MCP server 'NAME': `)",
         cut: "over 20,480 bytes (20 KiB), in any script: saved to a file, the model gets \
               a preview of about 850 characters naming it",
-        // 20,274 bytes passed whole and 20.5 KB did not: held 1,000 under the first.
+        // 20,480 bytes passed whole and 20,481 did not, in ASCII and in Chinese (the
+        // same 7,100 characters on both sides of the cut): held 1,480 under it.
         limit: AnswerLimit {
             tokens: TOKENS,
             chars: usize::MAX,
