@@ -216,9 +216,12 @@ pub fn run(root: &Path, node: &NodeEnv) -> anyhow::Result<()> {
                 .filter(|t| t["name"].as_str().is_some_and(|n| n.starts_with(&prefix)))
                 .map(crate::real_clients::o200k_json)
                 .sum();
-            if let Err(failure) =
-                crate::real_clients::compare_mcp_tokens("claude-code", &config, &[("eager", eager)])
-            {
+            if let Err(failure) = crate::real_clients::compare_mcp_tokens(
+                "claude-code",
+                "gpt-4o",
+                &config,
+                &[("eager", eager)],
+            ) {
                 failures.push(failure.to_string());
             }
             definitions_checked = true;

@@ -276,9 +276,20 @@ impl<'a> Run<'a> {
             .find(|l| l.starts_with(&format!("- {NAMESPACE}")))
             .map(str::to_string);
         let direct = namespace_in(called.body.get("tools"));
-        let searched = responses_api::input_items(&called.body)
+        // The item the search brings into the history (its ids included, as the model
+        // reads them) with our namespace: what our server costs of it. The search may
+        // also bring other namespaces (Codex's own deferred tools), not ours to count.
+        let searched_item = responses_api::input_items(&called.body)
             .filter(|i| i["type"] == "tool_search_output")
-            .find_map(|i| namespace_in(i.get("tools")));
+            .find_map(|i| {
+                let ours = namespace_in(i.get("tools"))?;
+                let mut item = i.clone();
+                item["tools"] = json!([ours]);
+                Some(item)
+            });
+        let searched = searched_item
+            .as_ref()
+            .and_then(|i| namespace_in(i.get("tools")));
         let deferred = api.requests().iter().any(|r| r.kind == RequestKind::Search);
         let tokens = |v: &Option<Value>| v.as_ref().map(real_clients::o200k_json);
         let line_tokens = server_line
@@ -288,13 +299,14 @@ impl<'a> Run<'a> {
         if deferred {
             println!(
                 "Codex with {model}: tools deferred behind tool_search: the first request \
-                 carries our server line, {} o200k ({:?}); the search output our namespace, \
-                 {} o200k",
+                 carries our server line, {} o200k ({:?}); the search output item holding our \
+                 namespace, {} o200k (the namespace alone {})",
                 show(line_tokens),
                 server_line.as_deref().unwrap_or("none"),
+                show(tokens(&searched_item)),
                 show(tokens(&searched))
             );
-            if let (Some(line), Some(search)) = (line_tokens, tokens(&searched)) {
+            if let (Some(line), Some(search)) = (line_tokens, tokens(&searched_item)) {
                 figures.push(("deferred", line));
                 figures.push(("search", search));
             } else {
@@ -323,7 +335,10 @@ impl<'a> Run<'a> {
                 )),
             }
         }
-        if let Err(e) = real_clients::compare_mcp_tokens("codex", &config, &figures) {
+        // Counted with o200k either way; gpt-4.1 is a model Codex does not know, so
+        // its rule sends the tools eagerly, as it did for `my-model`.
+        let counted_as = if deferred { DEFAULT_MODEL } else { "gpt-4.1" };
+        if let Err(e) = real_clients::compare_mcp_tokens("codex", counted_as, &config, &figures) {
             failures.push(format!("Codex with {model}: {e}"));
         }
         let tools_sent = json!({

@@ -192,7 +192,7 @@ pub fn run(root: &Path, node: &NodeEnv) -> anyhow::Result<()> {
         ));
     }
     if let Err(e) =
-        real_clients::compare_mcp_tokens("copilot-cli", &config_file, &[("eager", eager)])
+        real_clients::compare_mcp_tokens("copilot-cli", "gpt-4o", &config_file, &[("eager", eager)])
     {
         failures.push(format!("Copilot CLI: {e}"));
     }

@@ -177,7 +177,7 @@ pub fn run(root: &Path, node: &NodeEnv) -> anyhow::Result<()> {
     if let Some(tokens) = instruction_tokens {
         figures.push(("instructions", tokens));
     }
-    if let Err(e) = real_clients::compare_mcp_tokens("gemini-cli", &config, &figures) {
+    if let Err(e) = real_clients::compare_mcp_tokens("gemini-cli", "gpt-4o", &config, &figures) {
         failures.push(format!("Gemini CLI: {e}"));
     }
     let sent = json!({

@@ -347,34 +347,39 @@ pub(crate) fn o200k_json(value: &Value) -> usize {
 const TOLERANCE: f64 = 0.01;
 
 /// Compare what `client` sent (`figures`: a name and o200k tokens) with
-/// `context-loader mcp-tokens --client CLIENT --json --config CONFIG`: in its
-/// `servers` entry named `context-loader`, `<name>_tokens` must be within
-/// [`TOLERANCE`]. The names: `eager` (every definition, on every request),
-/// `deferred` (what stays in every request when the client defers: Codex's server
-/// line), `search` (the one-time definitions after a search: Codex's
-/// `tool_search_output`), `instructions` (Gemini CLI's block holding our
-/// instructions). When the binary has no `--client` yet, say so and print the
-/// recorded figures: nothing is compared.
+/// `context-loader mcp-tokens --client CLIENT --json --model MODEL --config CONFIG`,
+/// counted with o200k_base (`model`: one counted with it, and for Codex one whose
+/// deferral matches the run's). Each name reads one figure of the answer, within
+/// [`TOLERANCE`]:
+/// - `eager`: the tools part on every request, of the `context-loader` server (the
+///   config also holds the tool-less init probe): Codex's namespace holds our
+///   instructions, so its `total_tokens`; the others' tool entries alone, its
+///   `tool_tokens`;
+/// - `instructions`: that server's `instructions_tokens` (Gemini CLI's block);
+/// - `deferred`: `client.deferred.every_request_tokens` (Codex's server line);
+/// - `search`: `client.deferred.searched_tokens` (Codex's `tool_search_output` item).
+///
+/// A client `mcp-tokens --client` does not render (GitHub Copilot CLI) has its
+/// figures printed, and nothing to compare them with: said so, not passed over.
 pub(crate) fn compare_mcp_tokens(
     client: &str,
+    model: &str,
     config: &Path,
     figures: &[(&str, usize)],
 ) -> anyhow::Result<()> {
-    let bin = crate::target_dir().join("debug/context-loader");
-    let help = Command::new(&bin)
-        .args(["mcp-tokens", "--help"])
-        .output()
-        .context("cannot run context-loader mcp-tokens --help")?;
     let shown: Vec<String> = figures.iter().map(|(n, t)| format!("{n} {t}")).collect();
-    if !String::from_utf8_lossy(&help.stdout).contains("--client") {
+    if !context_budget::clients::IDS.contains(&client) {
         println!(
-            "{client}: mcp-tokens --client not available yet; recorded o200k figures: {}",
+            "{client}: sent (o200k) {}; mcp-tokens --client does not render this client's \
+             tools (its rules are recorded here, not modelled)",
             shown.join(", ")
         );
         return Ok(());
     }
+    let bin = crate::target_dir().join("debug/context-loader");
     let out = Command::new(&bin)
-        .args(["mcp-tokens", "--client", client, "--json", "--config"])
+        .args(["mcp-tokens", "--client", client, "--model", model, "--json"])
+        .arg("--config")
         .arg(config)
         .stderr(Stdio::inherit())
         .output()
@@ -394,18 +399,42 @@ pub(crate) fn compare_mcp_tokens(
         .with_context(|| {
             format!("mcp-tokens --client {client} did not report context-loader: {answer}")
         })?;
+    let cost = &answer["client"];
     let mut failures = Vec::new();
     for (name, sent) in figures {
-        let key = format!("{name}_tokens");
-        let Some(measured) = server[&key].as_u64() else {
+        let (figure, path) = match (*name, client) {
+            ("eager", "codex") => (
+                &server["total_tokens"],
+                "servers[context-loader].total_tokens",
+            ),
+            ("eager", _) => (
+                &server["tool_tokens"],
+                "servers[context-loader].tool_tokens",
+            ),
+            ("instructions", _) => (
+                &server["instructions_tokens"],
+                "servers[context-loader].instructions_tokens",
+            ),
+            ("deferred", _) => (
+                &cost["deferred"]["every_request_tokens"],
+                "client.deferred.every_request_tokens",
+            ),
+            ("search", _) => (
+                &cost["deferred"]["searched_tokens"],
+                "client.deferred.searched_tokens",
+            ),
+            (other, _) => bail!("no figure of mcp-tokens is named {other}"),
+        };
+        let Some(measured) = figure.as_u64() else {
             failures.push(format!(
-                "mcp-tokens --client {client} --json has no `{key}` for context-loader: {server}"
+                "mcp-tokens --client {client} --model {model} --json has no `{path}`: {answer}"
             ));
             continue;
         };
         let diff = (measured as f64 - *sent as f64) / (*sent).max(1) as f64;
         println!(
-            "{client}: {name}: sent {sent} o200k, mcp-tokens --client {measured} ({:+.2} %)",
+            "{client} ({model}): {name}: sent {sent} o200k, mcp-tokens --client {measured} \
+             ({:+.2} %)",
             diff * 100.0
         );
         if diff.abs() > TOLERANCE {

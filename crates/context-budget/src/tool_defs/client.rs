@@ -261,11 +261,17 @@ pub fn gemini_declaration(tool: &ToolDefinition, name: &str) -> Value {
     })
 }
 
-/// A server's instructions as Gemini CLI puts them in the first user message.
+/// A server's instructions as Gemini CLI puts them in the first user message: in the
+/// project's part of its loaded context, which exists for them alone when the project
+/// has no other (no GEMINI.md): recorded, with our server, as this whole block (113
+/// o200k tokens; 97 without the two envelopes). With other project context the
+/// envelopes are shared, and counted here anyway: a few tokens high, never low.
 pub fn gemini_instructions(server: &str, instructions: &str) -> String {
     format!(
-        "The following are instructions provided by the tool server '{server}':\n\
-         ---[start of server instructions]---\n{instructions}\n---[end of server instructions]---"
+        "<loaded_context>\n<project_context>\n\
+         The following are instructions provided by the tool server '{server}':\n\
+         ---[start of server instructions]---\n{instructions}\n---[end of server instructions]---\n\
+         </project_context>\n</loaded_context>"
     )
 }
 
@@ -374,10 +380,12 @@ mod tests {
             let declaration = gemini_declaration(tool, &gemini_name("context-loader", &tool.name));
             assert_eq!(text(&declaration), text(sent), "{}", tool.name);
         }
-        // The issue's 2,480 is o200k; 97 the wrapped instructions, 68 bare.
+        // The issue's 2,480 is o200k; the instructions 68 bare, 97 in Gemini's
+        // wrapper (the issue's figure), 113 in its loaded-context block as `cargo
+        // xtask clients` recorded the whole of it.
         let o200k = measure_server(&server, Tokenizer::O200kBase, Rendering::GeminiCli);
         assert_eq!(o200k.tool_tokens, 2_480);
-        assert_eq!(o200k.instructions_tokens, 97);
+        assert_eq!(o200k.instructions_tokens, 113);
         let instructions = server.instructions.as_deref().unwrap();
         assert_eq!(Tokenizer::O200kBase.count(instructions), 68);
     }
