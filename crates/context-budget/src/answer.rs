@@ -237,7 +237,7 @@ pub fn json_escaped_len(text: &str) -> u64 {
 
 /// Where a page of a listing stands: rows are cut by the caller's `limit` and, past
 /// that, by the answer limit; `next` is the `offset` that gets the rows after them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Page {
     /// Rows skipped before this page (the `offset` asked for).
     pub offset: usize,
@@ -245,6 +245,10 @@ pub struct Page {
     pub truncated: bool,
     /// The `offset` of the next page; null on the last page.
     pub next: Option<usize>,
+    /// When the answer limit for this client, not `limit`, ended this page: that
+    /// limit (e.g. `47,000 bytes, 20,000 tokens (codex)`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answer_limit: Option<String>,
 }
 
 impl Page {
@@ -255,6 +259,15 @@ impl Page {
             offset,
             truncated: end < total,
             next: (end < total).then_some(end),
+            answer_limit: None,
+        }
+    }
+
+    /// This page, cut short by `limit`.
+    pub fn held_to(self, limit: &AnswerLimit) -> Page {
+        Page {
+            answer_limit: Some(limit.to_string()),
+            ..self
         }
     }
 }
@@ -401,7 +414,8 @@ mod tests {
             Page {
                 offset: 0,
                 truncated: true,
-                next: Some(10)
+                next: Some(10),
+                answer_limit: None,
             }
         );
         assert_eq!(Page::of(20, 5, 25).next, None);

@@ -986,6 +986,7 @@ fn a_load_under_a_byte_limit_stays_within_its_bytes() {
         .expect("loaded");
     let answer = context_budget::answer::answer_text(&loaded);
     assert!(loaded.omitted_files > 0, "the tree is over the limit");
+    assert_eq!(loaded.answer_limit, Some(limit.to_string()));
     assert!(
         answer.len() <= limit.bytes,
         "{} bytes against {}",

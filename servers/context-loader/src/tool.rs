@@ -151,9 +151,11 @@ pub fn paginate<T: Serialize, R: Clone>(
         return;
     }
     let all = std::mem::take(rows(answer));
+    // From here the limit, not `limit`, ends the page: the page says so, and is
+    // measured saying it.
     let set = |answer: &mut T, shown: usize| {
         *rows(answer) = all[..shown].to_vec();
-        *page_of(answer) = Page::of(offset, shown, total.max(offset));
+        *page_of(answer) = Page::of(offset, shown, total.max(offset)).held_to(&answer_limit);
     };
     // The most rows that fit: `fit` does (one row is kept regardless), `over` does not.
     let (mut fit, mut over) = (1, most);

@@ -302,6 +302,12 @@ async fn each_client_gets_answers_sized_in_its_own_unit() {
             _ => js_length(&answer) as f64 / limit.chars as f64,
         };
         assert!(used >= 0.85, "{name}: {:.0} % of its limit", used * 100.0);
+        // It says which limit held it.
+        assert_eq!(
+            structured(&result)["answer_limit"],
+            limit.to_string(),
+            "{name}"
+        );
         // An answer no call can shrink: ANSWER_TOO_LARGE, naming whose limit.
         let content = "Раздел длиннее, чем ответ может быть. ".repeat(1_500);
         let refused = call(
@@ -399,6 +405,15 @@ async fn listings_page_under_the_limit_and_next_returns_the_rest() {
     )
     .await;
     assert_eq!(files.len(), 1200);
+    // A page the answer limit ended says which limit; one `limit` ended does not.
+    let cut = call(&conn.client, "file-tokens", json!({"limit": 0})).await;
+    assert_eq!(
+        structured(&cut)["answer_limit"],
+        client("claude-code").limit.to_string()
+    );
+    let asked = call(&conn.client, "file-tokens", json!({"limit": 7})).await;
+    assert_eq!(structured(&asked)["truncated"], true);
+    assert!(structured(&asked).get("answer_limit").is_none());
     assert!(
         files.windows(2).all(|w| w[0] < w[1]),
         "in order, no repeats"

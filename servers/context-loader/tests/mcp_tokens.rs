@@ -484,22 +484,17 @@ async fn exact_claude_counts_send_the_tools_and_subtract_the_baseline() {
         }
         assert!(bodies[0].get("tools").is_none(), "{}", bodies[0]);
         assert_eq!(bodies[1]["tools"], Value::Array(entries(&tools())));
-        // The OpenAI rendering is not what the Messages API counts: estimated, said.
-        let openai = call(
+        // Codex's rendering is not what the Messages API counts: counted with its
+        // model's vocabulary, nothing sent to Anthropic.
+        let codex = call(
             &conn.client,
             "mcp-tokens",
-            json!({"tools": tools(), "render": "openai"}),
+            json!({"tools": tools(), "client": "codex"}),
         )
         .await;
-        let openai = structured(&openai);
-        assert_eq!(openai["exact"], false);
-        assert!(
-            openai["warnings"]
-                .to_string()
-                .contains("`openai` rendering"),
-            "{openai}"
-        );
-        assert_eq!(fake.request_count(), 2, "nothing sent for openai");
+        let codex = structured(&codex);
+        assert_eq!(codex["encoding"], "o200k_base", "{codex}");
+        assert_eq!(fake.request_count(), 2, "nothing sent for codex");
     }
 }
 
@@ -1469,16 +1464,32 @@ async fn the_tool_renders_a_list_as_the_client_sends_it() {
     )
     .await;
     assert_eq!(unknown.is_error, Some(true));
-    // The cookbook rule is an estimate, whatever the encoding.
-    let openai = call(
-        &conn.client,
-        "mcp-tokens",
-        json!({"tools": listing_tools(), "render": "openai", "model": "gpt-4o"}),
-    )
-    .await;
-    let openai = structured(&openai);
+    // The cookbook rule (the command line's --render openai) is an estimate, whatever
+    // the encoding; over MCP `render` is no argument (the schema does not list it).
+    let (code, out, err) = BIN.run_cli(
+        &[
+            "mcp-tokens",
+            "--json",
+            "--render",
+            "openai",
+            "--model",
+            "gpt-4o",
+            "--file",
+            "-",
+        ],
+        Some(&listing_tools().to_string()),
+    );
+    assert_eq!(code, 0, "{err}");
+    let openai: Value = serde_json::from_str(&out).expect("json");
     assert_eq!(openai["exact"], false, "{openai}");
     assert!(openai["method"].as_str().unwrap().starts_with("estimate"));
+    let refused = call(
+        &conn.client,
+        "mcp-tokens",
+        json!({"tools": listing_tools(), "render": "openai"}),
+    )
+    .await;
+    assert_eq!(structured(&refused)["error_code"], "INVALID_INPUT");
 }
 
 fn listing_tools() -> Value {

@@ -208,8 +208,13 @@ pub struct LoadedFiles {
     pub budget: u64,
     /// Where the budget came from: `given`; `default` (90 % of the window minus a
     /// reserve for the reply); or `answer_limit` (that default, capped by the
-    /// server's answer limit, --max-answer-tokens).
+    /// answer limit for this client's tokens).
     pub budget_source: &'static str,
+    /// When the answer limit for this client, not `budget`, decided what was left
+    /// out (or capped the default budget): that limit (e.g. `47,000 bytes, 20,000
+    /// tokens (codex)`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answer_limit: Option<String>,
     /// Tokens of this whole answer as the model receives it (its compact JSON, the
     /// escaped `text` and this report included), counted for `model`; never over
     /// `budget`.

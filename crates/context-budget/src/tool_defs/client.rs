@@ -205,7 +205,7 @@ pub fn gemini_name(server: &str, tool: &str) -> String {
 /// client rebuilds the object), a `["X","null"]` type as `X` with `nullable: true`,
 /// and for an object schema a `wait_for_previous` boolean after its properties.
 pub fn gemini_schema(schema: &Value) -> Value {
-    let Value::Object(listed) = super::legacy_client_key_order(schema) else {
+    let Value::Object(listed) = super::key_order::legacy_client_key_order(schema) else {
         return schema.clone();
     };
     let mut schema = listed;

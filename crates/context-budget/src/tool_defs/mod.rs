@@ -8,6 +8,7 @@
 //! server crate's job.
 
 pub mod client;
+mod key_order;
 mod parse;
 mod render;
 pub mod report;
@@ -20,10 +21,9 @@ use serde_json::Value;
 
 use crate::Tokenizer;
 
+pub use key_order::legacy_client_key_order;
 pub use parse::{MAX_SCHEMA_DEPTH, ToolDefsError, tool_definitions};
-pub use render::{
-    OpenAiRule, Rendered, anthropic_entry, legacy_client_key_order, render_tool, rendered_schema,
-};
+pub use render::{OpenAiRule, Rendered, anthropic_entry, render_tool, rendered_schema};
 pub use report::{
     ClientCost, DEFAULT_MCP_MODEL, DeferredCost, Listed, McpTokens, McpTokensError, McpTokensQuery,
     MeasuredServer, Pays, ServerReport, Status, mcp_tokens, mcp_tokens_until, rendering_and_model,

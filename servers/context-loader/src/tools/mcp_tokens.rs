@@ -43,9 +43,11 @@ pub struct McpTokensParams {
     pub server: Option<String>,
     #[arg(long, short, help = "Model or encoding name (default claude)")]
     pub model: Option<String>,
-    /// Accepted over MCP but not listed: `client` says the same in fewer of the tool
+    /// Command line only: over MCP, `client` says the same in fewer of the tool
     /// list's tokens (`claude-code` is `anthropic`; `codex` what Codex sends, where
-    /// `openai` is the cookbook's estimate).
+    /// `openai` is the cookbook's estimate), and an argument the schema does not list
+    /// is never accepted (a schema-checking client would refuse it).
+    #[serde(skip)]
     #[schemars(skip)]
     #[arg(
         long,

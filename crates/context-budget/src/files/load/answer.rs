@@ -221,6 +221,7 @@ mod tests {
             roots: vec!["/tmp/root".into()],
             budget: 1 << 40,
             budget_source: "request",
+            answer_limit: None,
             answer_tokens: 0,
             tokens: 98_765,
             format: PackFormat::Xml,

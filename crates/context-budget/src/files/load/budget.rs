@@ -115,6 +115,8 @@ impl Reserve {
             roots: roots.shown_paths(),
             budget,
             budget_source,
+            // Room for the limit's name, should it bind.
+            answer_limit: Some(request.answer_limit.to_string()),
             answer_tokens: wide,
             tokens: wide,
             format: request.format,

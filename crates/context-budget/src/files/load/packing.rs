@@ -80,6 +80,9 @@ pub(super) struct Packing<'a> {
     omitted: Vec<OmittedFile>,
     /// Of the escaped text: tokens for the model, by the highest estimate, characters, bytes.
     used: (u64, u64, usize, usize),
+    /// A file was left out for the answer limit (its highest estimate, characters or
+    /// bytes), not for the budget.
+    limit_bound: bool,
     /// Bytes read again so far, held to `--max-total-bytes` like the first read: a
     /// file that grew since it was measured must not take the text past it.
     read: AtomicU64,
@@ -106,6 +109,7 @@ impl<'a> Packing<'a> {
             chosen: Vec::new(),
             omitted: Vec::new(),
             used: (0, 0, 0, 0),
+            limit_bound: false,
             read: AtomicU64::new(0),
         }
     }
@@ -220,11 +224,12 @@ impl<'a> Packing<'a> {
         push_piece(&mut self.text, format, path, &content);
         let cost = worked.cost;
         let reserve = self.reserve;
-        if self.used.0 + cost.0 > reserve.text_tokens
-            || self.used.1 + cost.1 > reserve.text_high
+        let over_budget = self.used.0 + cost.0 > reserve.text_tokens;
+        let over_limit = self.used.1 + cost.1 > reserve.text_high
             || self.used.2 + cost.2 > reserve.text_chars
-            || self.used.3 + cost.3 > reserve.text_bytes
-        {
+            || self.used.3 + cost.3 > reserve.text_bytes;
+        if over_budget || over_limit {
+            self.limit_bound |= !over_budget;
             let tokens = tokenizer.count(&self.text[start..]) as u64;
             self.text.truncate(start);
             self.omitted.push(OmittedFile {
@@ -294,6 +299,8 @@ impl<'a> Packing<'a> {
                 roots: self.roots.shown_paths(),
                 budget: self.budget,
                 budget_source,
+                answer_limit: (self.limit_bound || budget_source == "answer_limit")
+                    .then(|| limit.to_string()),
                 answer_tokens: 0,
                 tokens,
                 format: self.request.format,
@@ -316,16 +323,18 @@ impl<'a> Packing<'a> {
             };
             let size = measure_answer(&mut answer, self.tokenizer, limit.tokens, self.control)
                 .ok_or(FilesError::Cancelled)?;
-            let over = [
-                (answer.answer_tokens, self.budget),
+            let over_limit = [
                 (size.high, limit.tokens),
                 (size.chars as u64, limit.chars as u64),
                 (size.bytes as u64, limit.bytes as u64),
-            ]
-            .iter()
-            .filter(|(size, bound)| size > bound)
-            .map(|&(size, bound)| 1.0 - bound as f64 / size.max(1) as f64)
-            .fold(0.0f64, f64::max);
+            ];
+            self.limit_bound |= over_limit.iter().any(|(size, bound)| size > bound);
+            let over = [(answer.answer_tokens, self.budget)]
+                .into_iter()
+                .chain(over_limit)
+                .filter(|(size, bound)| size > bound)
+                .map(|(size, bound)| 1.0 - bound as f64 / size.max(1) as f64)
+                .fold(0.0f64, f64::max);
             if over == 0.0 {
                 return Ok(answer);
             }
