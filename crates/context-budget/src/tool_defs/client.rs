@@ -1,4 +1,4 @@
-//! Tool definitions as Codex CLI and Gemini CLI send them to their models, rule by
+//! Tool definitions as Codex CLI, Gemini CLI and GitHub Copilot CLI send them to their models, rule by
 //! rule as [`crate::clients`] states them, each checked byte for byte against the
 //! requests the clients sent for this server's own tools
 //! (`crates/test-support/fixtures/clients/`). Claude Code's shape is
@@ -275,6 +275,69 @@ pub fn gemini_instructions(server: &str, instructions: &str) -> String {
     )
 }
 
+/// A tool's name as GitHub Copilot CLI 1.0.102 gives it: `<server>-<tool>` (recorded:
+/// `context-loader-count-tokens`).
+pub fn copilot_name(server: &str, tool: &str) -> String {
+    format!("{server}-{tool}")
+}
+
+/// The keywords Copilot CLI 1.0.102 moves from a schema into its description, as
+/// `{keyword: value}`: recorded for `minimum` (`budget`'s `"minimum": 0` became
+/// `Total tokens. …\n\n{minimum: 0}`, and `"description": "{minimum: 0}"` where there
+/// was none). `maximum`, `pattern` and the like are not modelled: our schemas have
+/// none, so no recording shows what Copilot does with them.
+pub const COPILOT_MOVED_KEYS: [&str; 1] = ["minimum"];
+
+/// `schema` as Copilot CLI sends it (see [`crate::clients::ToolShape::CopilotCli`]):
+/// every object's keys sorted, then each moved keyword appended to the description
+/// (a blank line before it; a new `description` goes last), and an array schema
+/// without `items` given `"items":{}` last.
+pub fn copilot_schema(schema: &Value) -> Value {
+    match schema {
+        Value::Object(listed) => {
+            let mut keys: Vec<&String> = listed.keys().collect();
+            keys.sort();
+            let mut sent = Map::with_capacity(listed.len());
+            let mut notes = Vec::new();
+            for key in keys {
+                let value = &listed[key];
+                // A number only: a property named `minimum` (a schema) stays.
+                if COPILOT_MOVED_KEYS.contains(&key.as_str()) && value.is_number() {
+                    notes.push(format!("{{{key}: {value}}}"));
+                    continue;
+                }
+                sent.insert(key.clone(), copilot_schema(value));
+            }
+            for note in notes {
+                let text = match sent.get("description").and_then(Value::as_str) {
+                    Some(text) if !text.is_empty() => format!("{text}\n\n{note}"),
+                    _ => note,
+                };
+                sent.insert("description".into(), json!(text));
+            }
+            if sent.get("type").and_then(Value::as_str) == Some("array")
+                && !sent.contains_key("items")
+            {
+                sent.insert("items".into(), json!({}));
+            }
+            Value::Object(sent)
+        }
+        Value::Array(list) => Value::Array(list.iter().map(copilot_schema).collect()),
+        other => other.clone(),
+    }
+}
+
+/// One function as Copilot CLI sends it in `tools`.
+pub fn copilot_function(tool: &ToolDefinition, name: &str) -> Value {
+    json!({
+        "name": name,
+        "description": tool.description.as_deref().unwrap_or_default(),
+        "parameters": copilot_schema(&tool.input_schema),
+        "strict": false,
+        "type": "function",
+    })
+}
+
 /// What Claude Code keeps in every request for a deferred server: its tools' names,
 /// one a line, under a header shared by every server (not counted here).
 pub fn claude_code_deferred_names<'a>(names: impl Iterator<Item = &'a str>) -> String {
@@ -295,7 +358,11 @@ mod tests {
 
     /// The listing the recordings were made from.
     fn listed() -> ServerDefinitions {
-        let mut listing = json(recorded::CONTEXT_LOADER_TOOLS_LIST);
+        listed_from(recorded::CONTEXT_LOADER_TOOLS_LIST)
+    }
+
+    fn listed_from(listing: &str) -> ServerDefinitions {
+        let mut listing = json(listing);
         let instructions = listing["instructions"].as_str().map(str::to_string);
         ServerDefinitions {
             name: Some("context-loader".into()),
@@ -475,5 +542,50 @@ mod tests {
         );
         // 38 words (the issue said 35).
         assert_eq!(GEMINI_WAIT_DESCRIPTION.split_whitespace().count(), 38);
+    }
+
+    #[test]
+    fn copilot_sends_our_tools_as_recorded() {
+        let server = listed_from(recorded::CONTEXT_LOADER_TOOLS_LIST_39569B8);
+        let sent = json(recorded::COPILOT_TOOLS);
+        let sent = sent.as_array().unwrap();
+        assert_eq!(sent.len(), server.tools.len());
+        for (tool, sent) in server.tools.iter().zip(sent) {
+            let function = copilot_function(tool, &copilot_name("context-loader", &tool.name));
+            assert_eq!(text(&function), text(sent), "{}", tool.name);
+        }
+        // What `cargo xtask clients` counted as sent (o200k), our instructions in no
+        // request.
+        let sent_tokens: usize = sent
+            .iter()
+            .map(|f| Tokenizer::O200kBase.count(&text(f)))
+            .sum();
+        assert_eq!(sent_tokens, 2_147);
+        let o200k = measure_server(&server, Tokenizer::O200kBase, Rendering::CopilotCli);
+        assert_eq!(o200k.tool_tokens, 2_147);
+        assert_eq!(o200k.instructions_tokens, 0);
+        assert_eq!(o200k.total_tokens, 2_147);
+    }
+
+    #[test]
+    fn copilot_sorts_keys_and_moves_minimum_into_the_description() {
+        let listed = json!({
+            "type": "object",
+            "required": ["z", "a"],
+            "properties": {
+                "z": {"type": "integer", "minimum": 0, "description": "Z"},
+                "a": {"minimum": 1.5, "type": "number", "default": 2, "format": "double"},
+                "list": {"type": "array"},
+                "minimum": {"type": "string"}
+            }
+        });
+        assert_eq!(
+            serde_json::to_string(&copilot_schema(&listed)).unwrap(),
+            r#"{"properties":{"a":{"default":2,"format":"double","type":"number","description":"{minimum: 1.5}"},"list":{"type":"array","items":{}},"minimum":{"type":"string"},"z":{"description":"Z\n\n{minimum: 0}","type":"integer"}},"required":["z","a"],"type":"object"}"#
+        );
+        assert_eq!(
+            copilot_name("context-loader", "count-tokens"),
+            "context-loader-count-tokens"
+        );
     }
 }
