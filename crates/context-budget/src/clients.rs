@@ -77,11 +77,15 @@ pub enum ToolShape {
     /// added to every object schema's properties.
     GeminiCli,
     /// `{"name":"<server>-<tool>","description","parameters","strict":false,
-    /// "type":"function"}` straight in `tools`: the schema's keys sorted at every level
-    /// (as its Rust runtime's JSON map writes them, `required` kept in order), then
-    /// `minimum` moved into the description as `{minimum: N}` (after a blank line, or
-    /// as a new last key), and an array without `items` given `"items":{}` last;
-    /// `default`, `format`, `enum`, `const`, `anyOf`, `additionalProperties` kept.
+    /// "type":"function"}` straight in `tools` (names: ASCII outside `A-Za-z0-9_-` as
+    /// `-`, cut to 64 characters): the schema's keys sorted at every level (as its Rust
+    /// runtime's JSON maps write them; `required` keeps its order), then in every schema
+    /// the validation keywords (`minimum`, `maximum`, `pattern`, `format`, `minLength`,
+    /// `minItems`, `not`, `contains` and the like) moved into the description as
+    /// `{minimum: 0, pattern: "^a"}` (after a blank line, or as a new last key), an
+    /// array without `items` given `"items":{}`, and the top level given
+    /// `"type":"object"` and `"properties":{}` when missing; `$schema`, `title`,
+    /// `default`, `examples`, `const`, `enum`, `anyOf`, `$ref`/`$defs` kept.
     CopilotCli,
 }
 

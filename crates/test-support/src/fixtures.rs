@@ -28,4 +28,10 @@ pub mod clients {
     pub const CONTEXT_LOADER_TOOLS_LIST_39569B8: &str =
         include_str!("../fixtures/clients/context-loader-tools-list-39569b8.json");
     pub const COPILOT_TOOLS: &str = include_str!("../fixtures/clients/copilot-cli-mcp-tools.json");
+    /// A probe server's tools (every JSON Schema keyword, odd names) and what Copilot
+    /// CLI sent for them.
+    pub const COPILOT_PROBE_TOOLS_LIST: &str =
+        include_str!("../fixtures/clients/copilot-cli-probe-tools-list.json");
+    pub const COPILOT_PROBE_SENT: &str =
+        include_str!("../fixtures/clients/copilot-cli-probe-sent.json");
 }
