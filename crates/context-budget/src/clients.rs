@@ -76,6 +76,17 @@ pub enum ToolShape {
     /// schema's `type`, `properties`, `required` first, a `wait_for_previous` boolean
     /// added to every object schema's properties.
     GeminiCli,
+    /// `{"name":"<server>-<tool>","description","parameters","strict":false,
+    /// "type":"function"}` straight in `tools` (names: ASCII outside `A-Za-z0-9_-` as
+    /// `-`, cut to 64 characters): the schema's keys sorted at every level (as its Rust
+    /// runtime's JSON maps write them; `required` keeps its order), then in every schema
+    /// the validation keywords (`minimum`, `maximum`, `pattern`, `format`, `minLength`,
+    /// `minItems`, `not`, `contains` and the like) moved into the description as
+    /// `{minimum: 0, pattern: "^a"}` (after a blank line, or as a new last key), an
+    /// array without `items` given `"items":{}`, and the top level given
+    /// `"type":"object"` and `"properties":{}` when missing; `$schema`, `title`,
+    /// `default`, `examples`, `const`, `enum`, `anyOf`, `$ref`/`$defs` kept.
+    CopilotCli,
 }
 
 /// Where a client puts a server's instructions.
@@ -90,6 +101,8 @@ pub enum InstructionsPlace {
     /// The first user message, inside `The following are instructions provided by
     /// the tool server '<server>':` and start/end markers.
     UserMessage,
+    /// In no request: the client does not pass them to its model.
+    NotSent,
 }
 
 /// When a client keeps tool definitions out of the request until the model asks.
@@ -217,9 +230,19 @@ pub const CLIENTS: [Client; 4] = [
             source: LimitSource::Client("copilot-cli"),
         },
         stricter: None,
-        // Recorded by `cargo xtask clients` (tools named `<server>-<tool>`, sent in
-        // every request), not yet rendered by `mcp-tokens --client`.
-        tools: None,
+        // Recorded by `cargo xtask clients`: our tools as top-level functions of every
+        // request, our instructions in none.
+        tools: Some(ToolRules {
+            shape: ToolShape::CopilotCli,
+            instructions: InstructionsPlace::NotSent,
+            deferral: Deferral::Never,
+            // Copilot CLI picks its default model at run time (an account's feature
+            // flags, `GPT_DEFAULT_MODEL`); the recording asked for gpt-5
+            // (`COPILOT_MODEL`), an o200k model like its GPT defaults.
+            default_model: "gpt-5",
+            user_configs: &[".copilot/mcp-config.json"],
+            project_configs: &[],
+        }),
     },
 ];
 
@@ -234,7 +257,7 @@ pub fn by_id(id: &str) -> Option<&'static Client> {
 }
 
 /// Every row's `id`, in the table's order (`--client`'s values).
-pub const IDS: [&str; 3] = [CLIENTS[0].id, CLIENTS[1].id, CLIENTS[2].id];
+pub const IDS: [&str; 4] = [CLIENTS[0].id, CLIENTS[1].id, CLIENTS[2].id, CLIENTS[3].id];
 
 /// The lowest bound of every row in every unit, stricter configurations included:
 /// what an answer is held to when its client is not in the table, so that it passes

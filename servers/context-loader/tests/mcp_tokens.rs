@@ -1399,6 +1399,77 @@ fn gemini_cli_counts_our_tools_as_it_sent_them_with_gemma_and_never_defers() {
 }
 
 #[test]
+fn copilot_cli_counts_our_tools_as_it_sent_them_eager_without_instructions() {
+    use test_support::fixtures::clients;
+    let sent = recorded(clients::COPILOT_TOOLS);
+    let answer = as_client("copilot-cli", &[], None);
+    assert_eq!(answer["model"], "gpt-5");
+    assert_eq!(answer["encoding"], "o200k_base");
+    assert_eq!(answer["render"], "copilot-cli");
+    let client = &answer["client"];
+    assert_eq!(
+        (&client["client"], &client["pays"]),
+        (&json!("copilot-cli"), &json!("eager"))
+    );
+    assert_eq!(client["deferred"], Value::Null);
+    // Our instructions reach its model in no request.
+    let server = &answer["servers"][0];
+    assert_eq!(server["instructions_tokens"], 0);
+    assert_eq!(client["eager_tokens"], server["tool_tokens"]);
+    // Every tool but mcp-tokens (changes with its `client` list) as recorded.
+    let ours = tool_tokens(&answer);
+    let sent = sent.as_array().unwrap();
+    assert_eq!(ours.len(), sent.len());
+    for function in sent {
+        let name = function["name"].as_str().unwrap();
+        let tokens = ours.get(name).unwrap_or_else(|| panic!("{name}: {ours:?}"));
+        if name != "context-loader-mcp-tokens" {
+            assert_eq!(*tokens as usize, o200k(function), "{name}");
+        }
+    }
+    let recorded_tools: usize = sent.iter().map(o200k).sum();
+    assert_eq!(recorded_tools, 2_147);
+    within_one_percent(
+        server["tool_tokens"].as_u64().unwrap(),
+        recorded_tools,
+        "tools",
+    );
+}
+
+#[test]
+fn copilot_cli_reads_its_mcp_config_json() {
+    let dir = TempTree::new("cl-mcp-tokens-copilot-config");
+    let home = dir.path().join("home");
+    let project = dir.path().join("project");
+    std::fs::create_dir_all(home.join(".copilot")).unwrap();
+    std::fs::create_dir_all(&project).unwrap();
+    let config = json!({"mcpServers": {"cl": {
+        "type": "local", "command": BIN.path(), "args": ["stdio"], "tools": ["*"]
+    }}});
+    std::fs::write(home.join(".copilot/mcp-config.json"), config.to_string()).unwrap();
+    let out = BIN
+        .command()
+        .args(["mcp-tokens", "--json", "--client", "copilot-cli"])
+        .current_dir(&project)
+        .env("HOME", &home)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        answer["configs"][0]
+            .as_str()
+            .unwrap()
+            .ends_with(".copilot/mcp-config.json"),
+        "{answer}"
+    );
+    assert_eq!(answer["servers"][0]["name"], "cl");
+    let names = tool_tokens(&answer);
+    assert!(names.contains_key("cl-count-tokens"), "{names:?}");
+}
+
+#[test]
 fn claude_code_defers_by_default_and_as_enable_tool_search_says() {
     let by_default = as_client("claude-code", &["--model", "o200k_base"], None);
     let client = &by_default["client"];

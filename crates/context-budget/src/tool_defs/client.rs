@@ -1,4 +1,4 @@
-//! Tool definitions as Codex CLI and Gemini CLI send them to their models, rule by
+//! Tool definitions as Codex CLI, Gemini CLI and GitHub Copilot CLI send them to their models, rule by
 //! rule as [`crate::clients`] states them, each checked byte for byte against the
 //! requests the clients sent for this server's own tools
 //! (`crates/test-support/fixtures/clients/`). Claude Code's shape is
@@ -275,6 +275,190 @@ pub fn gemini_instructions(server: &str, instructions: &str) -> String {
     )
 }
 
+/// Copilot CLI's longest function name.
+const COPILOT_MAX_NAME_CHARS: usize = 64;
+
+/// A tool's name as GitHub Copilot CLI 1.0.102 gives it: `<server>-<tool>` (recorded:
+/// `context-loader-count-tokens`), ASCII characters outside `A-Za-z0-9_-` as `-`
+/// (probed: `probe_tool.With Long-Name` → `probe_tool-With-Long-Name`), cut to its
+/// first 64 characters. A non-ASCII name it turns into punycode (`xn--…`), which is
+/// not modelled: such characters are kept here.
+pub fn copilot_name(server: &str, tool: &str) -> String {
+    format!("{server}-{tool}")
+        .chars()
+        .map(|c| match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' | '_' | '-' => c,
+            c if c.is_ascii() => '-',
+            c => c,
+        })
+        .take(COPILOT_MAX_NAME_CHARS)
+        .collect()
+}
+
+/// The keywords Copilot CLI 1.0.102 moves from a schema into its description, in the
+/// order it writes them there: `{minimum: 0}` recorded with our tools (`budget`), the
+/// rest probed with a schema holding every JSON Schema keyword (`maximum`, `pattern`,
+/// `format` and the like; `$schema`, `title`, `default`, `examples`, `const`, `enum`,
+/// `anyOf`, `$ref`/`$defs`, `x-*` and unknown keys are kept).
+pub const COPILOT_MOVED_KEYS: [&str; 29] = [
+    "contentEncoding",
+    "contentMediaType",
+    "not",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "format",
+    "minimum",
+    "maximum",
+    "multipleOf",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "patternProperties",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "unevaluatedProperties",
+    "propertyNames",
+    "minProperties",
+    "maxProperties",
+    "unevaluatedItems",
+    "contains",
+    "minContains",
+    "maxContains",
+    "if",
+    "then",
+    "else",
+    "dependentRequired",
+    "dependentSchemas",
+];
+
+/// Keys whose value is a schema, and keys whose value is a map or a list of schemas:
+/// where Copilot CLI's rewrite goes on (probed inside `properties`, `$defs`, `items`
+/// and `allOf`).
+const COPILOT_SCHEMA_KEYS: [&str; 2] = ["items", "additionalProperties"];
+const COPILOT_SCHEMA_MAPS: [&str; 3] = ["properties", "$defs", "definitions"];
+const COPILOT_SCHEMA_LISTS: [&str; 4] = ["allOf", "anyOf", "oneOf", "prefixItems"];
+
+/// `schema` as Copilot CLI sends it (see [`crate::clients::ToolShape::CopilotCli`]):
+/// every object's keys sorted (as its Rust runtime's JSON maps write them); in each
+/// schema the [`COPILOT_MOVED_KEYS`] present taken out and written into the
+/// description as `{minimum: 0, pattern: "^a"}` (after the text and a blank line; an
+/// empty or missing description becomes the note, a new one going last), an array
+/// without `items` given `"items":{}`, `additionalItems: false` as
+/// `{"description":"{schema: false}"}`; the top level given `"type":"object"` and
+/// `"properties":{}` when it has none.
+pub fn copilot_schema(schema: &Value) -> Value {
+    let mut sent = copilot_subschema(&sorted(schema));
+    if let Value::Object(top) = &mut sent {
+        if !top.contains_key("type") {
+            top.insert("type".into(), json!("object"));
+        }
+        if !top.contains_key("properties") {
+            top.insert("properties".into(), json!({}));
+        }
+    }
+    sent
+}
+
+/// `value` with every object's keys sorted.
+fn sorted(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), sorted(&map[k])))
+                    .collect(),
+            )
+        }
+        Value::Array(list) => Value::Array(list.iter().map(sorted).collect()),
+        other => other.clone(),
+    }
+}
+
+/// One (sorted) schema as Copilot CLI rewrites it.
+fn copilot_subschema(schema: &Value) -> Value {
+    let Value::Object(listed) = schema else {
+        return schema.clone();
+    };
+    let mut sent = Map::with_capacity(listed.len());
+    for (key, value) in listed {
+        if COPILOT_MOVED_KEYS.contains(&key.as_str()) {
+            continue;
+        }
+        let value = match (key.as_str(), value) {
+            ("additionalItems", Value::Bool(false)) => json!({"description": "{schema: false}"}),
+            (key, value) if COPILOT_SCHEMA_KEYS.contains(&key) => copilot_subschema(value),
+            (key, Value::Object(map)) if COPILOT_SCHEMA_MAPS.contains(&key) => Value::Object(
+                map.iter()
+                    .map(|(k, v)| (k.clone(), copilot_subschema(v)))
+                    .collect(),
+            ),
+            (key, Value::Array(list)) if COPILOT_SCHEMA_LISTS.contains(&key) => {
+                Value::Array(list.iter().map(copilot_subschema).collect())
+            }
+            (_, value) => value.clone(),
+        };
+        sent.insert(key.clone(), value);
+    }
+    if sent.get("type").and_then(Value::as_str) == Some("array") && !sent.contains_key("items") {
+        sent.insert("items".into(), json!({}));
+    }
+    let moved: Vec<String> = COPILOT_MOVED_KEYS
+        .iter()
+        .filter_map(|key| {
+            listed
+                .get(*key)
+                .map(|value| format!("{key}: {}", copilot_value(value)))
+        })
+        .collect();
+    if !moved.is_empty() {
+        let note = format!("{{{}}}", moved.join(", "));
+        let text = match sent.get("description").and_then(Value::as_str) {
+            Some(text) if !text.is_empty() => format!("{text}\n\n{note}"),
+            _ => note,
+        };
+        sent.insert("description".into(), json!(text));
+    }
+    Value::Object(sent)
+}
+
+/// A moved keyword's value as Copilot CLI writes it: compact JSON, a non-integer
+/// number as JavaScript prints it (probed: `1e+21`, `1e-7`, `-2.25`; an integer whole,
+/// 9007199254740993 included).
+fn copilot_value(value: &Value) -> String {
+    match value {
+        Value::Number(n) if n.is_f64() => {
+            let x = n.as_f64().unwrap_or_default();
+            let magnitude = x.abs();
+            if magnitude >= 1e21 || (magnitude != 0.0 && magnitude < 1e-6) {
+                let text = format!("{x:e}");
+                match text.split_once('e') {
+                    Some((mantissa, exponent)) if !exponent.starts_with('-') => {
+                        format!("{mantissa}e+{exponent}")
+                    }
+                    _ => text,
+                }
+            } else {
+                format!("{x}")
+            }
+        }
+        other => other.to_string(),
+    }
+}
+
+/// One function as Copilot CLI sends it in `tools`.
+pub fn copilot_function(tool: &ToolDefinition, name: &str) -> Value {
+    json!({
+        "name": name,
+        "description": tool.description.as_deref().unwrap_or_default(),
+        "parameters": copilot_schema(&tool.input_schema),
+        "strict": false,
+        "type": "function",
+    })
+}
+
 /// What Claude Code keeps in every request for a deferred server: its tools' names,
 /// one a line, under a header shared by every server (not counted here).
 pub fn claude_code_deferred_names<'a>(names: impl Iterator<Item = &'a str>) -> String {
@@ -295,7 +479,11 @@ mod tests {
 
     /// The listing the recordings were made from.
     fn listed() -> ServerDefinitions {
-        let mut listing = json(recorded::CONTEXT_LOADER_TOOLS_LIST);
+        listed_from(recorded::CONTEXT_LOADER_TOOLS_LIST)
+    }
+
+    fn listed_from(listing: &str) -> ServerDefinitions {
+        let mut listing = json(listing);
         let instructions = listing["instructions"].as_str().map(str::to_string);
         ServerDefinitions {
             name: Some("context-loader".into()),
@@ -475,5 +663,106 @@ mod tests {
         );
         // 38 words (the issue said 35).
         assert_eq!(GEMINI_WAIT_DESCRIPTION.split_whitespace().count(), 38);
+    }
+
+    #[test]
+    fn copilot_sends_our_tools_as_recorded() {
+        let server = listed_from(recorded::CONTEXT_LOADER_TOOLS_LIST_39569B8);
+        let sent = json(recorded::COPILOT_TOOLS);
+        let sent = sent.as_array().unwrap();
+        assert_eq!(sent.len(), server.tools.len());
+        for (tool, sent) in server.tools.iter().zip(sent) {
+            let function = copilot_function(tool, &copilot_name("context-loader", &tool.name));
+            assert_eq!(text(&function), text(sent), "{}", tool.name);
+        }
+        // What `cargo xtask clients` counted as sent (o200k), our instructions in no
+        // request.
+        let sent_tokens: usize = sent
+            .iter()
+            .map(|f| Tokenizer::O200kBase.count(&text(f)))
+            .sum();
+        assert_eq!(sent_tokens, 2_147);
+        let o200k = measure_server(&server, Tokenizer::O200kBase, Rendering::CopilotCli);
+        assert_eq!(o200k.tool_tokens, 2_147);
+        assert_eq!(o200k.instructions_tokens, 0);
+        assert_eq!(o200k.total_tokens, 2_147);
+    }
+
+    #[test]
+    fn copilot_sorts_keys_and_moves_keywords_into_the_description_as_probed() {
+        let listed = json!({
+            "type": "object",
+            "required": ["z", "a"],
+            "properties": {
+                "z": {"type": "integer", "minimum": 0, "description": "Z", "maximum": 9},
+                "a": {"minimum": 1.5, "type": "number", "default": 2, "format": "double"},
+                "list": {"type": "array"},
+                "minimum": {"type": "string", "description": "", "pattern": "^a"},
+                "n": {"type": "number", "minimum": 1e21, "maximum": 1e-7, "allOf": [{"minimum": 3}]},
+                "c": {"type": "array", "additionalItems": false, "contains": {"type": "string", "a": 1}}
+            }
+        });
+        assert_eq!(
+            serde_json::to_string(&copilot_schema(&listed)).unwrap(),
+            concat!(
+                r#"{"properties":{"a":{"default":2,"type":"number","description":"{format: \"double\", minimum: 1.5}"},"#,
+                r#""c":{"additionalItems":{"description":"{schema: false}"},"type":"array","items":{},"description":"{contains: {\"a\":1,\"type\":\"string\"}}"},"#,
+                r#""list":{"type":"array","items":{}},"minimum":{"description":"{pattern: \"^a\"}","type":"string"},"#,
+                r#""n":{"allOf":[{"description":"{minimum: 3}"}],"type":"number","description":"{minimum: 1e+21, maximum: 1e-7}"},"#,
+                r#""z":{"description":"Z\n\n{minimum: 0, maximum: 9}","type":"integer"}},"required":["z","a"],"type":"object"}"#
+            )
+        );
+        // The top level is always an object with properties.
+        assert_eq!(
+            serde_json::to_string(&copilot_schema(&json!({}))).unwrap(),
+            r#"{"type":"object","properties":{}}"#
+        );
+        assert_eq!(
+            serde_json::to_string(&copilot_schema(
+                &json!({"required": ["a"], "properties": {}})
+            ))
+            .unwrap(),
+            r#"{"properties":{},"required":["a"],"type":"object"}"#
+        );
+        assert_eq!(
+            copilot_name("context-loader", "count-tokens"),
+            "context-loader-count-tokens"
+        );
+        let long = copilot_name(
+            "probe",
+            &format!("probe_tool.With Long-Name{}", "x".repeat(60)),
+        );
+        assert_eq!(
+            long,
+            format!("probe-probe_tool-With-Long-Name{}", "x".repeat(33))
+        );
+    }
+
+    #[test]
+    fn copilot_sends_a_probes_keywords_and_names_as_probed() {
+        let listing = json(recorded::COPILOT_PROBE_TOOLS_LIST);
+        let sent = json(recorded::COPILOT_PROBE_SENT);
+        let tools = tool_definitions(listing["tools"].clone()).unwrap();
+        let sent = sent.as_array().unwrap();
+        assert_eq!(sent.len(), tools.len());
+        let mut checked = 0;
+        for tool in &tools {
+            // Punycode for a non-ASCII name is not modelled.
+            if !tool.name.is_ascii() {
+                continue;
+            }
+            let name = copilot_name("probe", &tool.name);
+            let recorded = sent
+                .iter()
+                .find(|f| f["name"] == name.as_str())
+                .unwrap_or_else(|| panic!("{name} was not sent"));
+            assert_eq!(
+                text(&copilot_function(tool, &name)),
+                text(recorded),
+                "{name}"
+            );
+            checked += 1;
+        }
+        assert_eq!(checked, 6);
     }
 }

@@ -70,6 +70,11 @@ pub enum Rendering {
     #[serde(rename = "gemini-cli", skip_deserializing)]
     #[schemars(skip)]
     GeminiCli,
+    /// GitHub Copilot CLI's functions, `<server>-<tool>`, its schema rewrites included
+    /// (`--client copilot-cli`; not a `--render` value).
+    #[serde(rename = "copilot-cli", skip_deserializing)]
+    #[schemars(skip)]
+    CopilotCli,
 }
 
 impl Rendering {
@@ -82,6 +87,7 @@ impl Rendering {
             Rendering::Openai => "openai",
             Rendering::Codex => "codex",
             Rendering::GeminiCli => "gemini-cli",
+            Rendering::CopilotCli => "copilot-cli",
         }
     }
 
@@ -91,6 +97,7 @@ impl Rendering {
             crate::clients::ToolShape::ClaudeCode => Rendering::Anthropic,
             crate::clients::ToolShape::Codex => Rendering::Codex,
             crate::clients::ToolShape::GeminiCli => Rendering::GeminiCli,
+            crate::clients::ToolShape::CopilotCli => Rendering::CopilotCli,
         }
     }
 
@@ -335,6 +342,8 @@ fn measure_server_until(
         (Rendering::GeminiCli, Some(name)) => instructions.map_or(0, |text| {
             tokenizer.count(&client::gemini_instructions(name, text))
         }),
+        // Copilot CLI passes them to its model in no request.
+        (Rendering::CopilotCli, _) => 0,
         _ => instructions.map_or(0, |text| tokenizer.count(text)),
     };
     Ok(ServerCost {
@@ -357,12 +366,14 @@ pub fn full_name(server: Option<&str>, tool: &str) -> String {
 
 /// The name the model sees in `rendering`: Claude Code's [`full_name`] (also for
 /// the cookbook rule), Codex's function name inside its server's namespace, Gemini
-/// CLI's `mcp_<server>_<tool>`. A bare list keeps its names (Codex's rule applied).
+/// CLI's `mcp_<server>_<tool>`, Copilot CLI's `<server>-<tool>`. A bare list keeps
+/// its names (Codex's rule applied).
 pub fn rendered_name(server: Option<&str>, tool: &str, rendering: Rendering) -> String {
     match (rendering, server) {
         (Rendering::Codex, _) => client::codex_name(tool),
         (Rendering::GeminiCli, Some(server)) => client::gemini_name(server, tool),
-        (Rendering::GeminiCli, None) => tool.to_string(),
+        (Rendering::CopilotCli, Some(server)) => client::copilot_name(server, tool),
+        (Rendering::GeminiCli | Rendering::CopilotCli, None) => tool.to_string(),
         (Rendering::Anthropic | Rendering::Openai, server) => full_name(server, tool),
     }
 }
@@ -508,7 +519,7 @@ pub fn measure_until(
             source: OPENAI_RULE_SOURCE,
         }),
         // What the client's own prompt adds is the client's, not the servers'.
-        Rendering::Codex | Rendering::GeminiCli => None,
+        Rendering::Codex | Rendering::GeminiCli | Rendering::CopilotCli => None,
     };
     let any_tools = costs.iter().any(|c| !c.tools.is_empty());
     let request_overhead = request_overhead.filter(|_| any_tools);

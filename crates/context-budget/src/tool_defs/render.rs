@@ -27,6 +27,7 @@ pub fn rendered_schema(schema: &Value, rendering: Rendering) -> Value {
         Rendering::Anthropic | Rendering::Openai => model_schema(schema),
         Rendering::Codex => super::client::codex_schema(schema),
         Rendering::GeminiCli => super::client::gemini_schema(schema),
+        Rendering::CopilotCli => super::client::copilot_schema(schema),
     }
 }
 
@@ -58,6 +59,10 @@ pub fn render_tool(
         },
         Rendering::GeminiCli => Rendered {
             tokens: tokenizer.count(&compact(&super::client::gemini_declaration(tool, name))),
+            beyond_rule: Vec::new(),
+        },
+        Rendering::CopilotCli => Rendered {
+            tokens: tokenizer.count(&compact(&super::client::copilot_function(tool, name))),
             beyond_rule: Vec::new(),
         },
     }

@@ -140,7 +140,7 @@ pub struct McpTokens {
 /// both.
 #[derive(Debug, Clone, Default)]
 pub struct McpTokensQuery {
-    /// tools/list `tools`, or Anthropic or OpenAI tools.
+    /// tools/list `tools`, Anthropic or OpenAI tools.
     pub tools: Vec<Value>,
     /// The server of `tools`: named `mcp__<server>__<tool>` when given.
     pub server: Option<String>,

@@ -179,7 +179,8 @@ pub fn savings_until(
             // The cookbook rule reads no nested schema and no `$ref`: a hoist would
             // only hide a property's type and description from it, a saving that is
             // not one. Under that rule hoisting is not measured; nor for Codex, whose
-            // rewrite keeps only the keywords it knows (no `$ref`/`$defs` seen kept).
+            // rewrite keeps only the keywords it knows (no `$ref`/`$defs` seen kept),
+            // nor for Copilot CLI (no recording shows what it makes of a `$ref`).
             let hoists_kept = matches!(rendering, Rendering::Anthropic | Rendering::GeminiCli);
             let (hoisted, hoists) = match hoists_kept {
                 true => hoist_within(&tool.input_schema, work),

@@ -26,7 +26,7 @@ pub struct McpTokensTool;
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct McpTokensParams {
-    /// tools/list `tools`, or Anthropic or OpenAI tools.
+    /// tools/list `tools`, Anthropic or OpenAI tools.
     #[schemars(schema_with = "objects")]
     #[arg(skip)]
     #[serde(default)]
