@@ -133,7 +133,7 @@ pub fn run(root: &Path, node: &NodeEnv) -> anyhow::Result<()> {
         "copilot -p failed ({}): {}{}\nrequests to the stand-in:\n{}",
         out.status,
         text(&out.stdout),
-        tail(&text(&out.stderr), 4000),
+        real_clients::tail(&text(&out.stderr), 4000),
         log()
     );
     let called = api.calls_request().with_context(|| {
@@ -142,7 +142,7 @@ pub fn run(root: &Path, node: &NodeEnv) -> anyhow::Result<()> {
              requests:\n{}\n{}{}",
             log(),
             text(&out.stdout),
-            tail(&text(&out.stderr), 4000)
+            real_clients::tail(&text(&out.stderr), 4000)
         )
     })?;
     let mut failures = Vec::new();
@@ -173,7 +173,7 @@ pub fn run(root: &Path, node: &NodeEnv) -> anyhow::Result<()> {
     let instructions = api
         .requests()
         .iter()
-        .find_map(|r| find_text(&r.body, INSTRUCTIONS_FRONT, ""));
+        .find_map(|r| real_clients::find_text(&r.body, INSTRUCTIONS_FRONT, ""));
     println!(
         "Copilot CLI: our {} functions (of {} tools it offers): {eager} o200k; our \
          instructions: {}",
@@ -296,32 +296,6 @@ fn install(dir: &Path, node: &NodeEnv) -> anyhow::Result<PathBuf> {
         version().unwrap_or_else(|| "no version".to_string())
     );
     Ok(binary)
-}
-
-/// The first string in `value` containing `needle`, with where it is
-/// (`input[0].content[0].text`).
-fn find_text(value: &Value, needle: &str, at: &str) -> Option<(String, String)> {
-    match value {
-        Value::String(s) if s.contains(needle) => Some((at.to_string(), s.clone())),
-        Value::Array(items) => items
-            .iter()
-            .enumerate()
-            .find_map(|(i, v)| find_text(v, needle, &format!("{at}[{i}]"))),
-        Value::Object(map) => map.iter().find_map(|(k, v)| {
-            let at = if at.is_empty() {
-                k.clone()
-            } else {
-                format!("{at}.{k}")
-            };
-            find_text(v, needle, &at)
-        }),
-        _ => None,
-    }
-}
-
-fn tail(text: &str, n: usize) -> String {
-    let count = text.chars().count();
-    text.chars().skip(count.saturating_sub(n)).collect()
 }
 
 fn text(bytes: &[u8]) -> String {

@@ -113,7 +113,7 @@ pub fn run(root: &Path, node: &NodeEnv) -> anyhow::Result<()> {
         "gemini -p failed ({}): {}{}\nrequests to the stand-in:\n{}",
         out.status,
         String::from_utf8_lossy(&out.stdout),
-        tail(&stderr, 4000),
+        real_clients::tail(&stderr, 4000),
         log()
     );
     let called = api.calls_request().with_context(|| {
@@ -121,7 +121,7 @@ pub fn run(root: &Path, node: &NodeEnv) -> anyhow::Result<()> {
             "Gemini CLI never declared our tools to the model (the server did not connect?); \
              requests:\n{}\n{}",
             log(),
-            tail(&stderr, 4000)
+            real_clients::tail(&stderr, 4000)
         )
     })?;
     let mut failures = Vec::new();
@@ -146,14 +146,15 @@ pub fn run(root: &Path, node: &NodeEnv) -> anyhow::Result<()> {
         .count();
     // Our instructions go into a user message, with a header and a wrapper: the
     // `<loaded_context>` element that holds them is what they cost.
-    let instructions = find_text(&called.body, INSTRUCTIONS_FRONT, "").map(|(at, text)| {
-        let at_ours = text.find(INSTRUCTIONS_FRONT).unwrap_or(0);
-        let start = text[..at_ours].rfind("<loaded_context>").unwrap_or(at_ours);
-        let end = text[at_ours..]
-            .find("</loaded_context>")
-            .map_or(text.len(), |e| at_ours + e + "</loaded_context>".len());
-        (at, text[start..end].to_string())
-    });
+    let instructions =
+        real_clients::find_text(&called.body, INSTRUCTIONS_FRONT, "").map(|(at, text)| {
+            let at_ours = text.find(INSTRUCTIONS_FRONT).unwrap_or(0);
+            let start = text[..at_ours].rfind("<loaded_context>").unwrap_or(at_ours);
+            let end = text[at_ours..]
+                .find("</loaded_context>")
+                .map_or(text.len(), |e| at_ours + e + "</loaded_context>".len());
+            (at, text[start..end].to_string())
+        });
     let instruction_tokens = instructions
         .as_ref()
         .map(|(_, text)| context_budget::Tokenizer::O200kBase.count(text));
@@ -289,32 +290,6 @@ fn first_text(value: &Value) -> Option<&str> {
         Value::Array(items) => items.iter().find_map(first_text),
         _ => None,
     }
-}
-
-/// The first string in `value` containing `needle`, with where it is
-/// (`contents[0].parts[1].text`).
-fn find_text(value: &Value, needle: &str, at: &str) -> Option<(String, String)> {
-    match value {
-        Value::String(s) if s.contains(needle) => Some((at.to_string(), s.clone())),
-        Value::Array(items) => items
-            .iter()
-            .enumerate()
-            .find_map(|(i, v)| find_text(v, needle, &format!("{at}[{i}]"))),
-        Value::Object(map) => map.iter().find_map(|(k, v)| {
-            let at = if at.is_empty() {
-                k.clone()
-            } else {
-                format!("{at}.{k}")
-            };
-            find_text(v, needle, &at)
-        }),
-        _ => None,
-    }
-}
-
-fn tail(text: &str, n: usize) -> String {
-    let count = text.chars().count();
-    text.chars().skip(count.saturating_sub(n)).collect()
 }
 
 /// The installed CLI and the Node that runs it.

@@ -329,13 +329,34 @@ pub(crate) fn judge(client: &str, rows: &[Received]) -> Vec<String> {
     failures
 }
 
-fn head(text: &str, n: usize) -> String {
+pub(crate) fn head(text: &str, n: usize) -> String {
     text.chars().take(n).collect()
 }
 
-fn tail(text: &str, n: usize) -> String {
+pub(crate) fn tail(text: &str, n: usize) -> String {
     let count = text.chars().count();
     text.chars().skip(count.saturating_sub(n)).collect()
+}
+
+/// The first string in `value` containing `needle`, with where it is
+/// (`contents[0].parts[1].text`, `input[0].content[0].text`).
+pub(crate) fn find_text(value: &Value, needle: &str, at: &str) -> Option<(String, String)> {
+    match value {
+        Value::String(s) if s.contains(needle) => Some((at.to_string(), s.clone())),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, v)| find_text(v, needle, &format!("{at}[{i}]"))),
+        Value::Object(map) => map.iter().find_map(|(k, v)| {
+            let at = if at.is_empty() {
+                k.clone()
+            } else {
+                format!("{at}.{k}")
+            };
+            find_text(v, needle, &at)
+        }),
+        _ => None,
+    }
 }
 
 /// o200k_base tokens of a value as compact JSON.
