@@ -77,37 +77,16 @@ pub fn run(root: &Path, node: &NodeEnv) -> anyhow::Result<()> {
 
 /// The pinned package in target/xtask/codex (once), and its native binary.
 fn install(dir: &Path, node: &NodeEnv) -> anyhow::Result<PathBuf> {
-    ensure!(
-        cfg!(all(target_os = "linux", target_arch = "x86_64")),
-        "the Codex check runs the linux-x64 native binary; this machine is {}-{}",
-        std::env::consts::OS,
-        std::env::consts::ARCH
-    );
+    real_clients::require_linux_x64("Codex")?;
     let binary = dir.join(BINARY);
-    let version = || {
-        let out = Command::new(&binary)
+    real_clients::install_client(node, dir, ("Codex", PACKAGE, VERSION), || {
+        let mut command = Command::new(&binary);
+        command
             .arg("--version")
             .env_clear()
-            .env("PATH", "/usr/bin:/bin")
-            .stdin(Stdio::null())
-            .output()
-            .ok()?;
-        out.status
-            .success()
-            .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
-    };
-    real_clients::npm_install(
-        node,
-        dir,
-        &[format!("{PACKAGE}@{VERSION}")],
-        VERSION,
-        version,
-    )
-    .with_context(|| format!("Codex {VERSION} cannot start here"))?;
-    println!(
-        "Codex: {}",
-        version().unwrap_or_else(|| "no version".to_string())
-    );
+            .env("PATH", "/usr/bin:/bin");
+        command
+    })?;
     Ok(binary)
 }
 
@@ -136,12 +115,7 @@ impl<'a> Run<'a> {
         block: &str,
     ) -> anyhow::Result<Run<'a>> {
         let home = dir.join(format!("run-{model}"));
-        if home.exists() {
-            std::fs::remove_dir_all(&home)
-                .with_context(|| format!("cannot clear {}", home.display()))?;
-        }
-        std::fs::create_dir_all(home.join(".codex"))
-            .with_context(|| format!("cannot create {}", home.display()))?;
+        real_clients::fresh_home(&home, ".codex")?;
         let probe_log = home.join("initialize.jsonl");
         let (probe, probe_args) = real_clients::probe_command(root, &probe_log);
         let servers = format!(

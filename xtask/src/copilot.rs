@@ -56,12 +56,7 @@ pub fn run(root: &Path, node: &NodeEnv) -> anyhow::Result<()> {
     let copilot = install(&dir, node)?;
     let project = Project::write(root, &dir, "Copilot CLI")?;
     let home = dir.join("run");
-    if home.exists() {
-        std::fs::remove_dir_all(&home)
-            .with_context(|| format!("cannot clear {}", home.display()))?;
-    }
-    std::fs::create_dir_all(home.join(".copilot"))
-        .with_context(|| format!("cannot create {}", home.display()))?;
+    real_clients::fresh_home(&home, ".copilot")?;
 
     // mcp-config.json: the documented block, and the init probe beside our server.
     let mut config: Value =
@@ -256,45 +251,19 @@ pub fn run(root: &Path, node: &NodeEnv) -> anyhow::Result<()> {
 
 /// The pinned package in target/xtask/copilot-cli (once), and its native binary.
 fn install(dir: &Path, node: &NodeEnv) -> anyhow::Result<PathBuf> {
-    ensure!(
-        cfg!(all(target_os = "linux", target_arch = "x86_64")),
-        "the Copilot CLI check runs the linux-x64 native binary; this machine is {}-{}",
-        std::env::consts::OS,
-        std::env::consts::ARCH
-    );
+    real_clients::require_linux_x64("Copilot CLI")?;
     let binary = dir.join(BINARY);
-    let version = || {
-        let out = Command::new(&binary)
+    // Its first line: "GitHub Copilot CLI 1.0.102." (then a hint to update).
+    real_clients::install_client(node, dir, ("Copilot CLI", PACKAGE, VERSION), || {
+        let mut command = Command::new(&binary);
+        command
             .arg("--version")
             .env_clear()
             .env("PATH", "/usr/bin:/bin")
             .env("HOME", dir)
-            .env("COPILOT_OFFLINE", "true")
-            .stdin(Stdio::null())
-            .output()
-            .ok()?;
-        // "GitHub Copilot CLI 1.0.102.\nRun 'copilot update' to check for updates."
-        out.status.success().then(|| {
-            text(&out.stdout)
-                .lines()
-                .next()
-                .unwrap_or_default()
-                .trim()
-                .to_string()
-        })
-    };
-    real_clients::npm_install(
-        node,
-        dir,
-        &[format!("{PACKAGE}@{VERSION}")],
-        VERSION,
-        version,
-    )
-    .with_context(|| format!("GitHub Copilot CLI {VERSION} cannot start here"))?;
-    println!(
-        "Copilot CLI: {}",
-        version().unwrap_or_else(|| "no version".to_string())
-    );
+            .env("COPILOT_OFFLINE", "true");
+        command
+    })?;
     Ok(binary)
 }
 

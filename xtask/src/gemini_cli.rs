@@ -43,12 +43,7 @@ pub fn run(root: &Path, node: &NodeEnv) -> anyhow::Result<()> {
     let gemini = Gemini::install(&dir, node)?;
     let project = Project::write(root, &dir, "Gemini CLI")?;
     let home = dir.join("run");
-    if home.exists() {
-        std::fs::remove_dir_all(&home)
-            .with_context(|| format!("cannot clear {}", home.display()))?;
-    }
-    std::fs::create_dir_all(home.join(".gemini"))
-        .with_context(|| format!("cannot create {}", home.display()))?;
+    real_clients::fresh_home(&home, ".gemini")?;
 
     // settings.json: the documented block, the init probe beside our server, and
     // what keeps Gemini CLI on the stand-in and off the network.
@@ -305,30 +300,17 @@ impl Gemini {
             entry: dir.join(ENTRY),
             path: node.path.clone(),
         };
-        let version = || {
-            let out = Command::new("node")
+        real_clients::install_client(node, dir, ("Gemini CLI", PACKAGE, VERSION), || {
+            let mut command = Command::new("node");
+            command
                 .arg(&gemini.entry)
                 .arg("--version")
                 .env_clear()
                 .env("PATH", &gemini.path)
                 .env("HOME", dir)
-                .env("GEMINI_CLI_NO_RELAUNCH", "true")
-                .stdin(Stdio::null())
-                .output()
-                .ok()?;
-            out.status
-                .success()
-                .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
-        };
-        real_clients::npm_install(
-            node,
-            dir,
-            &[format!("{PACKAGE}@{VERSION}")],
-            VERSION,
-            version,
-        )
-        .with_context(|| format!("Gemini CLI {VERSION} cannot start here"))?;
-        println!("Gemini CLI: {}", version().unwrap_or_default());
+                .env("GEMINI_CLI_NO_RELAUNCH", "true");
+            command
+        })?;
         Ok(gemini)
     }
 

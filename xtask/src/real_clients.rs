@@ -93,6 +93,59 @@ impl Project {
     }
 }
 
+/// A client's isolated home, emptied of the last run, with its config folder
+/// `config` (`.codex`, `.gemini`, `.copilot`) made.
+pub(crate) fn fresh_home(home: &Path, config: &str) -> anyhow::Result<()> {
+    if home.exists() {
+        std::fs::remove_dir_all(home)
+            .with_context(|| format!("cannot clear {}", home.display()))?;
+    }
+    std::fs::create_dir_all(home.join(config))
+        .with_context(|| format!("cannot create {}", home.display()))
+}
+
+/// Fail at once, with the reason, where a client's pinned native binary (linux-x64)
+/// cannot run.
+pub(crate) fn require_linux_x64(client: &str) -> anyhow::Result<()> {
+    ensure!(
+        cfg!(all(target_os = "linux", target_arch = "x86_64")),
+        "the {client} check runs the linux-x64 native binary; this machine is {}-{}",
+        std::env::consts::OS,
+        std::env::consts::ARCH
+    );
+    Ok(())
+}
+
+/// Install `package@version` for `client` into `dir` (once) and print the version
+/// it answers: the first line of `version_command`'s output.
+pub(crate) fn install_client(
+    node: &NodeEnv,
+    dir: &Path,
+    (client, package, version): (&str, &str, &str),
+    version_command: impl Fn() -> Command,
+) -> anyhow::Result<()> {
+    let answered = || {
+        let out = version_command().stdin(Stdio::null()).output().ok()?;
+        out.status.success().then(|| {
+            let text = String::from_utf8_lossy(&out.stdout);
+            text.lines().next().unwrap_or_default().trim().to_string()
+        })
+    };
+    npm_install(
+        node,
+        dir,
+        &[format!("{package}@{version}")],
+        version,
+        answered,
+    )
+    .with_context(|| format!("{client} {version} cannot start here"))?;
+    println!(
+        "{client}: {}",
+        answered().unwrap_or_else(|| "no version".to_string())
+    );
+    Ok(())
+}
+
 /// `npm install --ignore-scripts PACKAGES` into `prefix` unless `installed` already
 /// answers `version`; then `installed` must.
 pub(crate) fn npm_install(
