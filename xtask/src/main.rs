@@ -232,8 +232,13 @@ fn ci_steps() -> anyhow::Result<()> {
     })?;
     // One test run covers unit tests, the tiktoken differential test and the e2e
     // suite (which starts the built binary over stdio and HTTP).
+    // Without backtraces: a failing test's message names its file and line, and a
+    // backtrace after it pushed that message out of the tail a CI log keeps.
     step("tests (workspace, all targets)", 240, || {
-        cargo(&["test", "--workspace", "--all-targets", "--locked"])
+        cargo_with_env(
+            &["test", "--workspace", "--all-targets", "--locked"],
+            &[("RUST_BACKTRACE", std::ffi::OsStr::new("0"))],
+        )
     })?;
     step("doc tests", 10, || {
         cargo(&["test", "--workspace", "--doc", "--locked"])

@@ -418,6 +418,28 @@ async fn stateful_a_cancelled_call_stops() {
     assert_answers(&addr, &headers).await;
 }
 
+/// Stateful HTTP: a cancellation that overtakes its call still stops it. The call's
+/// 14 MB body is still being read and parsed when the small notification, sent right
+/// after it on another connection, reaches the session; rmcp drops a cancellation for
+/// a request it does not know yet, so the call used to run to its end (CI saw this
+/// as a flaky `stateful_a_cancelled_call_stops`).
+#[tokio::test]
+async fn stateful_a_cancellation_that_overtakes_its_call_stops_it() {
+    let _heavy = HEAVY.lock().await;
+    let (_server, addr, pid) = http_server(&[]).await;
+    let session = open_session(&addr).await;
+    let headers = session_headers(&session);
+    let _stream = send_only(&addr, &headers, &slow_call(7)).await;
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 7, "reason": "test"}});
+    let accepted = post_mcp(&addr, &headers, cancel.to_string().as_bytes()).await;
+    assert_eq!(accepted.status, 202, "{accepted:?}");
+    // From here the server may still read and parse the call (well under the bound),
+    // but must not count it.
+    assert_cpu_settles(pid, "stateful, cancelled before its call arrived").await;
+    assert_answers(&addr, &headers).await;
+}
+
 /// stdio: `notifications/cancelled` for the call stops the count.
 #[tokio::test]
 async fn stdio_a_cancelled_call_stops() {

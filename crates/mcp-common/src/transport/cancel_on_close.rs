@@ -15,17 +15,25 @@
 //! and says a disconnection alone is not a cancellation. So the cancellation waits
 //! [`RESUME_GRACE`] first: a stream resumed within it keeps its call; one nobody
 //! comes back for is abandoned.
+//!
+//! A cancellation may also overtake its call: the call's body is read and parsed in
+//! its own HTTP request, and a small `notifications/cancelled` sent right after it on
+//! another connection can reach the session first. rmcp drops a cancellation for a
+//! request it does not know, so the call ran to its end. [`CancelOnClose`] keeps such
+//! early cancellations for a while ([`EARLY_KEPT`], at most [`EARLY_PER_SESSION`] per
+//! session) and cancels the call as soon as it arrives. Request ids are never reused
+//! within a session (MCP), so a kept id can only match the call it was meant for.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
 use futures_core::Stream;
-use rmcp::model::{ClientJsonRpcMessage, RequestId};
+use rmcp::model::{ClientJsonRpcMessage, ClientNotification, NumberOrString, RequestId};
 use rmcp::transport::streamable_http_server::session::ServerSseMessage;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::{EventStore, RestoreOutcome};
@@ -42,12 +50,29 @@ type Pending = Arc<Mutex<HashMap<(SessionId, String), CancellationToken>>>;
 /// Calls whose response stream is still open, by session: a `DELETE` cancels them.
 type Running = Arc<Mutex<HashMap<SessionId, Vec<RequestId>>>>;
 
+/// How long a cancellation for a request the session has not seen is kept, waiting
+/// for its request: far longer than reading and parsing the largest body allowed.
+pub const EARLY_KEPT: Duration = Duration::from_secs(30);
+
+/// Early cancellations kept per session; the oldest goes first. Most are for calls
+/// that had already ended, which a client may cancel at any time.
+pub const EARLY_PER_SESSION: usize = 64;
+
+/// A string id longer than this is not kept: no honest client needs one.
+const EARLY_ID_BYTES: usize = 256;
+
+/// Cancellations that arrived before their request, by session, oldest first.
+type Early = Mutex<HashMap<SessionId, VecDeque<(RequestId, Instant)>>>;
+
 /// rmcp's in-memory sessions, with request streams that cancel their call when
 /// dropped early and not resumed, and sessions whose calls stop when they are deleted.
 pub struct CancelOnClose {
     sessions: Arc<LocalSessionManager>,
     pending: Pending,
     running: Running,
+    /// Locked only while `running` is held (in that order), so a cancellation and its
+    /// request cannot both miss each other.
+    early: Early,
 }
 
 impl CancelOnClose {
@@ -56,7 +81,64 @@ impl CancelOnClose {
             sessions,
             pending: Pending::default(),
             running: Running::default(),
+            early: Early::default(),
         }
+    }
+
+    /// A cancellation came for `request`: kept if the session has not been given that
+    /// request yet (its stream is not registered), to be applied when it comes.
+    fn keep_if_early(&self, session: &SessionId, request: &RequestId) {
+        if matches!(request, NumberOrString::String(id) if id.len() > EARLY_ID_BYTES) {
+            return;
+        }
+        let Ok(running) = self.running.lock() else {
+            return;
+        };
+        if running
+            .get(session)
+            .is_some_and(|calls| calls.contains(request))
+        {
+            return;
+        }
+        let Ok(mut early) = self.early.lock() else {
+            return;
+        };
+        let kept = early.entry(session.clone()).or_default();
+        let now = Instant::now();
+        kept.retain(|(_, at)| now.duration_since(*at) < EARLY_KEPT);
+        if kept.len() >= EARLY_PER_SESSION {
+            kept.pop_front();
+        }
+        kept.push_back((request.clone(), now));
+    }
+
+    /// Registers a request the session was just given, and says whether a
+    /// cancellation for it came first (then it is taken).
+    fn register(&self, session: &SessionId, request: &RequestId) -> (Registered, bool) {
+        let Ok(mut running) = self.running.lock() else {
+            return (Registered::unlisted(&self.running, session, request), false);
+        };
+        running
+            .entry(session.clone())
+            .or_default()
+            .push(request.clone());
+        let registered = Registered::unlisted(&self.running, session, request);
+        let Ok(mut early) = self.early.lock() else {
+            return (registered, false);
+        };
+        let Some(kept) = early.get_mut(session) else {
+            return (registered, false);
+        };
+        let now = Instant::now();
+        kept.retain(|(_, at)| now.duration_since(*at) < EARLY_KEPT);
+        let cancelled_first = match kept.iter().position(|(id, _)| id == request) {
+            Some(at) => kept.remove(at).is_some(),
+            None => false,
+        };
+        if kept.is_empty() {
+            early.remove(session);
+        }
+        (registered, cancelled_first)
     }
 }
 
@@ -68,12 +150,8 @@ struct Registered {
 }
 
 impl Registered {
-    fn new(running: &Running, session: &SessionId, request: &RequestId) -> Self {
-        if let Ok(mut map) = running.lock() {
-            map.entry(session.clone())
-                .or_default()
-                .push(request.clone());
-        }
+    /// The entry's guard; the caller has put `request` in `running` itself.
+    fn unlisted(running: &Running, session: &SessionId, request: &RequestId) -> Self {
         Registered {
             running: running.clone(),
             session: session.clone(),
@@ -229,6 +307,9 @@ impl SessionManager for CancelOnClose {
             .ok()
             .and_then(|mut map| map.remove(id))
             .unwrap_or_default();
+        if let Ok(mut early) = self.early.lock() {
+            early.remove(id);
+        }
         for request in calls {
             if let Some(message) = cancelled(&request, "the client ended the session") {
                 let _ = self.sessions.accept_message(id, message).await;
@@ -247,10 +328,24 @@ impl SessionManager for CancelOnClose {
             _ => None,
         };
         let stream = self.sessions.create_stream(id, message).await?;
+        // The session has the request now: a cancellation from here on reaches it
+        // after the request, and one that came before is applied.
+        let registered = request.as_ref().map(|request| {
+            let (registered, cancelled_first) = self.register(id, request);
+            (registered, cancelled_first.then(|| request.clone()))
+        });
+        let (registered, cancel_now) = match registered {
+            Some((registered, cancel_now)) => (Some(registered), cancel_now),
+            None => (None, None),
+        };
+        if let Some(request) = cancel_now
+            && let Some(message) = cancelled(&request, "cancelled before the request arrived")
+            && self.sessions.accept_message(id, message).await.is_ok()
+        {
+            tracing::debug!(%request, "applied a cancellation that overtook its call");
+        }
         Ok(Guarded {
-            _registered: request
-                .as_ref()
-                .map(|request| Registered::new(&self.running, id, request)),
+            _registered: registered,
             inner: Box::pin(stream),
             armed: request.map(|request| Armed {
                 sessions: self.sessions.clone(),
@@ -267,7 +362,21 @@ impl SessionManager for CancelOnClose {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<(), Self::Error> {
-        self.sessions.accept_message(id, message).await
+        // Kept before it is passed on, so the request cannot slip in between unseen.
+        if let ClientJsonRpcMessage::Notification(notification) = &message
+            && let ClientNotification::CancelledNotification(cancelled) = &notification.notification
+            && let Some(request) = &cancelled.params.request_id
+        {
+            self.keep_if_early(id, request);
+        }
+        let accepted = self.sessions.accept_message(id, message).await;
+        if accepted.is_err()
+            && let Ok(mut early) = self.early.lock()
+        {
+            // No such session (any more): nothing to keep for it.
+            early.remove(id);
+        }
+        accepted
     }
 
     async fn create_standalone_stream(
@@ -301,5 +410,52 @@ impl SessionManager for CancelOnClose {
 
     fn event_store(&self) -> Option<Arc<dyn EventStore>> {
         self.sessions.event_store()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manager() -> CancelOnClose {
+        CancelOnClose::new(Arc::new(LocalSessionManager::default()))
+    }
+
+    #[test]
+    fn an_early_cancellation_is_applied_once_to_its_request_only() {
+        let calls = manager();
+        let session: SessionId = "s".into();
+        calls.keep_if_early(&session, &NumberOrString::Number(7));
+        let (_other, cancelled) = calls.register(&session, &NumberOrString::Number(8));
+        assert!(!cancelled, "another request is not cancelled");
+        let (_seven, cancelled) = calls.register(&session, &NumberOrString::Number(7));
+        assert!(cancelled, "the request that was cancelled first is");
+        let (_again, cancelled) = calls.register(&session, &NumberOrString::Number(7));
+        assert!(!cancelled, "taken once");
+        assert!(calls.early.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_cancellation_for_a_running_call_is_not_kept() {
+        let calls = manager();
+        let session: SessionId = "s".into();
+        let (_running, _) = calls.register(&session, &NumberOrString::Number(1));
+        calls.keep_if_early(&session, &NumberOrString::Number(1));
+        assert!(calls.early.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn early_cancellations_are_bounded_per_session_and_long_ids_never_kept() {
+        let calls = manager();
+        let session: SessionId = "s".into();
+        for id in 0..1_000 {
+            calls.keep_if_early(&session, &NumberOrString::Number(id));
+        }
+        calls.keep_if_early(&session, &NumberOrString::String("x".repeat(10_000).into()));
+        let kept = calls.early.lock().unwrap()[&session].len();
+        assert_eq!(kept, EARLY_PER_SESSION);
+        // The newest are kept, the oldest went first.
+        assert!(calls.register(&session, &NumberOrString::Number(999)).1);
+        assert!(!calls.register(&session, &NumberOrString::Number(0)).1);
     }
 }
