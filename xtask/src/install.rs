@@ -4,22 +4,155 @@
 //! ci runs exactly that into a temporary root, with the workspace's target/ as
 //! CARGO_TARGET_DIR so the release build (LTO, minutes) happens once per run and the
 //! bundle, image and Kubernetes checks reuse the installed binary.
+//!
+//! In ci the build starts in the background once the debug tests are done
+//! ([`start_release_build`]): its fat-LTO link runs on one core for minutes, and the
+//! steps in between (differential tests, nginx, conformance, clients, fuzzer) mostly
+//! wait on processes. Cargo locks each profile's folder on its own, so the debug steps
+//! are not blocked. Its output goes to a log, shown when it fails.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::OnceLock;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, OnceLock};
+use std::time::Instant;
 
 use anyhow::{Context, bail};
 use serde_json::json;
 
 use crate::probe::{self, StdioSession};
 
-/// `cargo install` the server once per xtask process; the installed binary's path.
+/// The installed binary, once built in this xtask process.
+static INSTALLED: OnceLock<PathBuf> = OnceLock::new();
+
+/// The background build started by [`start_release_build`], until joined.
+static BACKGROUND: Mutex<Option<Background>> = Mutex::new(None);
+
+struct Background {
+    child: Child,
+    started: Instant,
+    log: PathBuf,
+}
+
+/// Start `cargo install` in the background; [`release_binary`] waits for it, and
+/// [`stop_release_build`] ends it when ci stops early.
+pub fn start_release_build(root: &Path) -> anyhow::Result<()> {
+    let log = crate::target_dir().join("xtask/release-build.log");
+    std::fs::create_dir_all(log.parent().context("log folder")?)?;
+    let file =
+        std::fs::File::create(&log).with_context(|| format!("cannot create {}", log.display()))?;
+    let child = install_command(root)
+        .stdout(Stdio::from(file.try_clone()?))
+        .stderr(Stdio::from(file))
+        .spawn()
+        .context("cannot run cargo install")?;
+    eprintln!(
+        "release build: started in the background (log: {})",
+        log.display()
+    );
+    *BACKGROUND.lock().unwrap_or_else(|e| e.into_inner()) = Some(Background {
+        child,
+        started: Instant::now(),
+        log,
+    });
+    Ok(())
+}
+
+/// ci stopped before it needed the release build: end it and the compilers it started,
+/// rather than leave them running for minutes.
+pub fn stop_release_build() {
+    if let Some(mut background) = BACKGROUND.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        kill_tree(background.child.id());
+        let _ = background.child.kill();
+        let _ = background.child.wait();
+        eprintln!("release build: stopped");
+    }
+}
+
+/// SIGKILL `pid`'s descendants (cargo's rustc processes), children first.
+fn kill_tree(pid: u32) {
+    let mut parents: Vec<(u32, u32)> = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        // The parent is the second field after the command's closing parenthesis.
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        if let Some(parent) = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse().ok())
+        {
+            parents.push((child, parent));
+        }
+    }
+    fn kill(pid: u32, parents: &[(u32, u32)]) {
+        for &(child, _) in parents.iter().filter(|(_, parent)| *parent == pid) {
+            kill(child, parents);
+            let _ = Command::new("kill")
+                .args(["-KILL", &child.to_string()])
+                .stderr(Stdio::null())
+                .status();
+        }
+    }
+    kill(pid, &parents);
+}
+
+/// `cargo install` the server once per xtask process (or wait for the background
+/// build); the installed binary's path.
 pub fn release_binary(root: &Path) -> anyhow::Result<PathBuf> {
-    static INSTALLED: OnceLock<PathBuf> = OnceLock::new();
     if let Some(binary) = INSTALLED.get() {
         return Ok(binary.clone());
     }
+    let background = BACKGROUND.lock().unwrap_or_else(|e| e.into_inner()).take();
+    let status = match background {
+        Some(mut background) => {
+            let waited = Instant::now();
+            let status = background
+                .child
+                .wait()
+                .context("waiting for cargo install")?;
+            eprintln!(
+                "release build: {} after {:.0} s in the background, {:.0} s of them waited for here",
+                if status.success() { "done" } else { "FAILED" },
+                background.started.elapsed().as_secs_f64(),
+                waited.elapsed().as_secs_f64()
+            );
+            crate::timing::beside(
+                "release build (cargo install, fat LTO)",
+                background.started.elapsed().as_secs_f64(),
+            );
+            if !status.success() {
+                let text = std::fs::read_to_string(&background.log).unwrap_or_default();
+                let lines: Vec<&str> = text.lines().collect();
+                eprintln!(
+                    "the end of {}:\n{}",
+                    background.log.display(),
+                    lines[lines.len().saturating_sub(60)..].join("\n")
+                );
+            }
+            status
+        }
+        None => install_command(root)
+            .status()
+            .context("cannot run cargo install")?,
+    };
+    if !status.success() {
+        bail!("`cargo install --locked --path servers/context-loader` failed ({status})");
+    }
+    let binary = crate::target_dir()
+        .join("xtask/install/bin")
+        .join(format!("context-loader{}", std::env::consts::EXE_SUFFIX));
+    if !binary.is_file() {
+        bail!(
+            "cargo install succeeded but {} is missing",
+            binary.display()
+        );
+    }
+    Ok(INSTALLED.get_or_init(|| binary).clone())
+}
+
+/// The README's install line, into target/xtask/install.
+fn install_command(root: &Path) -> Command {
     let target = crate::target_dir();
     let prefix = target.join("xtask/install");
     let args = [
@@ -36,26 +169,13 @@ pub fn release_binary(root: &Path) -> anyhow::Result<PathBuf> {
         args.join(" "),
         prefix.display()
     );
-    let status = Command::new(crate::cargo_bin())
+    let mut command = Command::new(crate::cargo_bin());
+    command
         .args(args)
         .arg(&prefix)
         .env("CARGO_TARGET_DIR", &target)
-        .current_dir(root)
-        .status()
-        .context("cannot run cargo install")?;
-    if !status.success() {
-        bail!("`cargo install --locked --path servers/context-loader` failed ({status})");
-    }
-    let binary = prefix
-        .join("bin")
-        .join(format!("context-loader{}", std::env::consts::EXE_SUFFIX));
-    if !binary.is_file() {
-        bail!(
-            "cargo install succeeded but {} is missing",
-            binary.display()
-        );
-    }
-    Ok(INSTALLED.get_or_init(|| binary).clone())
+        .current_dir(root);
+    command
 }
 
 /// The install check: the installed binary's `--version`, then a stdio session.

@@ -18,6 +18,18 @@ struct Done {
 
 static DONE: Mutex<Vec<Done>> = Mutex::new(Vec::new());
 
+/// Work that ran beside the steps (name, seconds): shown under the table, outside its
+/// total, since the steps' own times already hold what it made them wait.
+static BESIDE: Mutex<Vec<(&'static str, f64)>> = Mutex::new(Vec::new());
+
+/// Record work that ran in the background beside the steps.
+pub fn beside(name: &'static str, seconds: f64) {
+    BESIDE
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push((name, seconds));
+}
+
 /// Run one step within its `budget` (seconds), recording its time.
 pub fn step(
     name: &'static str,
@@ -64,5 +76,11 @@ pub fn table() -> String {
         budget += d.budget;
     }
     out.push_str(&format!("{:<width$}  {total:>7.0}  {budget:>6}\n", "total"));
+    for (name, seconds) in BESIDE.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+        out.push_str(&format!(
+            "{:<width$}  {seconds:>7.0}          in the background\n",
+            name
+        ));
+    }
     out
 }
