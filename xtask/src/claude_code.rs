@@ -269,6 +269,10 @@ pub fn run(root: &Path, node: &NodeEnv) -> anyhow::Result<()> {
         );
     }
 
+    if let Err(failure) = check_deferred(&home, &claude, &measured_servers[0].1) {
+        failures.push(format!("{failure:#}"));
+    }
+
     // 2. load-files' budget bounds what the model reads, and is mostly used.
     let counter = TokenCounter::default();
     let mut rows = Vec::new();
@@ -573,6 +577,14 @@ impl Home {
     /// `claude <args>` in the isolated world, pointed at `api` (or at a closed
     /// loopback port: nothing may leave the machine).
     fn command(&self, claude: &Path, args: &[&str], api: Option<&str>) -> Command {
+        let mut command = self.command_searching(claude, args, api);
+        // Otherwise MCP tools are deferred behind a ToolSearch tool.
+        command.env("ENABLE_TOOL_SEARCH", "false");
+        command
+    }
+
+    /// [`Home::command`] with Claude Code's default: tool search on.
+    fn command_searching(&self, claude: &Path, args: &[&str], api: Option<&str>) -> Command {
         let mut command = Command::new(claude);
         command
             .args(args)
@@ -592,8 +604,6 @@ impl Home {
             .env("DISABLE_AUTOUPDATER", "1")
             .env("DISABLE_TELEMETRY", "1")
             .env("DISABLE_ERROR_REPORTING", "1")
-            // Otherwise MCP tools are deferred behind a ToolSearch tool.
-            .env("ENABLE_TOOL_SEARCH", "false")
             // The first request waits for every MCP server (else a server slower to start
             // than the first turn, as the Python fleet is on a loaded machine, is left
             // out of it: Claude Code offers WaitForMcpServers instead).
@@ -660,6 +670,127 @@ impl Home {
             result,
         })
     }
+}
+
+impl Home {
+    /// One `claude -p` turn with tool search on (Claude Code's default): the main
+    /// conversation request, as sent to the model (the one offering `ToolSearch`).
+    fn searching_request(&self, claude: &Path) -> anyhow::Result<Value> {
+        let api = FakeMessagesApi::start("xtask-never-offered", json!({}))
+            .context("cannot start the Messages API stand-in")?;
+        let args = ["-p", "Say done.", "--output-format", "json"];
+        let out = run_bounded(
+            self.command_searching(claude, &args, Some(api.url())),
+            &args,
+        )?;
+        let requests = api.requests();
+        let offers_search = |r: &&test_support::messages_api::Recorded| {
+            r.body["tools"]
+                .as_array()
+                .is_some_and(|tools| tools.iter().any(|t| t["name"] == "ToolSearch"))
+        };
+        requests
+            .iter()
+            .find(offers_search)
+            .map(|r| r.body.clone())
+            .with_context(|| {
+                format!(
+                    "with tool search on, Claude Code sent no request offering ToolSearch ({}); \
+                 requests: {:?}\n{}",
+                    out.status,
+                    requests
+                        .iter()
+                        .map(|r| (&r.path, r.kind))
+                        .collect::<Vec<_>>(),
+                    stderr(&out)
+                )
+            })
+    }
+}
+
+/// Every text a Messages request carries besides its tools: the system prompt and
+/// the messages' text blocks, one after another.
+fn request_texts(request: &Value) -> Vec<String> {
+    let mut texts = Vec::new();
+    match &request["system"] {
+        Value::String(text) => texts.push(text.clone()),
+        Value::Array(blocks) => texts.extend(
+            blocks
+                .iter()
+                .filter_map(|b| b["text"].as_str().map(str::to_string)),
+        ),
+        _ => {}
+    }
+    for message in request["messages"].as_array().into_iter().flatten() {
+        match &message["content"] {
+            Value::String(text) => texts.push(text.clone()),
+            Value::Array(blocks) => texts.extend(
+                blocks
+                    .iter()
+                    .filter_map(|b| b["text"].as_str().map(str::to_string)),
+            ),
+            _ => {}
+        }
+    }
+    texts
+}
+
+/// Claude Code's default, tool search on: our definitions stay out of `tools`, and what
+/// every request carries for our server instead (its tools' names, one a line) is what
+/// `mcp-tokens --client claude-code` says it is.
+fn check_deferred(home: &Home, claude: &Path, server: &Value) -> anyhow::Result<()> {
+    let request = home.searching_request(claude)?;
+    let saved = home
+        .dir
+        .parent()
+        .unwrap_or(&home.dir)
+        .join("deferred-request.json");
+    std::fs::write(&saved, serde_json::to_vec_pretty(&request)?)?;
+    let prefix = format!("mcp__{SERVER}__");
+    let offered: Vec<&str> = request["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["name"].as_str())
+        .filter(|n| n.starts_with(&prefix))
+        .collect();
+    ensure!(
+        offered.is_empty(),
+        "with tool search on, Claude Code still sent our definitions {offered:?} (request in {})",
+        saved.display()
+    );
+    let names: String = request_texts(&request)
+        .iter()
+        .flat_map(|text| text.lines())
+        .filter(|line| line.starts_with(&prefix))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    ensure!(
+        !names.is_empty(),
+        "with tool search on, no line of the request names our tools (request in {})",
+        saved.display()
+    );
+    let listed = names.lines().count();
+    let sent = Tokenizer::O200kBase.count(&names);
+    println!(
+        "Claude Code with tool search on: our {listed} tools deferred, named one a line: \
+         {sent} o200k in every request (the request is in {})",
+        saved.display()
+    );
+    // Only our server, so the modelled figure covers what was found above; the
+    // instructions are in the system prompt whether or not tools are deferred (and
+    // compared with them there), so they are left out on both sides.
+    let config = home.dir.join("mcp-tokens-ours.json");
+    std::fs::write(
+        &config,
+        serde_json::to_vec_pretty(&json!({"mcpServers": {SERVER: server}}))?,
+    )?;
+    crate::real_clients::compare_mcp_tokens(
+        "claude-code",
+        "gpt-4o",
+        &config,
+        &[("deferred names", sent)],
+    )
 }
 
 /// Run to completion within [`PATIENCE`], or kill it and fail.

@@ -474,6 +474,15 @@ pub(crate) fn compare_mcp_tokens(
             format!("mcp-tokens --client {client} did not report context-loader: {answer}")
         })?;
     let cost = &answer["client"];
+    // Claude Code's deferred tools' names alone: what stays in every request, less the
+    // instructions, which are in the system prompt whether or not tools are deferred.
+    let deferred_names = match (
+        cost["deferred"]["every_request_tokens"].as_u64(),
+        server["instructions_tokens"].as_u64(),
+    ) {
+        (Some(every), Some(instructions)) => json!(every.saturating_sub(instructions)),
+        _ => Value::Null,
+    };
     let mut failures = Vec::new();
     for (name, sent) in figures {
         let (figure, path) = match (*name, client) {
@@ -492,6 +501,10 @@ pub(crate) fn compare_mcp_tokens(
             ("deferred", _) => (
                 &cost["deferred"]["every_request_tokens"],
                 "client.deferred.every_request_tokens",
+            ),
+            ("deferred names", _) => (
+                &deferred_names,
+                "client.deferred.every_request_tokens - servers[context-loader].instructions_tokens",
             ),
             ("search", _) => (
                 &cost["deferred"]["searched_tokens"],
