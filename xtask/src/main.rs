@@ -285,8 +285,9 @@ fn ci_steps() -> anyhow::Result<()> {
             cargo_with_env(
                 &[
                     "test",
-                    "-p",
-                    "context-budget",
+                    // Not `-p context-budget`: cargo would resolve fewer features
+                    // and build rmcp, reqwest, test-support and the engine again.
+                    "--workspace",
                     "--test",
                     "tests",
                     "--locked",

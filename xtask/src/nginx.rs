@@ -12,8 +12,9 @@ pub fn run() -> anyhow::Result<()> {
     crate::cargo(&[
         "test",
         "--locked",
-        "-p",
-        "context-loader",
+        // The whole workspace's features, as the tests step built them: with `-p`
+        // cargo resolves fewer and builds the crates above them again.
+        "--workspace",
         "--test",
         "tests",
         "--",
