@@ -12,7 +12,6 @@ use context_budget::Tokenizer;
 use context_budget::answer::js_length;
 use serde_json::{Value, json};
 
-use crate::claude_code::{KEPT, NON_LATIN_FILES, SPECS, TREE_FILES, write_tree};
 use crate::node::NodeEnv;
 
 /// The placeholders of docs/clients.md, longest first (one is the front of another).
@@ -566,6 +565,152 @@ pub(crate) fn describe_init(init: &Option<Value>) -> String {
         None => "no initialize recorded".to_string(),
     }
 }
+
+/// Calls with default arguments (what a model sends first) whose answer must reach
+/// the model whole: JSON, not a preview or a refusal. The file tools run over the
+/// generated tree, the spec tools over the 2,000-spec folder.
+pub(crate) const KEPT: &[(&str, &str)] = &[
+    (
+        "count-tokens",
+        r#"{"text": "Before loading a file, ask what it costs."}"#,
+    ),
+    ("list-models", r#"{}"#),
+    ("file-tokens", r#"{}"#),
+    ("load-files", r#"{"model": "gpt-4o"}"#),
+    ("spec-tokens", r#"{}"#),
+    (
+        "spec-budget",
+        r#"{"specs": ["1", "2", "3"], "budget": 20000}"#,
+    ),
+    (
+        "fit-messages",
+        r#"{"messages": [
+            {"role": "system", "content": "You plan what to load into a context window."},
+            {"role": "user", "content": "Which specs fit in 20,000 tokens?"},
+            {"role": "assistant", "content": "Specs 1 to 3 fit; 4 does not."},
+            {"role": "user", "content": "Load them."}
+        ], "model": "gpt-4o"}"#,
+    ),
+    (
+        "assemble-context",
+        r#"{"sections": [
+            {"name": "system", "content": "You are a careful coding agent."},
+            {"name": "working_memory", "content": "The budget is 3,000 tokens; the tree has 1,200 files."},
+            {"name": "notes", "content": "Load the smallest files first when the budget is tight."}
+        ], "model": "gpt-4o"}"#,
+    ),
+    (
+        "mcp-tokens",
+        r#"{"tools": [
+            {"name": "ship", "description": "Ship a parcel.", "inputSchema": {"type": "object",
+                "properties": {"to": {"type": "string", "description": "Address"}}, "required": ["to"]}},
+            {"name": "track", "description": "Track a parcel.", "inputSchema": {"type": "object",
+                "properties": {"id": {"type": "string"}}}}
+        ]}"#,
+    ),
+];
+
+/// Files in the generated tree, and the specs in the generated folder.
+pub(crate) const TREE_FILES: usize = 1_200;
+pub(crate) const SPECS: usize = 2_000;
+
+/// A deterministic tree of [`TREE_FILES`] files of mixed sizes under `dir`
+/// (replacing it), from the repository's own `.rs` and `.md` files: file `i` is the
+/// front of one of them, cut at a line, most small, some whole; and
+/// [`NON_LATIN_FILES`] Russian and Chinese documents under `intl/` (two and three
+/// bytes a character, where a client's limit in bytes bites first). Returns its bytes.
+pub(crate) fn write_tree(root: &Path, dir: &Path) -> anyhow::Result<usize> {
+    let listed = Command::new("git")
+        .args(["ls-files", "-z", "--", "*.rs", "*.md"])
+        .current_dir(root)
+        .output()
+        .context("cannot run git ls-files (the tree is made from the repository's files)")?;
+    ensure!(
+        listed.status.success(),
+        "git ls-files failed: {}",
+        String::from_utf8_lossy(&listed.stderr)
+    );
+    let mut sources: Vec<(String, String)> = Vec::new();
+    for path in String::from_utf8_lossy(&listed.stdout).split('\0') {
+        if path.is_empty() {
+            continue;
+        }
+        // A file deleted in the work tree is still listed; skip what cannot be read.
+        if let Ok(text) = std::fs::read_to_string(root.join(path)) {
+            sources.push((path.to_string(), text));
+        }
+    }
+    sources.sort();
+    ensure!(
+        sources.len() >= 20,
+        "git ls-files found only {} .rs and .md files in {}",
+        sources.len(),
+        root.display()
+    );
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).with_context(|| format!("cannot clear {}", dir.display()))?;
+    }
+    let mut bytes = 0;
+    for i in 0..TREE_FILES {
+        let (path, text) = &sources[(i * 7) % sources.len()];
+        // Percent of the source kept: 60 % of files small, 30 % middling, 10 % whole.
+        let step = (i * 37) % 100;
+        let percent = match step {
+            0..=59 => 1 + step / 4,
+            60..=89 => 20 + (step - 60) * 2,
+            _ => 100,
+        };
+        let mut end = text.len() * percent / 100;
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        end = text[end..].find('\n').map_or(text.len(), |at| end + at + 1);
+        let name = Path::new(path)
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("file.rs");
+        let file = dir.join(format!("mod_{:02}/{i:04}-{name}", i % 40));
+        std::fs::create_dir_all(file.parent().context("a file has a folder")?)?;
+        let header = if name.ends_with(".rs") {
+            format!("// variant {i} of {path}\n")
+        } else {
+            format!("<!-- variant {i} of {path} -->\n")
+        };
+        let body = header + &text[..end];
+        bytes += body.len();
+        std::fs::write(&file, body).with_context(|| format!("cannot write {}", file.display()))?;
+    }
+    for i in 0..NON_LATIN_FILES {
+        let (lang, paragraph) = NON_LATIN[i % NON_LATIN.len()];
+        let file = dir.join(format!("intl/{lang}/doc_{i:02}.md"));
+        std::fs::create_dir_all(file.parent().context("a file has a folder")?)?;
+        let mut body = format!("# {lang} {i}\n\n");
+        for p in 0..3 + (i * 7) % 60 {
+            body.push_str(&format!("{p}. {paragraph}\n\n"));
+        }
+        bytes += body.len();
+        std::fs::write(&file, body).with_context(|| format!("cannot write {}", file.display()))?;
+    }
+    Ok(bytes)
+}
+
+/// Documents under `intl/` of the generated tree, alternately Russian and Chinese.
+pub(crate) const NON_LATIN_FILES: usize = 32;
+
+/// The paragraph each non-Latin document repeats, by folder.
+const NON_LATIN: [(&str, &str); 2] = [
+    (
+        "ru",
+        "Прежде чем загрузить файл, агент спрашивает, сколько он стоит в окне контекста. \
+         Счётчик токенов отвечает точно для моделей OpenAI и с оценкой для Claude. Бюджет \
+         делится между системной подсказкой, описаниями инструментов и историей разговора.",
+    ),
+    (
+        "zh",
+        "在加载文件之前，代理会先询问它在上下文窗口中占用多少令牌。计数器对 OpenAI \
+         模型给出精确结果，对 Claude 给出偏高的估计。预算在系统提示、工具定义和对话历史之间分配。",
+    ),
+];
 
 #[cfg(test)]
 mod tests {
