@@ -6,6 +6,7 @@ mod abuse_engine;
 mod abuse_serving;
 mod abuse_tokenizers;
 mod answers;
+mod app;
 mod architecture;
 mod behind_nginx;
 mod budgeting;
