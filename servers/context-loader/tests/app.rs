@@ -1,7 +1,8 @@
 //! The MCP App (`io.modelcontextprotocol/ui`): a client that declares the extension
 //! gets the page as a resource and the measuring tools linked to it, over stdio and
 //! HTTP; every other client gets what it got before; what the model reads does not
-//! change for anyone; and the page is self-contained.
+//! change for anyone; the page is self-contained; and the CLI's `--html` report
+//! embeds the same result, escaped.
 
 use context_budget::Tokenizer;
 use context_loader::app::{EXTENSION, MIME_TYPE, PAGE, URI, VIEWS};
@@ -378,4 +379,107 @@ fn the_page_is_one_small_self_contained_document_that_writes_no_markup() {
     assert!(!lower.contains("src="), "nothing is loaded");
     // Its own policy forbids any connection and any other origin.
     assert!(PAGE.contains("default-src 'none'") && PAGE.contains("connect-src 'none'"));
+}
+
+/// The `--html` report's embedded data block, parsed.
+fn embedded(html: &str) -> Value {
+    let open = r#"<script type="application/json" id="report-data">"#;
+    let start = html.find(open).expect("the data block") + open.len();
+    let end = start + html[start..].find("</script>").expect("its end");
+    serde_json::from_str(&html[start..end]).expect("JSON")
+}
+
+#[test]
+fn html_reports_embed_the_json_result_escaped_for_every_command_that_takes_html() {
+    let tree = TempTree::new("app-html");
+    // A path holding `</script>` and markup: a folder `x<` with a folder `script>`.
+    tree.write("x</script><img src=x onerror=alert(1)>/n.md", "hostile\n");
+    tree.write("a.md", "# A\n\nSome text about tokens.\n");
+    let out = TempTree::new("app-html-out");
+    let sections = out.write(
+        "sections.json",
+        r#"{"sections":[{"name":"system","content":"Be brief."},{"name":"notes","content":"</script> & more"}]}"#,
+    );
+    let messages = out.write(
+        "messages.json",
+        r#"[{"role":"system","content":"Be brief."},{"role":"user","content":"</script>"}]"#,
+    );
+    let tools = out.write(
+        "tools.json",
+        r#"{"tools":[{"name":"t</script>","description":"<b>","inputSchema":{"type":"object"}}]}"#,
+    );
+    let root = tree.arg();
+    let cases: Vec<(&str, Vec<&str>)> = vec![
+        (
+            "file-tokens",
+            vec!["--root", root, "files", "--model", "gpt-4o"],
+        ),
+        (
+            "load-files",
+            vec![
+                "--root", root, "load", "--budget", "3000", "--model", "gpt-4o",
+            ],
+        ),
+        (
+            "mcp-tokens",
+            vec!["mcp-tokens", "--file", tools.to_str().expect("utf-8")],
+        ),
+        (
+            "assemble-context",
+            vec![
+                "assemble",
+                sections.to_str().expect("utf-8"),
+                "--budget",
+                "50",
+                "--model",
+                "gpt-4o",
+            ],
+        ),
+        (
+            "fit-messages",
+            vec![
+                "fit-messages",
+                messages.to_str().expect("utf-8"),
+                "--model",
+                "gpt-4o",
+            ],
+        ),
+    ];
+    for (tool, args) in cases {
+        let report = out.join(format!("{tool}.html"));
+        let mut args = args.clone();
+        args.extend(["--json", "--html", report.to_str().expect("utf-8")]);
+        let (code, stdout, stderr) = BIN.run_cli(&args, None);
+        assert_eq!(code, 0, "{tool}: {stderr}");
+        assert!(
+            stderr.contains("wrote the HTML report to"),
+            "{tool}: {stderr}"
+        );
+        let html = std::fs::read_to_string(&report).expect("the report");
+        assert_eq!(
+            html.matches("</script>").count(),
+            PAGE.matches("</script>").count(),
+            "{tool}: no `</script>` of the data is raw"
+        );
+        assert!(!html.contains("<img") && !html.contains("<b>"), "{tool}");
+        let data = embedded(&html);
+        assert_eq!(data["tool"], tool);
+        let printed: Value = serde_json::from_str(&stdout).expect("--json");
+        assert_eq!(
+            data["result"], printed,
+            "{tool}: the same numbers as --json"
+        );
+    }
+}
+
+#[test]
+fn html_refuses_a_folder_and_takes_no_other_command() {
+    let out = TempTree::new("app-html-refuse");
+    let (code, stdout, stderr) =
+        BIN.run_cli(&["fit-messages", "-", "--html", out.arg()], Some("[]"));
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(stderr.contains("not a regular file"), "{stderr}");
+    let (code, _, stderr) = BIN.run_cli(&["count", "hello", "--html", "x.html"], None);
+    assert_eq!(code, 2, "count has no view: {stderr}");
+    assert!(!out.join("x.html").exists());
 }
