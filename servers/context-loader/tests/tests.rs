@@ -7,6 +7,7 @@ mod abuse_serving;
 mod abuse_tokenizers;
 mod answers;
 mod app;
+mod app_browser;
 mod architecture;
 mod behind_nginx;
 mod budgeting;
