@@ -18,7 +18,7 @@ const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
 
 /// A host that renders MCP Apps, as the extension says it declares itself.
 #[derive(Debug, Clone, Copy)]
-struct AppsHost;
+pub struct AppsHost;
 
 impl rmcp::ClientHandler for AppsHost {
     fn get_info(&self) -> ClientConfig {

@@ -1,13 +1,15 @@
-//! The `--html` reports in a real browser: headless Chromium loads each command's
+//! The page in a real browser. Headless Chromium loads each command's `--html`
 //! report from disk and its DOM is read back (`--dump-dom`): the page drew one file
 //! rectangle per file of the result, the totals it shows are the result's, and a
-//! hostile path is text, not an element. A screenshot of each view is saved in
-//! target/xtask/app/.
+//! hostile path is text, not an element; a screenshot of each view is saved in
+//! target/xtask/app/. And a host page written here loads the page read from the
+//! server (`resources/read`) into a frame and speaks the extension's handshake with
+//! it, sending a real `tools/call` result: the page draws it.
 //!
 //! Needs `chromium`, so it is `#[ignore]`d in a plain `cargo test`; `cargo xtask app`
-//! installs it (Debian's package) when missing and runs it with `--ignored`. The host
-//! side of the MCP App (the official `AppBridge` talking to the server over HTTP) is
-//! not driven here yet.
+//! installs it (Debian's package) when missing and runs it with `--ignored`. The
+//! official host side (the SDK's `AppBridge`, over streamable HTTP) is not driven
+//! here yet.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -183,4 +185,136 @@ fn the_reports_render_every_file_and_the_results_numbers_in_chromium() {
     assert!(dropped > 0, "the example drops a message: {fitted}");
     assert_eq!(dom.matches("msg st-loaded kept").count(), kept);
     assert_eq!(dom.matches("msg st-cut dropped").count(), dropped);
+}
+
+/// JSON text safe inside a `<script type="application/json">` block.
+fn script_json(value: &Value) -> String {
+    serde_json::to_string(value)
+        .expect("JSON")
+        .replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026")
+}
+
+/// A host page written by hand (not yet the SDK's `AppBridge`): it loads the page
+/// read from the server into a frame, answers `ui/initialize`, sends the tool's
+/// arguments and the real `tools/call` result, and once the page reports its new
+/// size writes what the frame drew into its own DOM, which `--dump-dom` prints.
+const HOST: &str = r#"<!DOCTYPE html>
+<html><head><meta charset="utf-8"></head><body>
+<pre id="out">waiting</pre>
+<iframe id="view" sandbox="allow-scripts allow-same-origin" style="width:960px;height:700px"></iframe>
+<script type="application/json" id="page">PAGE</script>
+<script type="application/json" id="result">RESULT</script>
+<script>
+const view = document.getElementById("view");
+const page = JSON.parse(document.getElementById("page").textContent);
+const result = JSON.parse(document.getElementById("result").textContent);
+const seen = [];
+let sent = false;
+function send(message) { view.contentWindow.postMessage(message, "*"); }
+window.addEventListener("message", (event) => {
+  if (event.source !== view.contentWindow) return;
+  const m = event.data;
+  seen.push(m.method);
+  if (m.method === "ui/initialize") {
+    send({ jsonrpc: "2.0", id: m.id, result: {
+      protocolVersion: "2026-01-26", hostInfo: { name: "test-host", version: "1" },
+      hostCapabilities: {}, hostContext: { theme: "dark", toolInfo: { tool: { name: "file-tokens" } } } } });
+  } else if (m.method === "ui/notifications/initialized") {
+    send({ jsonrpc: "2.0", method: "ui/notifications/tool-input", params: { arguments: {} } });
+    send({ jsonrpc: "2.0", method: "ui/notifications/tool-result", params: result });
+    sent = true;
+  } else if (m.method === "ui/notifications/size-changed" && sent) {
+    const d = view.contentDocument;
+    document.getElementById("out").textContent = JSON.stringify({
+      seen, height: m.params.height,
+      files: d.querySelectorAll(".tile.file").length,
+      images: d.images.length,
+      title: d.querySelector("h1") ? d.querySelector("h1").textContent : null,
+      theme: d.documentElement.dataset.theme,
+      text: d.body.textContent,
+    });
+  }
+});
+view.srcdoc = page;
+</script></body></html>
+"#;
+
+#[tokio::test]
+#[ignore = "needs chromium; run by `cargo xtask app` (installs it)"]
+async fn the_page_draws_a_tool_result_a_host_sends_it_over_post_message() {
+    use rmcp::model::{ReadResourceRequestParams, ResourceContents};
+
+    let tree = TempTree::new("app-host");
+    tree.write("x</script><img src=x onerror=alert(1)>/n.md", "hostile\n");
+    tree.write("src/lib.rs", "pub fn f() -> u32 { 1 }\n".repeat(40));
+    tree.write("a.md", "# A\n");
+    let conn = BIN
+        .connect_as(
+            super::app::AppsHost,
+            test_support::Transport::Stdio,
+            &["--root", tree.arg()],
+            &[],
+        )
+        .await;
+    let read = conn
+        .client
+        .read_resource(ReadResourceRequestParams::new(context_loader::app::URI))
+        .await
+        .expect("resources/read");
+    let ResourceContents::TextResourceContents { text: page, .. } = &read.contents[0] else {
+        panic!("the page as text");
+    };
+    let result = test_support::call(
+        &conn.client,
+        "file-tokens",
+        serde_json::json!({"model": "gpt-4o"}),
+    )
+    .await;
+    let result = serde_json::to_value(&result).expect("JSON");
+    let files = result["structuredContent"]["files"]
+        .as_array()
+        .expect("files")
+        .len();
+
+    let out = TempTree::new("app-host-out");
+    let host = out.write(
+        "host.html",
+        HOST.replace("PAGE", &script_json(&Value::String(page.clone())))
+            .replace("RESULT", &script_json(&result)),
+    );
+    let dom = chromium(&["--virtual-time-budget=10000", "--dump-dom"], &host);
+    let start = dom.find(r#"<pre id="out">"#).expect("out") + r#"<pre id="out">"#.len();
+    let end = start + dom[start..].find("</pre>").expect("end");
+    let shown = dom[start..end]
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&");
+    let report: Value =
+        serde_json::from_str(&shown).unwrap_or_else(|e| panic!("the host's report ({e}): {shown}"));
+    assert_eq!(
+        report["seen"][0], "ui/initialize",
+        "the page opens the handshake: {report}"
+    );
+    assert!(
+        report["seen"]
+            .as_array()
+            .expect("seen")
+            .contains(&Value::from("ui/notifications/initialized")),
+        "{report}"
+    );
+    assert_eq!(report["files"], files, "one rectangle per file: {report}");
+    assert_eq!(report["images"], 0, "the hostile name made no image");
+    assert_eq!(report["title"], "Tokens by folder and file");
+    assert_eq!(report["theme"], "dark", "the host's theme applied");
+    assert!(
+        report["text"]
+            .as_str()
+            .expect("text")
+            .contains("x</script><img src=x onerror=alert(1)>"),
+        "the hostile folder shown as text"
+    );
+    assert!(report["height"].as_f64().expect("height") > 100.0);
 }
