@@ -3,6 +3,7 @@
 //! shell scripts, so it runs wherever cargo does.
 
 mod actionlint;
+mod app;
 mod bench;
 mod bundle;
 mod catalog;
@@ -91,6 +92,10 @@ enum Task {
     /// The MCP conformance suite (npx, Node >= 22, fetched if older) against a fresh
     /// `context-loader http`; baseline in xtask/conformance-expected-failures.yml.
     Conformance,
+    /// The MCP App's page in headless Chromium (Debian's, installed with apt-get when
+    /// missing): each `--html` report loaded, its DOM checked against the result, a
+    /// screenshot of each view in target/xtask/app/.
+    App,
     /// The e2e client suite through nginx (deploy/nginx) over two stateless replicas;
     /// installs nginx with apt-get when missing.
     Proxy,
@@ -151,6 +156,7 @@ fn main() -> anyhow::Result<()> {
         Task::Load(args) => load::run(&args),
         Task::SpecCorpus { dir, specs } => spec_corpus::run(&dir, specs),
         Task::Conformance => conformance::run(&workspace_root()),
+        Task::App => app::run(),
         Task::Proxy => nginx::run(),
         Task::Clients { only } => clients::run(&workspace_root(), &only),
         Task::Fuzz => fuzz::run(),

@@ -8,6 +8,7 @@
 //! every tool runs on; [`config`] turns flags and environment into that service.
 
 pub mod anthropic;
+pub mod app;
 pub mod call;
 pub mod cli;
 pub mod client_log;

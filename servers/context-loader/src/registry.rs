@@ -12,7 +12,12 @@ use rmcp::handler::server::router::tool::{ToolRoute, ToolRouter};
 use rmcp::handler::server::tool::{IntoCallToolResult, ToolCallContext};
 #[allow(deprecated)] // MCP logging: see client_log.
 use rmcp::model::SetLevelRequestParams;
-use rmcp::model::{Implementation, JsonObject, ServerCapabilities, ServerConfig, ToolAnnotations};
+use rmcp::model::{
+    CacheScope, DiscoverResult, Implementation, InitializeRequestParams, InitializeResult,
+    JsonObject, ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResponse, ResultType, ServerCapabilities, ServerConfig,
+    ToolAnnotations,
+};
 use rmcp::service::RequestContext;
 use rmcp::{ServerHandler, tool_handler};
 
@@ -177,6 +182,29 @@ fn timed_out(tool: &str, limit: Duration) -> rmcp::ErrorData {
     )
 }
 
+/// Whether this request's client renders MCP Apps (see [`crate::app`]): from the
+/// request's own `_meta` under 2026-07-28, else from the session's `initialize`.
+fn renders_apps(context: &RequestContext<RoleServer>) -> bool {
+    crate::app::renders_apps(context.client_capabilities().as_ref())
+}
+
+/// Cache hints for a listing under 2026-07-28 (absent before it): fresh for no
+/// time, as rmcp's own listing says, and private when the listing depends on the
+/// client (an app-rendering client's list is not another client's).
+fn cache_hints(
+    context: &RequestContext<RoleServer>,
+    per_client: bool,
+) -> (Option<u64>, Option<CacheScope>) {
+    let hints = context
+        .protocol_version()
+        .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
+    let scope = match per_client {
+        true => CacheScope::Private,
+        false => CacheScope::Public,
+    };
+    (hints.then_some(0), hints.then_some(scope))
+}
+
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for ContextLoader {
     #[allow(deprecated)] // enable_logging: see client_log
@@ -192,6 +220,92 @@ impl ServerHandler for ContextLoader {
             env!("CARGO_PKG_VERSION"),
         ))
         .with_instructions(self.instructions.clone())
+    }
+
+    /// The handshake; a client that renders MCP Apps also learns of the page (the
+    /// resources capability and the extension).
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, rmcp::ErrorData> {
+        context.peer.set_peer_info(request.clone());
+        let mut result = self.negotiate_initialize(&request)?;
+        if crate::app::renders_apps(Some(&request.capabilities)) {
+            result.capabilities = crate::app::capabilities(result.capabilities);
+        }
+        Ok(result)
+    }
+
+    /// `server/discover` (2026-07-28), with the page for a client that renders apps.
+    async fn discover(
+        &self,
+        context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, rmcp::ErrorData> {
+        let mut result = DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.get_info(),
+        );
+        if renders_apps(&context) {
+            result.capabilities = crate::app::capabilities(result.capabilities);
+            result.cache_scope = CacheScope::Private;
+        }
+        Ok(result)
+    }
+
+    /// Every exposed tool; for a client that renders MCP Apps, the measuring tools
+    /// carry the page's link in `_meta` (which no client sends to the model).
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, rmcp::ErrorData> {
+        let apps = renders_apps(&context);
+        let mut tools = self.tool_router.list_all();
+        if apps {
+            crate::app::link(&mut tools);
+        }
+        let (ttl_ms, cache_scope) = cache_hints(&context, apps);
+        Ok(ListToolsResult {
+            result_type: Some(ResultType::COMPLETE),
+            tools,
+            meta: None,
+            next_cursor: None,
+            ttl_ms,
+            cache_scope,
+        })
+    }
+
+    /// The page, listed to a client that renders MCP Apps; nothing to any other.
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, rmcp::ErrorData> {
+        let apps = renders_apps(&context);
+        let resources = match apps {
+            true => vec![crate::app::resource()],
+            false => Vec::new(),
+        };
+        let (ttl_ms, cache_scope) = cache_hints(&context, apps);
+        Ok(ListResourcesResult {
+            result_type: Some(ResultType::COMPLETE),
+            resources,
+            meta: None,
+            next_cursor: None,
+            ttl_ms,
+            cache_scope,
+        })
+    }
+
+    /// The page, to whoever asks for its URI (a host that saw the link reads it,
+    /// possibly on another connection); any other URI is not found.
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, rmcp::ErrorData> {
+        crate::app::read(&request.uri).map(Into::into)
     }
 
     /// Warnings (exact-count fallbacks, skipped files, broken specs) are sent as

@@ -6,6 +6,8 @@ mod abuse_engine;
 mod abuse_serving;
 mod abuse_tokenizers;
 mod answers;
+mod app;
+mod app_browser;
 mod architecture;
 mod behind_nginx;
 mod budgeting;

@@ -65,12 +65,24 @@ impl Register for Subcommands {
             .allow_negative_numbers(true)
             .after_help(examples(T::EXAMPLES))
             .args(server_flags());
-        let command = <T::Params as clap::Args>::augment_args(command).arg(
+        let mut command = <T::Params as clap::Args>::augment_args(command).arg(
             clap::Arg::new("json")
                 .long("json")
                 .action(ArgAction::SetTrue)
                 .help(T::JSON_HELP),
         );
+        if crate::app::has_view(T::NAME) {
+            command = command.arg(
+                clap::Arg::new(crate::cli::report::HTML_FLAG)
+                    .long(crate::cli::report::HTML_FLAG)
+                    .value_name("FILE")
+                    .value_parser(clap::value_parser!(std::path::PathBuf))
+                    .help(
+                        "Also write the result as a standalone HTML report (the page the MCP \
+                         App shows) to FILE",
+                    ),
+            );
+        }
         self.0.push(command);
     }
 }

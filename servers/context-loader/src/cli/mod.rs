@@ -6,6 +6,7 @@
 
 pub mod args;
 pub mod file_cache;
+pub mod report;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -62,6 +63,18 @@ impl Register for Dispatch<'_> {
 
 fn run_tool<T: Tool>(service: &Service, matches: &ArgMatches) -> u8 {
     let json = matches.get_flag("json");
+    // `--html FILE` (the commands the MCP App's page draws): refused before any work
+    // when the file is there and not a regular one.
+    let html = matches
+        .try_get_one::<std::path::PathBuf>(report::HTML_FLAG)
+        .ok()
+        .flatten();
+    if let Some(path) = html
+        && let Err(error) = report::check(path)
+    {
+        eprintln!("error: {}", message(&error));
+        return USAGE_EXIT;
+    }
     let params = T::Params::from_arg_matches(matches).unwrap_or_else(|e| e.exit());
     // One worker and the blocking pool: the tool runs as it does in the server, and
     // the exact counter has a runtime to send its requests on.
@@ -78,6 +91,19 @@ fn run_tool<T: Tool>(service: &Service, matches: &ArgMatches) -> u8 {
         ))
     });
     progress.finish();
+    if let (Some(path), Ok(output)) = (html, &result) {
+        match report::write(path, T::NAME, output) {
+            Ok(bytes) => eprintln!(
+                "wrote the HTML report to {} ({} KB); open it in a browser",
+                message(&path.display().to_string()),
+                bytes.div_ceil(1024)
+            ),
+            Err(error) => {
+                eprintln!("error: {}", message(&error));
+                return USAGE_EXIT;
+            }
+        }
+    }
     match result {
         Ok(output) if json => print_json(&output).max(T::exit_code(&output)),
         Ok(output) => {
