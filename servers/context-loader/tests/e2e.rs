@@ -37,21 +37,13 @@ async fn tools_list_has_valid_schemas_and_read_only_annotations() {
         let mut tools = conn.client.list_all_tools().await.expect("tools/list");
         tools.sort_by(|a, b| a.name.cmp(&b.name));
         let names: Vec<_> = tools.iter().map(|t| t.name.to_string()).collect();
-        assert_eq!(
-            names,
-            [
-                "assemble-context",
-                "count-tokens",
-                "file-tokens",
-                "fit-messages",
-                "list-models",
-                "load-files",
-                "mcp-tokens",
-                "spec-budget",
-                "spec-tokens"
-            ],
-            "{transport:?}"
-        );
+        // The registered tools, not a list kept by hand (issue 38).
+        let mut registered: Vec<_> = context_loader::tools::commands()
+            .into_iter()
+            .map(|(name, _)| name.to_string())
+            .collect();
+        registered.sort();
+        assert_eq!(names, registered, "{transport:?}");
         for tool in &tools {
             let input = Value::Object((*tool.input_schema).clone());
             assert_eq!(input["type"], "object", "{} input schema", tool.name);

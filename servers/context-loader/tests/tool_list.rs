@@ -180,3 +180,29 @@ fn an_unknown_tool_name_is_a_start_up_error_naming_the_choices() {
         "{stderr}"
     );
 }
+
+/// Every registered tool is described where users look: its section in docs/tools.md
+/// (`## \`name\``) and its row in the README's table (`| \`name\` | \`command\` |`).
+/// A new tool is one file and one line in `tools::register`; this names the docs it
+/// still needs (issue 38).
+#[test]
+fn every_registered_tool_has_its_docs_section_and_readme_row() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let tools_md = std::fs::read_to_string(root.join("docs/tools.md")).expect("docs/tools.md");
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
+    let mut missing = Vec::new();
+    for (name, command) in context_loader::tools::commands() {
+        if !tools_md.lines().any(|l| l == format!("## `{name}`")) {
+            missing.push(format!("docs/tools.md has no `## \\`{name}\\`` section"));
+        }
+        if !readme
+            .lines()
+            .any(|l| l.starts_with(&format!("| `{name}` | `{command}` |")))
+        {
+            missing.push(format!(
+                "README.md's tool table has no `| \\`{name}\\` | \\`{command}\\` |` row"
+            ));
+        }
+    }
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
+}
