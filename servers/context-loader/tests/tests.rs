@@ -20,5 +20,6 @@ mod hardening;
 mod mcp_tokens;
 mod models;
 mod module_graph;
+mod outline;
 mod readme;
 mod tool_list;

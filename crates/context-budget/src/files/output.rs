@@ -71,6 +71,9 @@ pub struct FileRow {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub root: Option<String>,
     pub tokens: u64,
+    /// Tokens of its outline (when asked for and it has one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outline_tokens: Option<u64>,
     pub lines: u64,
     pub bytes: u64,
 }
@@ -146,6 +149,13 @@ pub struct FileTokens {
     pub roots: Vec<String>,
     /// Tokens of every file measured (not only the rows shown).
     pub total: u64,
+    /// With `outline`: every file as its outline, those without one at `tokens`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outline_total: Option<u64>,
+    /// With `outline`: files without one, per reason (`no_grammar`, `too_large`,
+    /// `timed_out`).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub outline_missing: BTreeMap<&'static str, usize>,
     pub files_measured: usize,
     pub bytes: u64,
     pub lines: u64,
@@ -388,6 +398,7 @@ mod rollup_tests {
             path: path.to_string(),
             root: root.map(str::to_string),
             tokens,
+            outline_tokens: None,
             lines: 1,
             bytes: 1,
         }

@@ -21,6 +21,8 @@ pub struct FileQuery {
     pub exclude: Vec<String>,
     /// Walk hidden files and folders too.
     pub hidden: bool,
+    /// Count each file's outline too (`file-tokens`).
+    pub outline: bool,
 }
 
 /// How `file-tokens` rows are ordered.

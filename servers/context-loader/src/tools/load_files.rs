@@ -16,7 +16,7 @@ pub struct LoadFilesTool;
 #[derive(Debug, Default, Deserialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct LoadFilesParams {
-    /// Files, folders or globs (`src/**/*.rs`), in order; default every root.
+    /// Files, folders or globs, in order; default every root.
     #[serde(default)]
     #[arg(
         help = "Files, folders or globs (`src`, `README.md`, `'src/**/*.rs'`), in the order wanted; default: every root"
@@ -31,13 +31,13 @@ pub struct LoadFilesParams {
         help = "Token budget (default: 90 % of the model's window minus a reserve for the answer)"
     )]
     pub budget: Option<u64>,
-    /// `given` (default: as listed); `smallest` fits the most files.
+    /// `given` (default) or `smallest` (most files).
     #[arg(long, value_parser = wire_value::<PackOrder>(), help = "Order of the files")]
     pub order: Option<PackOrder>,
     /// File wrapping. Default `xml`.
     #[arg(long, value_parser = wire_value::<PackFormat>(), help = "How files are wrapped")]
     pub format: Option<PackFormat>,
-    /// Cut larger files, keeping their front.
+    /// Cut larger files (front kept).
     #[arg(long, help = "Cut any file above this many tokens, keeping its front")]
     pub max_file_tokens: Option<u64>,
     /// Globs a file must match.
@@ -87,6 +87,7 @@ context-loader load crates/mcp-common/src --format markdown --order smallest --b
             include: params.include,
             exclude: params.exclude,
             hidden: params.hidden,
+            outline: false,
         };
         let request = LoadRequest {
             budget: params.budget,
