@@ -625,3 +625,100 @@ fn a_cancelled_call_stops_parsing() {
         );
     }
 }
+
+/// `load-files` at each detail over the samples: outlines inside their wrappers
+/// (a file without one whole, with the reason), path lines with the full text's
+/// tokens, the budget held, and nothing new in a default answer.
+#[test]
+fn load_files_packs_outlines_and_path_lines() {
+    use context_budget::Catalog;
+    use context_budget::answer::answer_text;
+    use context_budget::files::pack::Detail;
+    use context_budget::files::roots::Roots;
+    use context_budget::files::{FileLimits, FileQuery, FileStore, LoadRequest, LoadedFiles};
+
+    let tree = test_support::TempTree::new("cb-outline-load");
+    let (rs, py) = (sample("sample.rs"), sample("sample.py"));
+    tree.write("root/src/sample.rs", &rs);
+    tree.write("root/src/sample.py", &py);
+    tree.write("root/notes.txt", "plain notes\n");
+    let roots = Roots::new(&[tree.join("root")]).expect("roots");
+    let store = FileStore::new(FileLimits::default());
+    let model = Catalog::builtin().resolve("gpt-4o").expect("model");
+    let query = FileQuery {
+        paths: vec![
+            "src/sample.rs".into(),
+            "src/sample.py".into(),
+            "notes.txt".into(),
+        ],
+        ..FileQuery::default()
+    };
+    let load = |detail| {
+        let request = LoadRequest {
+            budget: Some(20_000),
+            detail,
+            ..LoadRequest::default()
+        };
+        let loaded = store
+            .load_files(&roots, &query, &request, &model, &Unobserved)
+            .expect("loaded");
+        let count = |t: &str| Tokenizer::O200kBase.count(t) as u64;
+        assert_eq!(
+            loaded.answer_tokens,
+            count(&answer_text(&loaded)),
+            "{detail:?}"
+        );
+        assert!(loaded.answer_tokens <= 20_000);
+        assert_eq!(loaded.tokens, count(&loaded.text));
+        loaded
+    };
+    let details = |l: &LoadedFiles| -> Vec<(Option<&str>, Option<&str>)> {
+        l.included
+            .iter()
+            .map(|f| (f.detail, f.no_outline))
+            .collect()
+    };
+    let full = load(Detail::Full);
+    let json = serde_json::to_value(&full).expect("JSON");
+    assert!(json.get("detail").is_none() && json["included"][0].get("detail").is_none());
+    assert_eq!(details(&full), [(None, None); 3]);
+
+    let outlined = load(Detail::Outline);
+    for (name, text) in [("src/sample.rs", &rs), ("src/sample.py", &py)] {
+        let o = outline_of(name, text).text;
+        assert!(
+            outlined
+                .text
+                .contains(&format!("<file path=\"{name}\">\n{o}")),
+            "{name}:\n{}",
+            outlined.text
+        );
+    }
+    assert!(outlined.text.contains("plain notes") && !outlined.text.contains("BODY_ONLY"));
+    assert!(outlined.tokens < full.tokens);
+    assert_eq!(
+        details(&outlined),
+        [
+            (Some("outline"), None),
+            (Some("outline"), None),
+            (Some("full"), Some("no_grammar"))
+        ]
+    );
+    assert_eq!(
+        serde_json::to_value(&outlined).expect("JSON")["detail"],
+        "outline"
+    );
+
+    let paths = load(Detail::Path);
+    let count = |t: &str| Tokenizer::O200kBase.count(t);
+    assert_eq!(
+        paths.text,
+        format!(
+            "src/sample.rs ({} tokens)\nsrc/sample.py ({} tokens)\nnotes.txt ({} tokens)\n",
+            count(&rs),
+            count(&py),
+            count("plain notes\n")
+        )
+    );
+    assert_eq!(details(&paths), [(Some("path"), None); 3]);
+}

@@ -125,3 +125,114 @@ fn the_cli_counts_outlines() {
     let plain = run(&["files"]);
     assert!(!String::from_utf8_lossy(&plain.stdout).contains("outline"));
 }
+
+#[tokio::test]
+async fn load_files_packs_each_detail_over_every_transport() {
+    let dir = project("load");
+    let root = root_arg(&dir);
+    let lib = outline("src/lib.rs", LIB_RS, &Bounds::default(), &Unobserved)
+        .expect("an outline")
+        .text;
+    let count = |t: &str| Tokenizer::O200kBase.count(t);
+    let mut answers = Vec::new();
+    for transport in ALL {
+        let conn = BIN.connect(transport, &["--root", &root]).await;
+        let load = |detail: Option<&str>| {
+            let mut args =
+                json!({"paths": ["src/lib.rs", "notes.txt"], "budget": 2000, "model": "gpt-4o"});
+            if let Some(detail) = detail {
+                args["detail"] = json!(detail);
+            }
+            call(&conn.client, "load-files", args)
+        };
+        let result = load(Some("outline")).await;
+        assert_eq!(result.is_error, Some(false), "{transport:?}: {result:?}");
+        let r = structured(&result);
+        let text = r["text"].as_str().expect("text");
+        assert!(
+            text.starts_with(&format!("<file path=\"src/lib.rs\">\n{lib}")),
+            "{text}"
+        );
+        assert!(!text.contains("BODY_ONLY") && text.contains("plain notes"));
+        assert_eq!(r["detail"], "outline");
+        assert_eq!(r["included"][0]["detail"], "outline");
+        assert_eq!(r["included"][1]["detail"], "full");
+        assert_eq!(r["included"][1]["no_outline"], "no_grammar");
+        let answer = serde_json::to_string(r).expect("serialize");
+        assert_eq!(r["answer_tokens"], count(&answer));
+
+        let paths = load(Some("path")).await;
+        let p = structured(&paths);
+        assert_eq!(
+            p["text"],
+            format!(
+                "src/lib.rs ({} tokens)\nnotes.txt ({} tokens)\n",
+                count(LIB_RS),
+                count("plain notes\n")
+            )
+        );
+        // The default is the text, and its answer says nothing of detail.
+        let full = load(None).await;
+        let f = structured(&full);
+        assert!(f["text"].as_str().expect("text").contains("BODY_ONLY"));
+        assert!(f.get("detail").is_none() && f["included"][0].get("detail").is_none());
+        let wrong = load(Some("summary")).await;
+        assert_eq!(
+            structured(&wrong)["error_code"],
+            "INVALID_INPUT",
+            "{wrong:?}"
+        );
+        answers.push(serde_json::to_value(&result).expect("serialize"));
+    }
+    assert_eq!(answers[0], answers[1], "stdio vs http");
+    assert_eq!(answers[0], answers[2], "stdio vs stateless http");
+}
+
+#[test]
+fn the_cli_loads_outlines_and_paths() {
+    let dir = project("cli-load");
+    let run = |args: &[&str]| {
+        BIN.command()
+            .args(["--root", &root_arg(&dir), "--no-cache"])
+            .args(args)
+            .output()
+            .expect("run the CLI")
+    };
+    let lib = outline("src/lib.rs", LIB_RS, &Bounds::default(), &Unobserved)
+        .expect("an outline")
+        .text;
+    let loaded = run(&[
+        "load",
+        "src/lib.rs",
+        "--detail",
+        "outline",
+        "--budget",
+        "2000",
+    ]);
+    assert!(loaded.status.success(), "{loaded:?}");
+    let stdout = String::from_utf8_lossy(&loaded.stdout);
+    assert!(
+        stdout.starts_with(&format!("<file path=\"src/lib.rs\">\n{lib}</file>")),
+        "{stdout}"
+    );
+    let paths = run(&[
+        "load",
+        "src/lib.rs",
+        "--detail",
+        "path",
+        "--model",
+        "gpt-4o",
+        "--budget",
+        "2000",
+    ]);
+    assert_eq!(
+        String::from_utf8_lossy(&paths.stdout).trim_end(),
+        format!("src/lib.rs ({} tokens)", Tokenizer::O200kBase.count(LIB_RS))
+    );
+    let wrong = run(&["load", "src/lib.rs", "--detail", "summary"]);
+    assert!(!wrong.status.success());
+    assert!(
+        String::from_utf8_lossy(&wrong.stderr).contains("outline"),
+        "{wrong:?}"
+    );
+}

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::pack::{PackFormat, PackOrder};
+use super::pack::{Detail, PackFormat, PackOrder};
 use super::query::FileSort;
 use crate::ResolvedModel;
 use crate::answer::Page;
@@ -190,6 +190,14 @@ pub struct IncludedFile {
     pub tokens: u64,
     /// Cut by `max_file_tokens` (its front kept, with a marker).
     pub truncated: bool,
+    /// Under a `detail` other than `full`: `outline`, `full` (it has none, see
+    /// `no_outline`) or `path`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<&'static str>,
+    /// Why a file asked for as an outline is whole: `no_grammar`, `too_large`,
+    /// `timed_out`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_outline: Option<&'static str>,
 }
 
 /// A file that was readable but left out of `text`.
@@ -234,6 +242,9 @@ pub struct LoadedFiles {
     pub tokens: u64,
     pub format: PackFormat,
     pub order: PackOrder,
+    /// How much of each file, when not `full`.
+    #[serde(skip_serializing_if = "Detail::is_full")]
+    pub detail: Detail,
     /// What `tokens` (the packed text) means for the model's window and price.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub window: Option<WindowShare>,

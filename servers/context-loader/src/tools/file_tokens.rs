@@ -24,7 +24,7 @@ pub struct FileTokensParams {
         help = "Files, folders or globs (`src`, `README.md`, `'src/**/*.rs'`); default: every root"
     )]
     pub paths: Vec<String>,
-    /// Default `gpt-4`.
+    /// Default gpt-4.
     #[arg(long, short, help = "Model or encoding name (default gpt-4)")]
     pub model: Option<String>,
     /// Globs a file must match.
