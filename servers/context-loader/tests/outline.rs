@@ -176,6 +176,23 @@ async fn load_files_packs_each_detail_over_every_transport() {
         let f = structured(&full);
         assert!(f["text"].as_str().expect("text").contains("BODY_ONLY"));
         assert!(f.get("detail").is_none() && f["included"][0].get("detail").is_none());
+        // A secret behind an outlined name is never read for an outline either.
+        let folder = call(
+            &conn.client,
+            "load-files",
+            json!({"paths": ["src"], "budget": 2000, "detail": "outline"}),
+        )
+        .await;
+        let s = structured(&folder);
+        assert!(!s["text"].as_str().expect("text").contains("leaked"), "{s}");
+        assert!(
+            s["skipped"]
+                .as_array()
+                .expect("skipped")
+                .iter()
+                .any(|k| k["path"] == "src/leak.rs" && k["reason"] == "secret"),
+            "{s}"
+        );
         let wrong = load(Some("summary")).await;
         assert_eq!(
             structured(&wrong)["error_code"],
