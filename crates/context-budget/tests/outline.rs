@@ -722,3 +722,25 @@ fn load_files_packs_outlines_and_path_lines() {
     );
     assert_eq!(details(&paths), [(Some("path"), None); 3]);
 }
+
+/// A file that is one function (`module.exports = function () {…}`, an IIFE) is
+/// outlined inside that function: its own functions' bodies go, not the file.
+#[test]
+fn a_function_holding_the_whole_file_is_outlined_inside() {
+    let inner =
+        "  function helper(x) {\n    const y = x * 2; // BODY_ONLY\n    return y + 1;\n  }\n";
+    let text = format!(
+        "module.exports = function defineGrammar(dialect) {{\n{}  return {{ name: dialect }};\n}};\n",
+        inner.repeat(3).replace("helper", "helperA")
+    );
+    let o = outline_of("grammar.js", &text);
+    assert!(
+        o.text.contains("function defineGrammar(dialect) {\n"),
+        "{}",
+        o.text
+    );
+    assert!(o.text.contains("return { name: dialect };"), "{}", o.text);
+    assert_eq!(o.elided, [(2, 5), (6, 9), (10, 13)], "{}", o.text);
+    assert!(!o.text.contains("BODY_ONLY"));
+    assert!(parses_cleanly(Language::JavaScript, &o.text), "{}", o.text);
+}

@@ -1,7 +1,8 @@
 //! A file's outline: what a model needs to know a file's shape at a fraction of its
 //! tokens. Declarations stay as written (signatures, types, struct and enum fields,
 //! doc comments, imports); the bodies of functions, methods and closures that span
-//! more than one line become one marker naming the lines they held, in the
+//! more than one line (and are not most of the file: a file that is one function
+//! is outlined inside it) become one marker naming the lines they held, in the
 //! language's comment syntax (`{ /* … lines 40-88 … */ }`, Python's
 //! `...  # … lines 40-88 …`), so an agent can ask for those lines later. Markdown
 //! keeps its headings, and the lines between them become `<!-- … lines a-b … -->`.

@@ -16,8 +16,8 @@ use crate::scan_control::ScanControl;
 const CHECK_EVERY_NODES: usize = 4096;
 
 /// The parts of `text` (source in `language`) to elide, in order: each function's
-/// body that spans more than one line. The walk never descends into an elided
-/// body, so the cuts do not overlap.
+/// body that spans more than one line and is at most half of the file. The walk
+/// never descends into an elided body, so the cuts do not overlap.
 pub(super) fn cuts(
     language: Language,
     text: &str,
@@ -72,7 +72,11 @@ pub(super) fn cuts(
             .contains(&node.kind())
             .then(|| node.child_by_field_name("body"))
             .flatten()
-            .and_then(|body| body_cut(language, body, bytes));
+            .and_then(|body| body_cut(language, body, bytes))
+            // A body that is most of the file (`module.exports = function () {…}`,
+            // an IIFE, a `main` holding everything) is the file: its own
+            // functions are elided instead, or the outline would say nothing.
+            .filter(|cut| cut.bytes.len() <= bytes.len() / 2);
         let elided = cut.is_some();
         cuts.extend(cut);
         if !elided && cursor.goto_first_child() {
