@@ -363,7 +363,8 @@ mod tests {
                 .file_tokens(&roots, &query, &model, FileSort::Path, None, &Unobserved)
                 .unwrap()
         };
-        let body = "pub fn main() {\n    let x = 1;\n    println!(\"{x}\");\n}\n";
+        // `main`'s body is under half the file: an outline elides it.
+        let body = "/// A point on the plane, in whole units.\npub struct Point {\n    pub x: i64,\n    pub y: i64,\n}\n\npub fn main() {\n    let x = 1;\n    println!(\"{x}\");\n}\n";
         std::fs::write(dir.join("src/a.rs"), body).unwrap();
         let first = FileStore::new(FileLimits::default());
         let plain = tokens(&first, false);
