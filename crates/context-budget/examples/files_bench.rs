@@ -64,6 +64,7 @@ fn main() {
         budget: Some(u64::MAX / 4),
         order: PackOrder::Given,
         format: PackFormat::Xml,
+        detail: Default::default(),
         max_file_tokens: None,
         rows: None,
         // No answer limit: this measures packing, not what one MCP answer may hold.

@@ -33,6 +33,7 @@ mod huggingface;
 pub mod limits;
 pub mod litellm;
 mod messages;
+pub mod outline;
 mod read;
 pub mod safe_open;
 mod scan_control;

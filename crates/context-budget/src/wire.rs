@@ -6,7 +6,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::files::FileSort;
-use crate::files::pack::{PackFormat, PackOrder};
+use crate::files::pack::{Detail, PackFormat, PackOrder};
 use crate::fit::Strategy;
 use crate::spec::SortOrder;
 
@@ -65,6 +65,7 @@ wire_names!(SortOrder { Tokens => "tokens", Name => "name" });
 wire_names!(FileSort { Tokens => "tokens", Path => "path" });
 wire_names!(PackOrder { Given => "given", Smallest => "smallest", Path => "path" });
 wire_names!(PackFormat { Xml => "xml", Markdown => "markdown", Plain => "plain" });
+wire_names!(Detail { Full => "full", Outline => "outline", Path => "path" });
 
 #[cfg(test)]
 mod tests {
@@ -99,5 +100,6 @@ mod tests {
         agrees_with_serde::<FileSort>();
         agrees_with_serde::<PackOrder>();
         agrees_with_serde::<PackFormat>();
+        agrees_with_serde::<Detail>();
     }
 }

@@ -290,6 +290,7 @@ fn globs_and_filters_select_files() {
         include: vec!["*.rs".into()],
         exclude: vec!["src/nested/**".into()],
         hidden: false,
+        outline: false,
     };
     let filtered = store
         .file_tokens(

@@ -4,6 +4,7 @@
 mod differential;
 mod files;
 mod module_graph;
+mod outline;
 mod spec_races;
 mod specs;
 mod tokenizer_references;

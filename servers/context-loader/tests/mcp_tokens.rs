@@ -1308,6 +1308,16 @@ fn tool_tokens(answer: &Value) -> std::collections::BTreeMap<String, u64> {
 }
 
 /// Within 1 %: our mcp-tokens tool changed since the recording (its `client`).
+/// Tools whose definitions changed after the clients' traffic was recorded (issue
+/// 41: file-tokens' `outline`, load-files' `detail`, and the descriptions shortened
+/// to pay for them), as each client names them (`file_tokens`,
+/// `mcp_context-loader_file-tokens`, ...): compared only through the totals until
+/// `cargo xtask clients` records them again.
+fn changed_since_recorded(name: &str) -> bool {
+    let name = name.replace('_', "-");
+    name.ends_with("file-tokens") || name.ends_with("load-files")
+}
+
 fn within_one_percent(ours: u64, recorded: usize, what: &str) {
     let recorded = recorded as f64;
     assert!(
@@ -1348,7 +1358,7 @@ fn codex_counts_our_tools_as_it_sent_them_deferred_for_its_model_eager_for_anoth
     for function in sent {
         let name = function["name"].as_str().unwrap();
         let tokens = ours.get(name).unwrap_or_else(|| panic!("{name}: {ours:?}"));
-        if name != "mcp_tokens" {
+        if !changed_since_recorded(name) && name != "mcp_tokens" {
             assert_eq!(*tokens as usize, o200k(function), "{name}");
         }
     }
@@ -1379,7 +1389,7 @@ fn gemini_cli_counts_our_tools_as_it_sent_them_with_gemma_and_never_defers() {
         let name = declaration["name"].as_str().unwrap();
         let tokens = ours.get(name).unwrap_or_else(|| panic!("{name}: {ours:?}"));
         let recorded = Tokenizer::Gemma3.count(&serde_json::to_string(declaration).unwrap());
-        if name != "mcp_context-loader_mcp-tokens" {
+        if !changed_since_recorded(name) && name != "mcp_context-loader_mcp-tokens" {
             assert_eq!(*tokens as usize, recorded, "{name}");
         }
     }
@@ -1423,7 +1433,7 @@ fn copilot_cli_counts_our_tools_as_it_sent_them_eager_without_instructions() {
     for function in sent {
         let name = function["name"].as_str().unwrap();
         let tokens = ours.get(name).unwrap_or_else(|| panic!("{name}: {ours:?}"));
-        if name != "context-loader-mcp-tokens" {
+        if !changed_since_recorded(name) && name != "context-loader-mcp-tokens" {
             assert_eq!(*tokens as usize, o200k(function), "{name}");
         }
     }

@@ -22,5 +22,6 @@ mod hardening;
 mod mcp_tokens;
 mod models;
 mod module_graph;
+mod outline;
 mod readme;
 mod tool_list;

@@ -16,6 +16,7 @@ use super::secrets::looks_secret_path;
 use super::walk::Candidate;
 use crate::Tokenizer;
 use crate::cache::{FileStamp, MeasureCache};
+use crate::outline::{Bounds, Language, NoOutline};
 use crate::read::{SkipReason, lines_and_escaped_len};
 use crate::scan_control::ScanControl;
 
@@ -29,6 +30,31 @@ pub struct FileMeasure {
     /// tokens' bound per byte, it can tell that a whole tree fits a budget without
     /// counting it (`load::budget::all_fit_by_bytes`).
     pub escaped: u64,
+    /// Tokens of the file's outline ([`crate::outline`]), once a call asked for it.
+    /// Held with the file's other numbers, it is valid for the same stamp.
+    pub outline: OutlineTokens,
+}
+
+/// A file's outline, counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum OutlineTokens {
+    /// No call has asked for it yet.
+    #[default]
+    NotCounted,
+    /// The file has no outline, for this reason ([`crate::outline::NoOutline::code`]).
+    Missing(&'static str),
+    /// Tokens of the outline's text, for the measure's tokenizer.
+    Tokens(u64),
+}
+
+impl OutlineTokens {
+    /// The count, when the file has an outline.
+    pub fn tokens(self) -> Option<u64> {
+        match self {
+            OutlineTokens::Tokens(n) => Some(n),
+            _ => None,
+        }
+    }
 }
 
 /// A file that was opened, checked and measured.
@@ -63,6 +89,8 @@ pub(super) struct Measurer<'a> {
     pub(super) limits: &'a FileLimits,
     pub(super) tokenizer: Tokenizer,
     pub(super) control: &'a dyn ScanControl,
+    /// Count each file's outline too (`file-tokens`' `outline`).
+    pub(super) outline: bool,
 }
 
 impl Measurer<'_> {
@@ -150,7 +178,20 @@ impl Measurer<'_> {
         {
             return Err((candidate.relative, Some(SkipReason::Secret)));
         }
-        let cached = self.cache.get(&canonical, tokenizer, &stamp);
+        // A file of no outlined language has none, known without reading it.
+        let outline_wanted = self.outline && Language::of(&candidate.relative).is_some();
+        let no_grammar = |mut measure: FileMeasure| {
+            if self.outline && !outline_wanted {
+                measure.outline = OutlineTokens::Missing(NoOutline::NoGrammar.code());
+            }
+            measure
+        };
+        // A cached measure answers when it holds all the call needs.
+        let cached = self
+            .cache
+            .get(&canonical, tokenizer, &stamp)
+            .map(no_grammar);
+        let complete = cached.filter(|m| !outline_wanted || m.outline != OutlineTokens::NotCounted);
         let done = |candidate, canonical, measure, counted, cached| Measured {
             candidate,
             measure,
@@ -160,7 +201,7 @@ impl Measurer<'_> {
             stamp,
         };
         // Unchanged since measured: not read nor tokenized again here.
-        if let (Some(measure), Reading::Count) = (cached, reading) {
+        if let (Some(measure), Reading::Count) = (complete, reading) {
             return Ok(done(candidate, canonical, measure, true, true));
         }
         // What a call reads (and, loading, holds) is bounded.
@@ -168,26 +209,47 @@ impl Measurer<'_> {
         if read > limits.max_total_bytes {
             return Err((candidate.relative, None));
         }
-        if let Some(measure) = cached {
+        if let Some(measure) = complete {
             return Ok(done(candidate, canonical, measure, true, true));
         }
         let text = match opened.read_text_into(limits.max_file_bytes, buffer) {
             Ok(text) => text,
             Err(reason) => return Err((candidate.relative, Some(reason))),
         };
-        let (lines, escaped) = lines_and_escaped_len(text);
-        let mut measure = FileMeasure {
-            tokens: 0,
-            lines,
-            bytes: text.len() as u64,
-            escaped,
-        };
+        let mut measure = cached.unwrap_or_else(|| {
+            let (lines, escaped) = lines_and_escaped_len(text);
+            no_grammar(FileMeasure {
+                tokens: 0,
+                lines,
+                bytes: text.len() as u64,
+                escaped,
+                outline: OutlineTokens::NotCounted,
+            })
+        });
+        if outline_wanted {
+            measure.outline = self.outline_tokens(&candidate.relative, text, share);
+        }
+        if cached.is_some() {
+            // Counted before: only its outline was missing.
+            self.cache.put(&canonical, tokenizer, stamp, measure);
+            return Ok(done(candidate, canonical, measure, true, false));
+        }
         if reading == Reading::Check {
             return Ok(done(candidate, canonical, measure, false, false));
         }
         measure.tokens = share.count(tokenizer, text) as u64;
         self.cache.put(&canonical, tokenizer, stamp, measure);
         Ok(done(candidate, canonical, measure, true, false))
+    }
+
+    /// The tokens of `text`'s outline (the file at `path`), or why it has none. A
+    /// cancelled call's file is left uncounted (the call stops at its next file).
+    fn outline_tokens(&self, path: &str, text: &str, share: Share) -> OutlineTokens {
+        match crate::outline::outline(path, text, &Bounds::default(), self.control) {
+            Ok(outline) => OutlineTokens::Tokens(share.count(self.tokenizer, &outline.text) as u64),
+            Err(NoOutline::Cancelled) => OutlineTokens::NotCounted,
+            Err(reason) => OutlineTokens::Missing(reason.code()),
+        }
     }
 
     /// Count the files [`Reading::Check`] left uncounted (reading them again), on

@@ -16,7 +16,8 @@
 //! 3. Many files: [`walk`] (a query's paths and globs to candidate files: ripgrep's
 //!    `ignore` walker, filters, counting what the rules excluded), `measure` (open,
 //!    read with the shared core `crate::read`, count through the cache, on all cores
-//!    with `crate::fan_out`).
+//!    with `crate::fan_out`; when asked, the file's outline too, `crate::outline`,
+//!    only ever of a file the secret rules let through).
 //! 4. `load`: `load-files`, the whole procedure, one module per idea in its folder.
 //! 5. `store`: [`FileStore`], the cache and limits behind both tools; `file-tokens`
 //!    as named steps, and one call into `load`.
@@ -42,7 +43,7 @@ pub mod walk;
 pub use crate::read::SkipReason;
 pub use error::FilesError;
 pub use load::default_budget;
-pub use measure::FileMeasure;
+pub use measure::{FileMeasure, OutlineTokens};
 pub use output::{
     Excluded, FileRow, FileTokens, FilesModel, FolderRow, IncludedFile, LoadedFiles, MAX_EXAMPLES,
     OmittedFile, Skipped, WindowShare,

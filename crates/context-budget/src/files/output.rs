@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::pack::{PackFormat, PackOrder};
+use super::pack::{Detail, PackFormat, PackOrder};
 use super::query::FileSort;
 use crate::ResolvedModel;
 use crate::answer::Page;
@@ -71,6 +71,9 @@ pub struct FileRow {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub root: Option<String>,
     pub tokens: u64,
+    /// Tokens of its outline (when asked for and it has one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outline_tokens: Option<u64>,
     pub lines: u64,
     pub bytes: u64,
 }
@@ -146,6 +149,13 @@ pub struct FileTokens {
     pub roots: Vec<String>,
     /// Tokens of every file measured (not only the rows shown).
     pub total: u64,
+    /// With `outline`: every file as its outline, those without one at `tokens`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outline_total: Option<u64>,
+    /// With `outline`: files without one, per reason (`no_grammar`, `too_large`,
+    /// `timed_out`).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub outline_missing: BTreeMap<&'static str, usize>,
     pub files_measured: usize,
     pub bytes: u64,
     pub lines: u64,
@@ -180,6 +190,14 @@ pub struct IncludedFile {
     pub tokens: u64,
     /// Cut by `max_file_tokens` (its front kept, with a marker).
     pub truncated: bool,
+    /// Under a `detail` other than `full`: `outline`, `full` (it has none, see
+    /// `no_outline`) or `path`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<&'static str>,
+    /// Why a file asked for as an outline is whole: `no_grammar`, `too_large`,
+    /// `timed_out`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_outline: Option<&'static str>,
 }
 
 /// A file that was readable but left out of `text`.
@@ -224,6 +242,9 @@ pub struct LoadedFiles {
     pub tokens: u64,
     pub format: PackFormat,
     pub order: PackOrder,
+    /// How much of each file, when not `full`.
+    #[serde(skip_serializing_if = "Detail::is_full")]
+    pub detail: Detail,
     /// What `tokens` (the packed text) means for the model's window and price.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub window: Option<WindowShare>,
@@ -388,6 +409,7 @@ mod rollup_tests {
             path: path.to_string(),
             root: root.map(str::to_string),
             tokens,
+            outline_tokens: None,
             lines: 1,
             bytes: 1,
         }

@@ -39,6 +39,31 @@ pub enum PackOrder {
     Path,
 }
 
+/// How much of each file `load-files` packs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Detail {
+    /// The text.
+    #[default]
+    Full,
+    /// Its outline (`crate::outline`: declarations kept, bodies elided); the text
+    /// when it has none.
+    Outline,
+    /// One line: its path and its full text's tokens, no wrapper.
+    Path,
+}
+
+impl Detail {
+    pub fn is_full(&self) -> bool {
+        *self == Detail::Full
+    }
+}
+
+/// A file's line at [`Detail::Path`]: its path and its full text's tokens.
+pub fn path_line(path: &str, tokens: u64) -> String {
+    format!("{path} ({tokens} tokens)\n")
+}
+
 /// The mark left where a file was cut by `max_file_tokens`.
 pub fn truncation_mark(kept: u64, total: u64) -> String {
     format!("\n[... truncated by load-files: kept the first {kept} of {total} tokens ...]\n")

@@ -13,7 +13,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, UNIX_EPOCH};
 
-use super::measure::FileMeasure;
+use super::measure::{FileMeasure, OutlineTokens};
 use super::store::FileStore;
 use crate::Tokenizer;
 use crate::cache::{FileStamp, MAX_CACHE_ENTRIES};
@@ -27,7 +27,35 @@ macro_rules! magic_stem {
 const MAGIC_STEM: &[u8] = magic_stem!().as_bytes();
 
 /// The first bytes of a cache file; a new layout gets a new version.
-const MAGIC: &[u8] = concat!(magic_stem!(), "2\n").as_bytes();
+const MAGIC: &[u8] = concat!(magic_stem!(), "3\n").as_bytes();
+
+/// How an entry's outline count is written: its tokens, or one of these above any
+/// count (a file's tokens are bounded by its bytes, far below).
+const OUTLINE_NOT_COUNTED: u64 = u64::MAX;
+/// `OUTLINE_MISSING - i`: the file has no outline, for [`OUTLINE_REASONS`]`[i]`.
+const OUTLINE_MISSING: u64 = u64::MAX - 1;
+const OUTLINE_REASONS: &[&str] = &["no_grammar", "too_large", "not_utf8", "timed_out"];
+
+fn outline_code(outline: OutlineTokens) -> u64 {
+    match outline {
+        OutlineTokens::NotCounted => OUTLINE_NOT_COUNTED,
+        OutlineTokens::Missing(reason) => OUTLINE_REASONS
+            .iter()
+            .position(|r| *r == reason)
+            .map_or(OUTLINE_NOT_COUNTED, |i| OUTLINE_MISSING - i as u64),
+        OutlineTokens::Tokens(n) => n.min(OUTLINE_MISSING - OUTLINE_REASONS.len() as u64),
+    }
+}
+
+fn outline_of_code(code: u64) -> OutlineTokens {
+    match code {
+        OUTLINE_NOT_COUNTED => OutlineTokens::NotCounted,
+        _ if code > OUTLINE_MISSING - OUTLINE_REASONS.len() as u64 => {
+            OutlineTokens::Missing(OUTLINE_REASONS[(OUTLINE_MISSING - code) as usize])
+        }
+        n => OutlineTokens::Tokens(n),
+    }
+}
 
 /// Largest cache file read back. An entry is ~100 bytes plus its path, so the
 /// largest cache ([`MAX_CACHE_ENTRIES`]) fits with room for long paths.
@@ -89,6 +117,7 @@ impl FileStore {
                 measure.lines,
                 measure.bytes,
                 measure.escaped,
+                outline_code(measure.outline),
             ] {
                 out.extend_from_slice(&n.to_le_bytes());
             }
@@ -117,9 +146,9 @@ impl FileStore {
             return Err(BadCacheFile("written by another build"));
         }
         let count = reader.u64()?;
-        // Each entry takes at least 89 bytes: a count larger than the rest can hold
+        // Each entry takes at least 97 bytes: a count larger than the rest can hold
         // is malformed, and is refused before anything is allocated for it.
-        if count > MAX_CACHE_ENTRIES as u64 || count > reader.0.len() as u64 / 89 {
+        if count > MAX_CACHE_ENTRIES as u64 || count > reader.0.len() as u64 / 97 {
             return Err(BadCacheFile("more entries than the file holds"));
         }
         let mut entries = Vec::with_capacity(count as usize);
@@ -146,6 +175,7 @@ impl FileStore {
                 lines: reader.u64()?,
                 bytes: reader.u64()?,
                 escaped: reader.u64()?,
+                outline: outline_of_code(reader.u64()?),
             };
             let stamp = FileStamp {
                 size,
@@ -313,6 +343,84 @@ mod tests {
         let fresh = FileStore::new(FileLimits::default());
         let (total, _) = measure(&fresh, &dir, &model);
         assert_eq!(measure(&second, &dir, &model), (total, 1));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// An outline's count is held with the file's other numbers: counted once when
+    /// first asked for (also for a file measured before without it), read back with
+    /// them, and counted again when the file changes.
+    #[test]
+    fn outline_counts_are_kept_and_invalidated_like_full_counts() {
+        let dir = tree();
+        let model = Catalog::builtin().resolve("gpt-4o").unwrap();
+        let roots = Roots::new(&[dir.to_path_buf()]).unwrap();
+        let tokens = |store: &FileStore, outline: bool| {
+            let query = FileQuery {
+                outline,
+                ..FileQuery::default()
+            };
+            store
+                .file_tokens(&roots, &query, &model, FileSort::Path, None, &Unobserved)
+                .unwrap()
+        };
+        // `main`'s body is under half the file: an outline elides it.
+        let body = "/// A point on the plane, in whole units.\npub struct Point {\n    pub x: i64,\n    pub y: i64,\n}\n\npub fn main() {\n    let x = 1;\n    println!(\"{x}\");\n}\n";
+        std::fs::write(dir.join("src/a.rs"), body).unwrap();
+        let first = FileStore::new(FileLimits::default());
+        let plain = tokens(&first, false);
+        assert_eq!(plain.outline_total, None);
+        assert!(plain.files.iter().all(|row| row.outline_tokens.is_none()));
+        // Measured before without outlines: now read again for them, once.
+        let outlined = tokens(&first, true);
+        assert_eq!(outlined.cached, 0);
+        let rust = |answer: &crate::files::FileTokens| {
+            answer
+                .files
+                .iter()
+                .find(|r| r.path == "src/a.rs")
+                .unwrap()
+                .outline_tokens
+        };
+        let expected = crate::outline::outline(
+            "src/a.rs",
+            body,
+            &crate::outline::Bounds::default(),
+            &Unobserved,
+        )
+        .unwrap();
+        let expected = model.tokenizer().count(&expected.text) as u64;
+        assert_eq!(rust(&outlined), Some(expected));
+        assert!(expected < plain.files[1].tokens);
+        assert_eq!(tokens(&first, true).cached, 2);
+        // Read back with the other numbers.
+        let bytes = first.cache_bytes("g");
+        let second = FileStore::new(FileLimits::default());
+        assert_eq!(second.restore_cache(&bytes, "g"), Ok(2));
+        let again = tokens(&second, true);
+        assert_eq!(
+            (again.cached, again.outline_total),
+            (2, outlined.outline_total)
+        );
+        // A changed file: both counts again.
+        let longer = body.replace("let x = 1;", "let x = 1;\n    let y = 2;");
+        std::fs::write(dir.join("src/a.rs"), &longer).unwrap();
+        let changed = tokens(&second, true);
+        assert_eq!(changed.cached, 1);
+        let outline = crate::outline::outline(
+            "src/a.rs",
+            &longer,
+            &crate::outline::Bounds::default(),
+            &Unobserved,
+        )
+        .unwrap();
+        assert_eq!(
+            rust(&changed),
+            Some(model.tokenizer().count(&outline.text) as u64)
+        );
+        assert_eq!(
+            changed.files[1].tokens,
+            model.tokenizer().count(&longer) as u64
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::pack::{PackFormat, PackOrder};
+use super::pack::{Detail, PackFormat, PackOrder};
 use crate::AnswerLimit;
 
 /// Which files a call is about.
@@ -21,6 +21,8 @@ pub struct FileQuery {
     pub exclude: Vec<String>,
     /// Walk hidden files and folders too.
     pub hidden: bool,
+    /// Count each file's outline too (`file-tokens`).
+    pub outline: bool,
 }
 
 /// How `file-tokens` rows are ordered.
@@ -41,6 +43,8 @@ pub struct LoadRequest {
     pub budget: Option<u64>,
     pub order: PackOrder,
     pub format: PackFormat,
+    /// How much of each file: the text (default), its outline, or a path line.
+    pub detail: Detail,
     /// Cut any file above this many tokens, keeping its front.
     pub max_file_tokens: Option<u64>,
     /// Rows listed in `included`, `omitted` and `skipped` each (`None`:

@@ -3,11 +3,12 @@
 //! ([`super::measure`]), shape the rows ([`super::output`]). `load-files` is one
 //! call into [`super::load`], which runs its own steps.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::error::FilesError;
 use super::load;
-use super::measure::{FileMeasure, Measured, Measurer, Reading, walk_while_loading};
+use super::measure::{FileMeasure, Measured, Measurer, OutlineTokens, Reading, walk_while_loading};
 use super::output::{FileRow, cap_skipped, folder_rollup, sort_rows};
 use super::output::{FileTokens, FilesModel, LoadedFiles, WindowShare};
 use super::query::{FileLimits, FileQuery, FileSort, LoadRequest};
@@ -56,13 +57,15 @@ impl FileStore {
         let walked = walk_while_loading(tokenizer, || {
             walk_query(roots, query, &self.limits, control)
         })?;
-        let measurer = self.measurer(roots, tokenizer, control);
+        let mut measurer = self.measurer(roots, tokenizer, control);
+        measurer.outline = query.outline;
         let (measured, mut skipped) =
             measurer.measure(walked.candidates, Reading::Count, walked.entries)?;
         skipped.splice(0..0, walked.skipped);
 
-        let mut rows = file_rows(roots, &measured);
+        let mut rows = file_rows(roots, &measured, query.outline);
         let total: u64 = rows.iter().map(|r| r.tokens).sum();
+        let (outline_total, outline_missing) = outline_totals(&measured, query.outline);
         let mut folders = folder_rollup(&rows);
         sort_rows(&mut rows, sort);
         let page = Page::of(
@@ -79,6 +82,8 @@ impl FileStore {
             model: FilesModel::of(model),
             roots: roots.shown_paths(),
             total,
+            outline_total,
+            outline_missing,
             files_measured: measured.len(),
             bytes: measured.iter().map(|m| m.measure.bytes).sum(),
             lines: measured.iter().map(|m| m.measure.lines).sum(),
@@ -121,20 +126,47 @@ impl FileStore {
             limits: &self.limits,
             tokenizer,
             control,
+            outline: false,
         }
     }
 }
 
-/// One row per measured file, in measured order.
-fn file_rows(roots: &Roots, measured: &[Measured]) -> Vec<FileRow> {
+/// One row per measured file, in measured order; with its outline's tokens when
+/// asked for.
+fn file_rows(roots: &Roots, measured: &[Measured], outline: bool) -> Vec<FileRow> {
     measured
         .iter()
         .map(|m| FileRow {
             path: m.candidate.relative.clone(),
             root: roots.label(m.candidate.root),
             tokens: m.measure.tokens,
+            outline_tokens: m.measure.outline.tokens().filter(|_| outline),
             lines: m.measure.lines,
             bytes: m.measure.bytes,
         })
         .collect()
+}
+
+/// When outlines were asked for: the tokens of every file as its outline (at full
+/// tokens when it has none), and how many files have none, per reason.
+fn outline_totals(
+    measured: &[Measured],
+    outline: bool,
+) -> (Option<u64>, BTreeMap<&'static str, usize>) {
+    let mut missing = BTreeMap::new();
+    if !outline {
+        return (None, missing);
+    }
+    let mut total = 0;
+    for m in measured {
+        total += match m.measure.outline {
+            OutlineTokens::Tokens(n) => n,
+            OutlineTokens::Missing(reason) => {
+                *missing.entry(reason).or_insert(0) += 1;
+                m.measure.tokens
+            }
+            OutlineTokens::NotCounted => m.measure.tokens,
+        };
+    }
+    (Some(total), missing)
 }

@@ -18,13 +18,13 @@ pub struct FileTokensTool;
 #[derive(Debug, Default, Deserialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct FileTokensParams {
-    /// Files, folders or globs (`src/**/*.rs`); default every root.
+    /// Files, folders or globs; default every root.
     #[serde(default)]
     #[arg(
         help = "Files, folders or globs (`src`, `README.md`, `'src/**/*.rs'`); default: every root"
     )]
     pub paths: Vec<String>,
-    /// Default `gpt-4`.
+    /// Default gpt-4.
     #[arg(long, short, help = "Model or encoding name (default gpt-4)")]
     pub model: Option<String>,
     /// Globs a file must match.
@@ -48,9 +48,16 @@ pub struct FileTokensParams {
     /// A previous answer's `next`.
     #[arg(long, help = "File rows to skip (the previous page's `next`)")]
     pub offset: Option<usize>,
-    /// Default `tokens` (largest first).
+    /// Default `tokens`.
     #[arg(long, value_parser = wire_value::<FileSort>(), help = "Row order")]
     pub sort: Option<FileSort>,
+    /// Also count outlines.
+    #[serde(default)]
+    #[arg(
+        long,
+        help = "Also count each file's outline (declarations kept, bodies elided; Rust, Python, JS, TS, Go, Java, C, C++, Markdown)"
+    )]
+    pub outline: bool,
 }
 
 impl Tool for FileTokensTool {
@@ -80,6 +87,7 @@ context-loader --root crates files --sort path --limit 5";
             include: params.include,
             exclude: params.exclude,
             hidden: params.hidden,
+            outline: params.outline,
         };
         let sort = params.sort.unwrap_or_default();
         let rows = row_limit(params.limit);
@@ -163,15 +171,31 @@ pub(super) fn files_count(n: usize) -> String {
 fn file_tokens(r: &FileTokens) -> String {
     let mut out = String::new();
     let kind = if r.model.exact { "exact" } else { "estimate" };
+    let outlines = r.outline_total.is_some();
     let rows = r.files.iter().map(|file| {
         let path = match &file.root {
             Some(root) => format!("{root}:{}", file.path),
             None => file.path.clone(),
         };
-        vec![path, file.tokens.to_string(), file.lines.to_string()]
+        let mut row = vec![path, file.tokens.to_string()];
+        if outlines {
+            row.push(
+                file.outline_tokens
+                    .map_or("-".to_string(), |n| n.to_string()),
+            );
+        }
+        row.push(file.lines.to_string());
+        row
     });
     if !r.files.is_empty() {
-        out.push_str(&table(&["file", "tokens", "lines"], &[1, 2], rows));
+        match outlines {
+            true => out.push_str(&table(
+                &["file", "tokens", "outline", "lines"],
+                &[1, 2, 3],
+                rows,
+            )),
+            false => out.push_str(&table(&["file", "tokens", "lines"], &[1, 2], rows)),
+        }
         out.push('\n');
     }
     if let Some(next) = r.page.next {
@@ -198,6 +222,13 @@ fn file_tokens(r: &FileTokens) -> String {
         ));
     }
     out.push('\n');
+    if let Some(outline_total) = r.outline_total {
+        out.push_str(&format!("as outlines {outline_total} tokens"));
+        if let Some(missing) = skipped_summary(&r.outline_missing) {
+            out.push_str(&format!(" (at full tokens, without an outline: {missing})"));
+        }
+        out.push('\n');
+    }
     if let Some(skipped) = skipped_summary(&r.skipped_counts) {
         out.push_str(&format!("skipped: {skipped}\n"));
         out.push_str(&skipped_rows(&r.skipped, &r.skipped_counts));

@@ -1,7 +1,7 @@
 //! `load-files`: the files themselves, packed into one text within a token budget
 //! that the answer never exceeds.
 
-use context_budget::files::pack::{PackFormat, PackOrder};
+use context_budget::files::pack::{Detail, PackFormat, PackOrder};
 use context_budget::files::{FileQuery, LoadRequest, LoadedFiles};
 use mcp_common::ToolError;
 use schemars::JsonSchema;
@@ -16,28 +16,35 @@ pub struct LoadFilesTool;
 #[derive(Debug, Default, Deserialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct LoadFilesParams {
-    /// Files, folders or globs (`src/**/*.rs`), in order; default every root.
+    /// Files, folders or globs, in order; default every root.
     #[serde(default)]
     #[arg(
         help = "Files, folders or globs (`src`, `README.md`, `'src/**/*.rs'`), in the order wanted; default: every root"
     )]
     pub paths: Vec<String>,
-    /// Default `gpt-4`.
+    /// Default gpt-4.
     #[arg(long, short, help = "Model or encoding name (default gpt-4)")]
     pub model: Option<String>,
-    /// Most tokens of the answer. Default 90% of the window, capped.
+    /// Most tokens of the answer.
     #[arg(
         long,
         help = "Token budget (default: 90 % of the model's window minus a reserve for the answer)"
     )]
     pub budget: Option<u64>,
-    /// `given` (default: as listed); `smallest` fits the most files.
+    /// Default `given`; `smallest` fits most.
     #[arg(long, value_parser = wire_value::<PackOrder>(), help = "Order of the files")]
     pub order: Option<PackOrder>,
-    /// File wrapping. Default `xml`.
+    /// Default `xml`.
     #[arg(long, value_parser = wire_value::<PackFormat>(), help = "How files are wrapped")]
     pub format: Option<PackFormat>,
-    /// Cut larger files, keeping their front.
+    /// Default `full`; `outline` elides bodies.
+    #[arg(
+        long,
+        value_parser = wire_value::<Detail>(),
+        help = "How much of each file: its text, its outline (declarations kept, bodies elided), or its path with its tokens"
+    )]
+    pub detail: Option<Detail>,
+    /// Cut larger files.
     #[arg(long, help = "Cut any file above this many tokens, keeping its front")]
     pub max_file_tokens: Option<u64>,
     /// Globs a file must match.
@@ -52,7 +59,7 @@ pub struct LoadFilesParams {
     #[serde(default)]
     #[arg(long, help = "Also walk hidden files and folders")]
     pub hidden: bool,
-    /// Rows per file list (default 10; 0 = all).
+    /// Rows per list (default 10; 0 = all).
     #[arg(
         long,
         help = "Rows listed in included/omitted/skipped each (default 10; 0 = all); they take from the budget"
@@ -87,11 +94,13 @@ context-loader load crates/mcp-common/src --format markdown --order smallest --b
             include: params.include,
             exclude: params.exclude,
             hidden: params.hidden,
+            outline: false,
         };
         let request = LoadRequest {
             budget: params.budget,
             order: params.order.unwrap_or_default(),
             format: params.format.unwrap_or_default(),
+            detail: params.detail.unwrap_or_default(),
             max_file_tokens: params.max_file_tokens,
             rows: params.rows,
             answer_limit: call.answer_limit,
@@ -152,6 +161,17 @@ fn loaded_files(r: &LoadedFiles) -> String {
         r.model.model,
         r.model.encoding
     );
+    if !r.detail.is_full() {
+        let outlines = r
+            .included
+            .iter()
+            .filter(|f| f.detail == Some("outline"))
+            .count();
+        match r.detail {
+            Detail::Outline => out.push_str(&format!("; {outlines} as outlines")),
+            _ => out.push_str("; as paths"),
+        }
+    }
     let truncated = r.included.iter().filter(|f| f.truncated).count();
     if truncated > 0 {
         out.push_str(&format!("; {truncated} cut by --max-file-tokens"));

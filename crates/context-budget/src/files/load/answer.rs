@@ -208,6 +208,8 @@ mod tests {
                 root: None,
                 tokens: 1234 + i,
                 truncated: i % 7 == 0,
+                detail: None,
+                no_outline: None,
             })
             .collect();
         LoadedFiles {
@@ -226,6 +228,7 @@ mod tests {
             tokens: 98_765,
             format: PackFormat::Xml,
             order: PackOrder::Given,
+            detail: crate::files::pack::Detail::Full,
             window: None,
             included_files: included.len(),
             omitted_files: 0,

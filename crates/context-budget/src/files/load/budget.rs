@@ -9,7 +9,7 @@ use crate::files::error::FilesError;
 use crate::files::measure::{Measured, max_tokens_of_bytes};
 use crate::files::output::{Excluded, FilesModel, WindowShare};
 use crate::files::output::{IncludedFile, LoadedFiles, OmittedFile, Skipped, cap_skipped_to};
-use crate::files::pack::{PackFormat, piece};
+use crate::files::pack::{Detail, PackFormat, piece};
 use crate::files::query::{DEFAULT_LOAD_ROWS, LoadRequest};
 use crate::files::roots::Roots;
 use crate::{ResolvedModel, Tokenizer};
@@ -93,6 +93,9 @@ impl Reserve {
             root: roots.label(m.candidate.root),
             tokens: m.measure.tokens,
             truncated: request.max_file_tokens.is_some(),
+            // Room for the widest a row says of its detail.
+            detail: (!request.detail.is_full()).then_some("outline"),
+            no_outline: (request.detail == Detail::Outline).then_some("no_grammar"),
         };
         let included: Vec<IncludedFile> = measured.iter().take(rows).map(row_of).collect();
         let omitted: Vec<OmittedFile> = measured
@@ -121,6 +124,7 @@ impl Reserve {
             tokens: wide,
             format: request.format,
             order: request.order,
+            detail: request.detail,
             window: WindowShare::of(model, wide),
             included_files: measured.len(),
             omitted_files: measured.len(),

@@ -23,6 +23,7 @@ use packing::{Packing, order, reading};
 use super::error::FilesError;
 use super::measure::{Measurer, walk_while_loading};
 use super::output::LoadedFiles;
+use super::pack::Detail;
 use super::query::{FileQuery, LoadRequest};
 use super::walk::walk_query;
 use crate::ResolvedModel;
@@ -51,7 +52,11 @@ pub(super) fn load_files(
         &skipped,
         &walked.excluded,
     )?;
-    let fit_by_bytes = all_fit_by_bytes(&measured, request, tokenizer, &reserve);
+    // A path line is not bounded by its file's bytes: each one is counted.
+    let fit_by_bytes = match request.detail {
+        Detail::Path => (0, false),
+        Detail::Full | Detail::Outline => all_fit_by_bytes(&measured, request, tokenizer, &reserve),
+    };
     if !fit_by_bytes.1 {
         measurer.count_missing(&mut measured)?;
     }

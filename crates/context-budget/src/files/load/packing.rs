@@ -16,9 +16,10 @@ use crate::files::measure::{Measured, Measurer, Reading};
 use crate::files::open::reopen;
 use crate::files::output::{Excluded, FilesModel, WindowShare};
 use crate::files::output::{IncludedFile, LoadedFiles, OmittedFile, Skipped, cap_skipped_to};
-use crate::files::pack::{PackOrder, cut, piece, push_piece};
+use crate::files::pack::{Detail, PackOrder, cut, path_line, piece, push_piece};
 use crate::files::query::{DEFAULT_LOAD_ROWS, FileLimits, LoadRequest};
 use crate::files::roots::Roots;
+use crate::outline::Bounds;
 use crate::read::SkipReason;
 use crate::scan_control::ScanControl;
 use crate::{ResolvedModel, Tokenizer};
@@ -27,7 +28,9 @@ use crate::{ResolvedModel, Tokenizer};
 /// cuts; otherwise they are needed only when the files might not all fit, which
 /// their bytes can rule out ([`super::budget::all_fit_by_bytes`]).
 fn needs_counts(request: &LoadRequest) -> bool {
-    request.order == PackOrder::Smallest || request.max_file_tokens.is_some()
+    request.order == PackOrder::Smallest
+        || request.max_file_tokens.is_some()
+        || request.detail == Detail::Path
 }
 
 /// How [`Measurer::measure`] reads for `request`.
@@ -133,11 +136,19 @@ impl<'a> Packing<'a> {
                 walked_entries + measured_len + batch_index * READ_AGAIN_BATCH,
                 walked_entries + 2 * measured_len,
             );
+            if self.request.detail == Detail::Path {
+                for m in batch.iter() {
+                    self.add_path(m);
+                }
+                continue;
+            }
             let wanted = self.wanted(batch);
             let texts = read_again(self.roots, batch, &wanted, measurer.limits, &self.read)?;
+            let texts = self.shape(batch, texts);
             let worked = self.work_out(batch, &texts);
             for ((m, text), worked) in batch.iter_mut().zip(texts).zip(worked) {
-                let read = text.map(|read| read.map(|(content, _)| (content, worked)));
+                let read =
+                    text.map(|read| read.map(|(content, _, shown)| (content, worked, shown)));
                 if let ControlFlow::Break(skip) = self.add(m, read) {
                     skipped.push(skip);
                 }
@@ -159,6 +170,8 @@ impl<'a> Packing<'a> {
             .iter()
             .map(|m| {
                 self.all_fit
+                    // An outline's count is known only once it is made.
+                    || self.request.detail == Detail::Outline
                     || !m.counted
                     || m.measure.tokens <= left
                     || self
@@ -173,11 +186,12 @@ impl<'a> Packing<'a> {
     /// when there is counting to do: a changed file's count, a cut, or the cost of
     /// each piece when the files might not all fit (escaping and counting every
     /// file twice, one after another, was most of a `load` of a 400 MB tree).
-    fn work_out(&self, batch: &[Measured], texts: &[Option<ReadAgain>]) -> Vec<Worked> {
+    fn work_out(&self, batch: &[Measured], texts: &[Option<Shaped>]) -> Vec<Worked> {
         let (tokenizer, request, all_fit) = (self.tokenizer, self.request, self.all_fit);
-        let work = |(m, text): (&Measured, &Option<ReadAgain>)| match text {
-            Some(Ok((content, stamp))) => {
-                Worked::of(tokenizer, request, all_fit, m, content, stamp)
+        let work = |(m, text): (&Measured, &Option<Shaped>)| match text {
+            Some(Ok((content, stamp, shown))) => {
+                let changed = *stamp != m.stamp || shown.detail == Some("outline");
+                Worked::of(tokenizer, request, all_fit, m, content, changed)
             }
             _ => Worked::default(),
         };
@@ -196,12 +210,12 @@ impl<'a> Packing<'a> {
     fn add(
         &mut self,
         m: &mut Measured,
-        read: Option<Result<(String, Worked), SkipReason>>,
+        read: Option<Result<(String, Worked, Shown), SkipReason>>,
     ) -> ControlFlow<Skipped> {
         let (tokenizer, format) = (self.tokenizer, self.request.format);
         let path = &m.candidate.relative;
         let root = self.roots.label(m.candidate.root);
-        let (content, worked) = match read {
+        let (content, worked, shown) = match read {
             None => {
                 self.omitted.push(OmittedFile {
                     path: path.clone(),
@@ -222,7 +236,48 @@ impl<'a> Packing<'a> {
         let content = worked.cut.unwrap_or(content);
         let start = self.text.len();
         push_piece(&mut self.text, format, path, &content);
-        let cost = worked.cost;
+        let row = IncludedFile {
+            path: path.clone(),
+            root,
+            tokens: worked.cost.0,
+            truncated,
+            detail: shown.detail,
+            no_outline: shown.no_outline,
+        };
+        self.place(start, row, worked.cost);
+        ControlFlow::Continue(())
+    }
+
+    /// A file at [`Detail::Path`]: its line, counted as the answer holds it.
+    fn add_path(&mut self, m: &Measured) {
+        let path = &m.candidate.relative;
+        let line = path_line(path, m.measure.tokens);
+        let escaped = json_escaped(&line);
+        let tokens = self.tokenizer.count(&escaped) as u64;
+        let high = match self.tokenizer == HIGHEST_ESTIMATE {
+            true => tokens,
+            false => HIGHEST_ESTIMATE.count(&escaped) as u64,
+        };
+        let start = self.text.len();
+        self.text.push_str(&line);
+        let row = IncludedFile {
+            path: path.clone(),
+            root: self.roots.label(m.candidate.root),
+            tokens,
+            truncated: false,
+            detail: Some("path"),
+            no_outline: None,
+        };
+        self.place(
+            start,
+            row,
+            (tokens, high, js_length(&escaped), escaped.len()),
+        );
+    }
+
+    /// Keep the piece from `start` to the text's end (`row`, costing `cost`), or
+    /// take it out and omit it when it is over what is left of the text's share.
+    fn place(&mut self, start: usize, row: IncludedFile, cost: (u64, u64, usize, usize)) {
         let reserve = self.reserve;
         let over_budget = self.used.0 + cost.0 > reserve.text_tokens;
         let over_limit = self.used.1 + cost.1 > reserve.text_high
@@ -230,15 +285,15 @@ impl<'a> Packing<'a> {
             || self.used.3 + cost.3 > reserve.text_bytes;
         if over_budget || over_limit {
             self.limit_bound |= !over_budget;
-            let tokens = tokenizer.count(&self.text[start..]) as u64;
+            let tokens = self.tokenizer.count(&self.text[start..]) as u64;
             self.text.truncate(start);
             self.omitted.push(OmittedFile {
-                path: path.clone(),
-                root,
+                path: row.path,
+                root: row.root,
                 tokens,
                 reason: "over_budget",
             });
-            return ControlFlow::Continue(());
+            return;
         }
         self.used = (
             self.used.0 + cost.0,
@@ -246,16 +301,33 @@ impl<'a> Packing<'a> {
             self.used.2 + cost.2,
             self.used.3 + cost.3,
         );
-        self.chosen.push(Chosen {
-            start,
-            file: IncludedFile {
-                path: path.clone(),
-                root,
-                tokens: cost.0,
-                truncated,
-            },
-        });
-        ControlFlow::Continue(())
+        self.chosen.push(Chosen { start, file: row });
+    }
+
+    /// Files read again for [`Detail::Outline`] as their outlines (on all cores),
+    /// or whole with the reason they have none; otherwise as they are.
+    fn shape(&self, batch: &[Measured], texts: Vec<Option<ReadAgain>>) -> Vec<Option<Shaped>> {
+        if self.request.detail != Detail::Outline {
+            return texts
+                .into_iter()
+                .map(|t| t.map(|r| r.map(|(text, stamp)| (text, stamp, Shown::default()))))
+                .collect();
+        }
+        let control = self.control;
+        let pairs: Vec<(&Measured, Option<ReadAgain>)> = batch.iter().zip(texts).collect();
+        let outline = |(m, text): (&Measured, Option<ReadAgain>)| {
+            text.map(|read| {
+                read.map(|(text, stamp)| {
+                    let path = &m.candidate.relative;
+                    match crate::outline::outline(path, &text, &Bounds::default(), control) {
+                        Ok(outline) => (outline.text, stamp, Shown::outline()),
+                        Err(reason) => (text, stamp, Shown::whole(reason.code())),
+                    }
+                })
+            })
+        };
+        // `None`: not read (or a worker's panic, a bug: left out, not invented).
+        crate::fan_out::map(pairs, crate::fan_out::cores(), outline)
     }
 
     /// The answer, proven: the packed text counted once for each file's share, the
@@ -305,6 +377,7 @@ impl<'a> Packing<'a> {
                 tokens,
                 format: self.request.format,
                 order: self.request.order,
+                detail: self.request.detail,
                 window: WindowShare::of(model, tokens),
                 included_files: self.chosen.len(),
                 omitted_files: self.omitted.len(),
@@ -398,9 +471,11 @@ impl Worked {
         all_fit: bool,
         m: &Measured,
         content: &str,
-        stamp: &FileStamp,
+        changed: bool,
     ) -> Worked {
-        let counted = ((needs_counts(request) || !all_fit) && (*stamp != m.stamp || !m.counted))
+        // `changed`: the file changed since it was measured, or `content` is its
+        // outline, not its text.
+        let counted = ((needs_counts(request) || !all_fit) && (changed || !m.counted))
             .then(|| tokenizer.count(content) as u64);
         let tokens = counted.unwrap_or(m.measure.tokens);
         let cut = request
@@ -433,6 +508,33 @@ const READ_AGAIN_BATCH: usize = 64;
 /// A file read again: its text and the stamp it has now, or why it is no longer
 /// readable text.
 type ReadAgain = Result<(String, FileStamp), SkipReason>;
+
+/// A file read again as it is packed ([`Packing::shape`]): its text or outline.
+type Shaped = Result<(String, FileStamp, Shown), SkipReason>;
+
+/// What a file's row says of its detail (nothing under [`Detail::Full`]).
+#[derive(Debug, Clone, Copy, Default)]
+struct Shown {
+    detail: Option<&'static str>,
+    no_outline: Option<&'static str>,
+}
+
+impl Shown {
+    fn outline() -> Shown {
+        Shown {
+            detail: Some("outline"),
+            no_outline: None,
+        }
+    }
+
+    /// Asked for as an outline, packed whole: it has none, for `reason`.
+    fn whole(reason: &'static str) -> Shown {
+        Shown {
+            detail: Some("full"),
+            no_outline: Some(reason),
+        }
+    }
+}
 
 /// The texts of the `wanted` files of `batch` (measured files), read again on all
 /// cores, in order, each with the stamp it has now (`None` for those not wanted). A

@@ -1,0 +1,746 @@
+//! Outlines on a realistic sample per language (`tests/corpus/outline/`): every
+//! top-level public item is there by name, bodies are gone, each marker names the
+//! lines it replaced, and the outline parses again in its grammar without an error;
+//! outlines are smaller than the files on real code (this repository's, and crates
+//! from the Cargo registry); hostile files end with a reason, not a hang.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use context_budget::outline::{Bounds, Language, NoOutline, Outline, outline, outline_bytes};
+use context_budget::{ScanControl, Tokenizer, Unobserved};
+
+fn sample_path(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/corpus/outline")
+        .join(name)
+}
+
+fn sample(name: &str) -> String {
+    std::fs::read_to_string(sample_path(name)).expect("sample")
+}
+
+fn outline_of(name: &str, text: &str) -> Outline {
+    outline(name, text, &Bounds::default(), &Unobserved).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// The 1-based line of `text` holding `needle` (the only one).
+fn line_with(text: &str, needle: &str) -> u64 {
+    let lines: Vec<usize> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| line.contains(needle))
+        .map(|(i, _)| i + 1)
+        .collect();
+    assert_eq!(lines.len(), 1, "{needle:?} on lines {lines:?}");
+    lines[0] as u64
+}
+
+/// Parse `text` with `language`'s grammar: true when the tree has no ERROR or
+/// MISSING node.
+fn parses_cleanly(language: Language, text: &str) -> bool {
+    let mut parser = tree_sitter::Parser::new();
+    parser
+        .set_language(&language.grammar().expect("a grammar"))
+        .expect("language");
+    let tree = parser.parse(text, None).expect("parsed");
+    !tree.root_node().has_error()
+}
+
+/// One sample's checks. `items`: its top-level public items (and some members);
+/// `total`: the line opening the function `total`'s body, whose closing line is
+/// marked `end total`.
+fn check_braces(name: &str, language: Language, items: &[&str], total: &str, end: &str) {
+    let full = sample(name);
+    assert!(parses_cleanly(language, &full), "{name} itself parses");
+    let o = outline_of(name, &full);
+    assert_eq!(o.language, language);
+    for item in items {
+        assert!(
+            o.text.contains(item),
+            "{name}: {item} is missing from\n{}",
+            o.text
+        );
+    }
+    assert!(
+        full.contains("BODY_ONLY") && !o.text.contains("BODY_ONLY"),
+        "{name}:\n{}",
+        o.text
+    );
+    let (first, last) = (line_with(&full, total), line_with(&full, "end total"));
+    let marked = format!("{{ /* … lines {first}-{last} … */ }} {end}");
+    assert!(
+        o.text.contains(&marked),
+        "{name}: no {marked:?} in\n{}",
+        o.text
+    );
+    assert!(o.elided.contains(&(first, last)), "{:?}", o.elided);
+    assert!(
+        parses_cleanly(language, &o.text),
+        "{name}: the outline does not parse:\n{}",
+        o.text
+    );
+    let tokens = |t: &str| Tokenizer::O200kBase.count(t);
+    assert!(tokens(&o.text) < tokens(&full), "{name}");
+}
+
+#[test]
+fn rust_keeps_every_public_item_and_elides_bodies() {
+    check_braces(
+        "sample.rs",
+        Language::Rust,
+        &[
+            "use std::collections::BTreeMap;",
+            "pub const MAX_ITEMS",
+            "pub struct Item",
+            "pub price_cents: u64,",
+            "/// Price of one, in cents.",
+            "pub enum StockError",
+            "Full { limit: usize },",
+            "Duplicate(String),",
+            "pub trait Priced",
+            "fn value(&self) -> u64;",
+            "fn describe(&self) -> String {",
+            "pub type Stock",
+            "pub struct Inventory",
+            "impl Inventory {",
+            "pub fn new() -> Inventory {",
+            "pub fn add(&mut self, item: Item) -> Result<(), StockError> {",
+            "impl Priced for Inventory",
+            "impl fmt::Display for StockError",
+            "pub fn total(",
+            "pub mod report",
+            "pub fn lines(",
+            "fn adds_and_totals()",
+        ],
+        "pub fn total(",
+        "// end total",
+    );
+}
+
+#[test]
+fn javascript_keeps_every_public_item_and_elides_bodies() {
+    check_braces(
+        "sample.js",
+        Language::JavaScript,
+        &[
+            "import { readFile }",
+            "export const MAX_ITEMS",
+            "export class StockError extends Error",
+            "constructor(message)",
+            "export class Inventory",
+            "#items = new Map();",
+            "add(item)",
+            "get value()",
+            "export function total(inventories)",
+            "export const describe = (inventory) =>",
+            "export async function load(path)",
+            "export default Inventory;",
+        ],
+        "export function total(",
+        "// end total",
+    );
+}
+
+#[test]
+fn typescript_keeps_every_public_item_and_elides_bodies() {
+    check_braces(
+        "sample.ts",
+        Language::TypeScript,
+        &[
+            "export const MAX_ITEMS",
+            "export interface Item",
+            "priceCents: number;",
+            "export type Stock",
+            "export enum Reason",
+            "Duplicate = \"duplicate\",",
+            "export class StockError extends Error",
+            "export class Inventory",
+            "private readonly items: Stock",
+            "add(item: Item): void",
+            "get value(): number",
+            "export function total(inventories: readonly Inventory[]): number",
+            "export const describe = (inventory: Inventory): string =>",
+            "export async function load(path: string): Promise<Inventory>",
+            "export declare function hash(text: string): number;",
+        ],
+        "export function total(",
+        "// end total",
+    );
+}
+
+#[test]
+fn tsx_keeps_every_public_item_and_elides_bodies() {
+    check_braces(
+        "sample.tsx",
+        Language::Tsx,
+        &[
+            "import React, { useState }",
+            "export interface Item",
+            "export type ListProps",
+            "export function total(items: Item[]): number",
+            "export const ItemList = ({ items, title }: ListProps) =>",
+            "export default function App()",
+        ],
+        "export function total(",
+        "// end total",
+    );
+}
+
+#[test]
+fn go_keeps_every_public_item_and_elides_bodies() {
+    check_braces(
+        "sample.go",
+        Language::Go,
+        &[
+            "package inventory",
+            "\"sort\"",
+            "const MaxItems = 10000",
+            "var ErrFull",
+            "type Item struct",
+            "PriceCents uint64",
+            "type Priced interface",
+            "Value() uint64",
+            "type Inventory struct",
+            "func New() *Inventory",
+            "func (inv *Inventory) Add(item Item) error",
+            "func (inv *Inventory) Value() uint64",
+            "func (inv *Inventory) Names() []string",
+            "func Total(inventories []*Inventory) uint64",
+            "// Total is the value of several inventories.",
+        ],
+        "func Total(",
+        "// end total",
+    );
+}
+
+#[test]
+fn java_keeps_every_public_item_and_elides_bodies() {
+    check_braces(
+        "Sample.java",
+        Language::Java,
+        &[
+            "package com.example.inventory;",
+            "import java.util.TreeMap;",
+            "public class Sample",
+            "public static final int MAX_ITEMS",
+            "public record Item(String name, long priceCents, int quantity)",
+            "public static class StockException extends Exception",
+            "public StockException(String message)",
+            "public interface Priced",
+            "long value();",
+            "public enum Reason",
+            "DUPLICATE",
+            "private final Map<String, Item> items",
+            "public Sample()",
+            "public void add(Item item) throws StockException",
+            "public long total()",
+            "public List<String> names()",
+        ],
+        "public long total()",
+        "// end total",
+    );
+}
+
+#[test]
+fn c_keeps_every_public_item_and_elides_bodies() {
+    check_braces(
+        "sample.c",
+        Language::C,
+        &[
+            "#include <string.h>",
+            "#define MAX_ITEMS 10000",
+            "struct item {",
+            "uint64_t price_cents;",
+            "struct inventory {",
+            "enum stock_error { STOCK_OK = 0, STOCK_FULL, STOCK_NO_MEMORY };",
+            "typedef uint64_t cents_t;",
+            "static int grow(struct inventory *inv)",
+            "enum stock_error inventory_add(struct inventory *inv, const struct item *item)",
+            "cents_t inventory_total(const struct inventory *inv)",
+            "void inventory_free(struct inventory *inv)",
+        ],
+        "cents_t inventory_total(",
+        "/* end total */",
+    );
+}
+
+#[test]
+fn cpp_keeps_every_public_item_and_elides_bodies() {
+    check_braces(
+        "sample.cpp",
+        Language::Cpp,
+        &[
+            "#include <map>",
+            "namespace inventory {",
+            "constexpr std::size_t kMaxItems",
+            "struct Item {",
+            "std::uint64_t price_cents = 0;",
+            "class StockError : public std::runtime_error",
+            "enum class Reason { Full, Duplicate };",
+            "class Inventory {",
+            "Inventory() = default;",
+            "void add(Item item)",
+            "std::uint64_t value() const;",
+            "std::map<std::string, Item> items_;",
+            "std::uint64_t Inventory::value() const",
+            "template <typename T>",
+            "T largest(const std::vector<T>& values)",
+            "std::uint64_t total(const std::vector<Inventory>& inventories)",
+        ],
+        "std::uint64_t total(",
+        "// end total",
+    );
+}
+
+#[test]
+fn python_keeps_signatures_and_docstrings_and_stays_valid_python() {
+    let full = sample("sample.py");
+    assert!(parses_cleanly(Language::Python, &full));
+    let o = outline_of("sample.py", &full);
+    for item in [
+        "\"\"\"An inventory: items, their stock, and what they are worth.\"\"\"",
+        "from typing import Iterable",
+        "MAX_ITEMS = 10_000",
+        "@dataclasses.dataclass",
+        "class Item:",
+        "price_cents: int",
+        "quantity: int = 0",
+        "def value(self) -> int:",
+        "\"\"\"Value of this item's stock, in cents.\"\"\"",
+        "class StockError(Exception):",
+        "class Inventory:",
+        "def __init__(self) -> None:",
+        "def add(self, item: Item) -> None:",
+        "@property",
+        "def total(inventories: Iterable[Inventory]) -> int:",
+        "\"\"\"Total value of several inventories.\"\"\"",
+        "async def load(path: str) -> Inventory:",
+        "if __name__ == \"__main__\":",
+    ] {
+        assert!(o.text.contains(item), "{item} is missing from\n{}", o.text);
+    }
+    assert!(!o.text.contains("BODY_ONLY"), "{}", o.text);
+    let (first, last) = (
+        line_with(&full, "# first-statement"),
+        line_with(&full, "# last-statement"),
+    );
+    let marked = format!("\n    ...  # … lines {first}-{last} …\n");
+    assert!(o.text.contains(&marked), "no {marked:?} in\n{}", o.text);
+    assert!(parses_cleanly(Language::Python, &o.text), "{}", o.text);
+    assert!(Tokenizer::O200kBase.count(&o.text) < Tokenizer::O200kBase.count(&full));
+}
+
+#[test]
+fn markdown_keeps_its_headings_only() {
+    let full = sample("sample.md");
+    let o = outline_of("sample.md", &full);
+    assert_eq!(o.language, Language::Markdown);
+    for heading in [
+        "# Inventory\n",
+        "## Install\n",
+        "## Usage\n",
+        "### Errors\n",
+        "Limits\n------\n",
+    ] {
+        assert!(
+            o.text.contains(heading),
+            "{heading:?} is missing from\n{}",
+            o.text
+        );
+    }
+    assert!(
+        !o.text.contains("not a heading"),
+        "a # in a code block is no heading"
+    );
+    assert!(!o.text.contains("BODY_ONLY"));
+    let install = line_with(&full, "## Install");
+    assert!(
+        o.text.starts_with(&format!(
+            "# Inventory\n<!-- … lines 2-{} … -->\n## Install\n",
+            install - 1
+        )),
+        "{}",
+        o.text
+    );
+    // Every line of the file is either kept or named by one marker.
+    let kept = o.text.lines().filter(|l| !l.starts_with("<!-- …")).count() as u64;
+    let named: u64 = o.elided.iter().map(|(a, b)| b - a + 1).sum();
+    assert_eq!(kept + named, full.lines().count() as u64, "{}", o.text);
+}
+
+#[test]
+fn other_files_have_no_outline() {
+    for path in ["Cargo.toml", "notes.txt", "Makefile", "data.json"] {
+        assert_eq!(
+            outline(path, "x = 1\n", &Bounds::default(), &Unobserved),
+            Err(NoOutline::NoGrammar),
+            "{path}"
+        );
+    }
+}
+
+/// Up to `max` files of `dir` (recursively) ending in `ext`, by path.
+fn files_under(dir: &Path, ext: &str, max: usize) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        entries.sort();
+        for path in entries {
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.to_string_lossy().ends_with(ext) {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    found.truncate(max);
+    found
+}
+
+/// Where this build's registry crates are unpacked: the folder holding `tree-sitter-0.*`.
+fn registry_src() -> PathBuf {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cargo"));
+    let src = home.join("registry/src");
+    std::fs::read_dir(&src)
+        .expect("the registry's sources (this crate's dependencies are built from them)")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|index| {
+            std::fs::read_dir(index).is_ok_and(|mut crates| {
+                crates.any(|c| {
+                    c.is_ok_and(|c| {
+                        c.file_name()
+                            .to_string_lossy()
+                            .starts_with("tree-sitter-0.")
+                    })
+                })
+            })
+        })
+        .expect("a registry index holding tree-sitter")
+}
+
+fn crate_dir(src: &Path, prefix: &str) -> PathBuf {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(src)
+        .expect("registry")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(prefix))
+        })
+        .collect();
+    dirs.sort();
+    dirs.pop()
+        .unwrap_or_else(|| panic!("no {prefix}* in {}", src.display()))
+}
+
+/// Outline tokens against full tokens over real files; each file's outline is
+/// smaller or equal, and together they are much smaller.
+fn outline_share(files: &[PathBuf]) -> (usize, usize) {
+    assert!(!files.is_empty());
+    let (mut full_tokens, mut outline_tokens) = (0, 0);
+    for path in files {
+        let text = std::fs::read_to_string(path).expect("read");
+        let name = path.to_string_lossy();
+        let Ok(o) = outline(&name, &text, &Bounds::default(), &Unobserved) else {
+            continue;
+        };
+        let (full, short) = (
+            Tokenizer::O200kBase.count(&text),
+            Tokenizer::O200kBase.count(&o.text),
+        );
+        assert!(short <= full, "{name}: {short} > {full}");
+        full_tokens += full;
+        outline_tokens += short;
+    }
+    println!(
+        "{} files: {full_tokens} tokens full, {outline_tokens} as outlines",
+        files.len()
+    );
+    (full_tokens, outline_tokens)
+}
+
+#[test]
+fn outlines_are_smaller_on_real_code() {
+    let engine = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let (full, short) = outline_share(&files_under(&engine, ".rs", 1_000));
+    assert!(short * 2 < full, "this crate: {short} of {full}");
+    let registry = registry_src();
+    let ts = crate_dir(&registry, "tree-sitter-0.");
+    for (dir, ext) in [
+        (ts.join("binding_rust"), ".rs"),
+        (ts.join("src"), ".c"),
+        (ts.join("src"), ".h"),
+    ] {
+        let (full, short) = outline_share(&files_under(&dir, ext, 200));
+        assert!(short < full, "{}{ext}: {short} of {full}", dir.display());
+    }
+    let typescript = crate_dir(&registry, "tree-sitter-typescript-");
+    let (full, short) = outline_share(&files_under(&typescript.join("common"), ".js", 20));
+    assert!(
+        short < full,
+        "tree-sitter-typescript's JavaScript: {short} of {full}"
+    );
+}
+
+/// Runs `work` on a thread and waits for it, failing (not hanging) when it has not
+/// finished in a minute: a generous guard against a hang, not a timing.
+fn finishes<T: Send + 'static>(what: &str, work: impl FnOnce() -> T + Send + 'static) -> T {
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = send.send(work());
+    });
+    receive
+        .recv_timeout(Duration::from_secs(60))
+        .unwrap_or_else(|_| panic!("{what} did not finish"))
+}
+
+#[test]
+fn hostile_files_end_with_an_outline_or_a_reason() {
+    // One 5 MB line: over the byte cap before anything parses it.
+    let line = "x".repeat(5 * 1024 * 1024);
+    let result = finishes("a 5 MB line", move || {
+        outline("min.js", &line, &Bounds::default(), &Unobserved)
+    });
+    assert!(
+        matches!(result, Err(NoOutline::TooLarge { .. })),
+        "{result:?}"
+    );
+    // A grammar's own generated parser: megabytes of C.
+    let parser_c = crate_dir(&registry_src(), "tree-sitter-rust-").join("src/parser.c");
+    let bytes = std::fs::read(&parser_c).expect("tree-sitter-rust's parser.c");
+    let result = outline_bytes("parser.c", &bytes, &Bounds::default(), &Unobserved);
+    assert!(
+        matches!(result, Err(NoOutline::TooLarge { .. })),
+        "{result:?}"
+    );
+    // Not UTF-8.
+    let result = outline_bytes(
+        "latin1.rs",
+        b"fn caf\xe9() {}\n",
+        &Bounds::default(),
+        &Unobserved,
+    );
+    assert_eq!(result, Err(NoOutline::NotUtf8 { offset: 6 }));
+    // Deep nesting, in each grammar: an outline or a reason, never a crash or a hang.
+    let deep = [
+        (
+            "deep.rs",
+            format!(
+                "fn f() {{\n{}{}\n}}\n",
+                "{".repeat(100_000),
+                "}".repeat(100_000)
+            ),
+        ),
+        (
+            "deep.py",
+            format!("x = {}1{}\n", "(".repeat(100_000), ")".repeat(100_000)),
+        ),
+        (
+            "deep.js",
+            format!(
+                "const x = {}{};\n",
+                "[".repeat(100_000),
+                "]".repeat(100_000)
+            ),
+        ),
+        ("deep.ts", format!("let x = {}\n", "{a:".repeat(100_000))),
+        (
+            "deep.go",
+            format!(
+                "package p\nfunc f() {{\n{}\n}}\n",
+                "if x {\n".repeat(50_000)
+            ),
+        ),
+        (
+            "deep.java",
+            format!("class A {{ void f() {{ {} }} }}\n", "(".repeat(100_000)),
+        ),
+        (
+            "deep.c",
+            format!("int f() {{ return {}0; }}\n", "-(".repeat(100_000)),
+        ),
+        // C++ templates are a known slow case of tree-sitter's error recovery.
+        ("deep.cpp", format!("int x = {};\n", "a<b<".repeat(100_000))),
+        ("deep.md", format!("{}text\n", "> ".repeat(100_000))),
+    ];
+    for (name, text) in deep {
+        let result = finishes(name, move || {
+            outline(name, &text, &Bounds::default(), &Unobserved).map(|o| o.text.len())
+        });
+        match result {
+            Ok(_) | Err(NoOutline::TimedOut(_)) => {}
+            Err(other) => panic!("{name}: {other}"),
+        }
+    }
+}
+
+#[test]
+fn a_parse_past_its_time_stops_with_the_reason() {
+    let text = sample("sample.rs").repeat(50);
+    let bounds = Bounds {
+        timeout: Duration::ZERO,
+        ..Bounds::default()
+    };
+    let result = outline("big.rs", &text, &bounds, &Unobserved);
+    assert_eq!(result, Err(NoOutline::TimedOut(Duration::ZERO)));
+    assert_eq!(result.unwrap_err().code(), "timed_out");
+}
+
+/// Cancelled once it has been asked `after` times.
+struct CancelAfter {
+    asked: AtomicUsize,
+    after: usize,
+}
+
+impl ScanControl for CancelAfter {
+    fn is_cancelled(&self) -> bool {
+        self.asked.fetch_add(1, Ordering::Relaxed) >= self.after
+    }
+}
+
+#[test]
+fn a_cancelled_call_stops_parsing() {
+    for language in ["big.rs", "big.md"] {
+        let text = match language {
+            "big.rs" => sample("sample.rs").repeat(50),
+            _ => sample("sample.md").repeat(500),
+        };
+        let control = CancelAfter {
+            asked: AtomicUsize::new(0),
+            after: 1,
+        };
+        let result = outline(language, &text, &Bounds::default(), &control);
+        assert_eq!(result, Err(NoOutline::Cancelled), "{language}");
+        assert!(
+            control.asked.load(Ordering::Relaxed) > 1,
+            "stopped inside the parse"
+        );
+    }
+}
+
+/// `load-files` at each detail over the samples: outlines inside their wrappers
+/// (a file without one whole, with the reason), path lines with the full text's
+/// tokens, the budget held, and nothing new in a default answer.
+#[test]
+fn load_files_packs_outlines_and_path_lines() {
+    use context_budget::Catalog;
+    use context_budget::answer::answer_text;
+    use context_budget::files::pack::Detail;
+    use context_budget::files::roots::Roots;
+    use context_budget::files::{FileLimits, FileQuery, FileStore, LoadRequest, LoadedFiles};
+
+    let tree = test_support::TempTree::new("cb-outline-load");
+    let (rs, py) = (sample("sample.rs"), sample("sample.py"));
+    tree.write("root/src/sample.rs", &rs);
+    tree.write("root/src/sample.py", &py);
+    tree.write("root/notes.txt", "plain notes\n");
+    let roots = Roots::new(&[tree.join("root")]).expect("roots");
+    let store = FileStore::new(FileLimits::default());
+    let model = Catalog::builtin().resolve("gpt-4o").expect("model");
+    let query = FileQuery {
+        paths: vec![
+            "src/sample.rs".into(),
+            "src/sample.py".into(),
+            "notes.txt".into(),
+        ],
+        ..FileQuery::default()
+    };
+    let load = |detail| {
+        let request = LoadRequest {
+            budget: Some(20_000),
+            detail,
+            ..LoadRequest::default()
+        };
+        let loaded = store
+            .load_files(&roots, &query, &request, &model, &Unobserved)
+            .expect("loaded");
+        let count = |t: &str| Tokenizer::O200kBase.count(t) as u64;
+        assert_eq!(
+            loaded.answer_tokens,
+            count(&answer_text(&loaded)),
+            "{detail:?}"
+        );
+        assert!(loaded.answer_tokens <= 20_000);
+        assert_eq!(loaded.tokens, count(&loaded.text));
+        loaded
+    };
+    let details = |l: &LoadedFiles| -> Vec<(Option<&str>, Option<&str>)> {
+        l.included
+            .iter()
+            .map(|f| (f.detail, f.no_outline))
+            .collect()
+    };
+    let full = load(Detail::Full);
+    let json = serde_json::to_value(&full).expect("JSON");
+    assert!(json.get("detail").is_none() && json["included"][0].get("detail").is_none());
+    assert_eq!(details(&full), [(None, None); 3]);
+
+    let outlined = load(Detail::Outline);
+    for (name, text) in [("src/sample.rs", &rs), ("src/sample.py", &py)] {
+        let o = outline_of(name, text).text;
+        assert!(
+            outlined
+                .text
+                .contains(&format!("<file path=\"{name}\">\n{o}")),
+            "{name}:\n{}",
+            outlined.text
+        );
+    }
+    assert!(outlined.text.contains("plain notes") && !outlined.text.contains("BODY_ONLY"));
+    assert!(outlined.tokens < full.tokens);
+    assert_eq!(
+        details(&outlined),
+        [
+            (Some("outline"), None),
+            (Some("outline"), None),
+            (Some("full"), Some("no_grammar"))
+        ]
+    );
+    assert_eq!(
+        serde_json::to_value(&outlined).expect("JSON")["detail"],
+        "outline"
+    );
+
+    let paths = load(Detail::Path);
+    let count = |t: &str| Tokenizer::O200kBase.count(t);
+    assert_eq!(
+        paths.text,
+        format!(
+            "src/sample.rs ({} tokens)\nsrc/sample.py ({} tokens)\nnotes.txt ({} tokens)\n",
+            count(&rs),
+            count(&py),
+            count("plain notes\n")
+        )
+    );
+    assert_eq!(details(&paths), [(Some("path"), None); 3]);
+}
+
+/// A file that is one function (`module.exports = function () {…}`, an IIFE) is
+/// outlined inside that function: its own functions' bodies go, not the file.
+#[test]
+fn a_function_holding_the_whole_file_is_outlined_inside() {
+    let inner =
+        "  function helper(x) {\n    const y = x * 2; // BODY_ONLY\n    return y + 1;\n  }\n";
+    let text = format!(
+        "module.exports = function defineGrammar(dialect) {{\n{}  return {{ name: dialect }};\n}};\n",
+        inner.repeat(3).replace("helper", "helperA")
+    );
+    let o = outline_of("grammar.js", &text);
+    assert!(
+        o.text.contains("function defineGrammar(dialect) {\n"),
+        "{}",
+        o.text
+    );
+    assert!(o.text.contains("return { name: dialect };"), "{}", o.text);
+    assert_eq!(o.elided, [(2, 5), (6, 9), (10, 13)], "{}", o.text);
+    assert!(!o.text.contains("BODY_ONLY"));
+    assert!(parses_cleanly(Language::JavaScript, &o.text), "{}", o.text);
+}

@@ -1,0 +1,255 @@
+//! End-to-end: outlines through the built binary. `file-tokens` with `outline`
+//! over stdio, HTTP and stateless HTTP (same answers on each) and the CLI's
+//! `files --outline`: each file's outline tokens beside its full tokens, files
+//! without an outline said per reason, secret-looking files never read for one, and
+//! a mistyped `outline` refused with a structured error.
+
+use context_budget::outline::{Bounds, outline};
+use context_budget::{Tokenizer, Unobserved};
+use serde_json::{Value, json};
+use test_support::{ALL, Binary, TempTree, call, structured};
+
+const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
+
+const LIB_RS: &str = "//! A library.\n\n/// Adds.\npub fn add(a: u32, b: u32) -> u32 {\n    let sum = a + b;\n    // BODY_ONLY\n    sum\n}\n\npub struct Point {\n    pub x: i32,\n    pub y: i32,\n}\n\nimpl Point {\n    pub fn norm(&self) -> i32 {\n        let (x, y) = (self.x, self.y);\n        x * x + y * y\n    }\n}\n";
+
+const README: &str = "# Project\n\nSome words about it, and more words about it, and more.\nAnd a second line of words.\n\n## Use\n\nCall `add`, then more words about how to call it well.\n";
+
+fn project(tag: &str) -> TempTree {
+    let dir = TempTree::new(&format!("cl-ol-{tag}"));
+    dir.write("root/src/lib.rs", LIB_RS);
+    dir.write("root/README.md", README);
+    dir.write("root/notes.txt", "plain notes\n");
+    // A secret under an outlined name: never read, for an outline or anything.
+    let key = dir.write(
+        "root/config/server.pem",
+        "fn leaked() {\n    secret();\n}\n",
+    );
+    dir.symlink(key, "root/src/leak.rs");
+    dir
+}
+
+fn root_arg(dir: &TempTree) -> String {
+    dir.join("root").display().to_string()
+}
+
+fn outline_tokens(path: &str, text: &str) -> u64 {
+    let o = outline(path, text, &Bounds::default(), &Unobserved).expect("an outline");
+    Tokenizer::O200kBase.count(&o.text) as u64
+}
+
+fn row<'a>(answer: &'a Value, path: &str) -> &'a Value {
+    answer["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .find(|r| r["path"] == path)
+        .unwrap_or_else(|| panic!("no row {path}: {answer}"))
+}
+
+#[tokio::test]
+async fn file_tokens_counts_outlines_over_every_transport() {
+    let dir = project("all");
+    let root = root_arg(&dir);
+    let lib = outline_tokens("src/lib.rs", LIB_RS);
+    let readme = outline_tokens("README.md", README);
+    assert!(lib < Tokenizer::O200kBase.count(LIB_RS) as u64);
+    let mut answers = Vec::new();
+    for transport in ALL {
+        let conn = BIN.connect(transport, &["--root", &root]).await;
+        let result = call(
+            &conn.client,
+            "file-tokens",
+            json!({"model": "gpt-4o", "sort": "path", "outline": true}),
+        )
+        .await;
+        assert_eq!(result.is_error, Some(false), "{transport:?}: {result:?}");
+        let r = structured(&result);
+        assert_eq!(row(r, "src/lib.rs")["outline_tokens"], lib, "{transport:?}");
+        assert_eq!(row(r, "README.md")["outline_tokens"], readme);
+        assert!(row(r, "notes.txt").get("outline_tokens").is_none());
+        let notes = row(r, "notes.txt")["tokens"].as_u64().expect("tokens");
+        assert_eq!(r["outline_total"], lib + readme + notes);
+        assert_eq!(r["outline_missing"], json!({"no_grammar": 1}));
+        let skipped: Vec<&Value> = r["skipped"].as_array().expect("skipped").iter().collect();
+        assert!(
+            skipped
+                .iter()
+                .any(|s| s["path"] == "src/leak.rs" && s["reason"] == "secret"),
+            "{skipped:?}"
+        );
+        // Not asked: no outline in the answer.
+        let plain = call(&conn.client, "file-tokens", json!({"sort": "path"})).await;
+        let p = structured(&plain);
+        assert!(p.get("outline_total").is_none() && p.get("outline_missing").is_none());
+        assert!(row(p, "src/lib.rs").get("outline_tokens").is_none());
+        // Mistyped: a structured error, and the server goes on.
+        let wrong = call(&conn.client, "file-tokens", json!({"outline": "yes"})).await;
+        assert_eq!(wrong.is_error, Some(true), "{wrong:?}");
+        assert_eq!(structured(&wrong)["error_code"], "INVALID_INPUT");
+        let after = call(&conn.client, "file-tokens", json!({"outline": true})).await;
+        assert_eq!(after.is_error, Some(false));
+        answers.push(serde_json::to_value(&result).expect("serialize"));
+    }
+    assert_eq!(answers[0], answers[1], "stdio vs http");
+    assert_eq!(answers[0], answers[2], "stdio vs stateless http");
+}
+
+#[test]
+fn the_cli_counts_outlines() {
+    let dir = project("cli");
+    let run = |args: &[&str]| {
+        BIN.command()
+            .args(["--root", &root_arg(&dir), "--no-cache"])
+            .args(args)
+            .output()
+            .expect("run the CLI")
+    };
+    let json = run(&["files", "--outline", "--json", "--model", "gpt-4o"]);
+    assert!(json.status.success(), "{json:?}");
+    let answer: Value = serde_json::from_slice(&json.stdout).expect("JSON");
+    assert_eq!(
+        row(&answer, "src/lib.rs")["outline_tokens"],
+        outline_tokens("src/lib.rs", LIB_RS)
+    );
+    let table = run(&["files", "--outline", "--model", "gpt-4o"]);
+    let shown = String::from_utf8_lossy(&table.stdout);
+    assert!(
+        shown.contains("outline") && shown.contains("as outlines "),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("without an outline: 1 no_grammar"),
+        "{shown}"
+    );
+    let plain = run(&["files"]);
+    assert!(!String::from_utf8_lossy(&plain.stdout).contains("outline"));
+}
+
+#[tokio::test]
+async fn load_files_packs_each_detail_over_every_transport() {
+    let dir = project("load");
+    let root = root_arg(&dir);
+    let lib = outline("src/lib.rs", LIB_RS, &Bounds::default(), &Unobserved)
+        .expect("an outline")
+        .text;
+    let count = |t: &str| Tokenizer::O200kBase.count(t);
+    let mut answers = Vec::new();
+    for transport in ALL {
+        let conn = BIN.connect(transport, &["--root", &root]).await;
+        let load = |detail: Option<&str>| {
+            let mut args =
+                json!({"paths": ["src/lib.rs", "notes.txt"], "budget": 2000, "model": "gpt-4o"});
+            if let Some(detail) = detail {
+                args["detail"] = json!(detail);
+            }
+            call(&conn.client, "load-files", args)
+        };
+        let result = load(Some("outline")).await;
+        assert_eq!(result.is_error, Some(false), "{transport:?}: {result:?}");
+        let r = structured(&result);
+        let text = r["text"].as_str().expect("text");
+        assert!(
+            text.starts_with(&format!("<file path=\"src/lib.rs\">\n{lib}")),
+            "{text}"
+        );
+        assert!(!text.contains("BODY_ONLY") && text.contains("plain notes"));
+        assert_eq!(r["detail"], "outline");
+        assert_eq!(r["included"][0]["detail"], "outline");
+        assert_eq!(r["included"][1]["detail"], "full");
+        assert_eq!(r["included"][1]["no_outline"], "no_grammar");
+        let answer = serde_json::to_string(r).expect("serialize");
+        assert_eq!(r["answer_tokens"], count(&answer));
+
+        let paths = load(Some("path")).await;
+        let p = structured(&paths);
+        assert_eq!(
+            p["text"],
+            format!(
+                "src/lib.rs ({} tokens)\nnotes.txt ({} tokens)\n",
+                count(LIB_RS),
+                count("plain notes\n")
+            )
+        );
+        // The default is the text, and its answer says nothing of detail.
+        let full = load(None).await;
+        let f = structured(&full);
+        assert!(f["text"].as_str().expect("text").contains("BODY_ONLY"));
+        assert!(f.get("detail").is_none() && f["included"][0].get("detail").is_none());
+        // A secret behind an outlined name is never read for an outline either.
+        let folder = call(
+            &conn.client,
+            "load-files",
+            json!({"paths": ["src"], "budget": 2000, "detail": "outline"}),
+        )
+        .await;
+        let s = structured(&folder);
+        assert!(!s["text"].as_str().expect("text").contains("leaked"), "{s}");
+        assert!(
+            s["skipped"]
+                .as_array()
+                .expect("skipped")
+                .iter()
+                .any(|k| k["path"] == "src/leak.rs" && k["reason"] == "secret"),
+            "{s}"
+        );
+        let wrong = load(Some("summary")).await;
+        assert_eq!(
+            structured(&wrong)["error_code"],
+            "INVALID_INPUT",
+            "{wrong:?}"
+        );
+        answers.push(serde_json::to_value(&result).expect("serialize"));
+    }
+    assert_eq!(answers[0], answers[1], "stdio vs http");
+    assert_eq!(answers[0], answers[2], "stdio vs stateless http");
+}
+
+#[test]
+fn the_cli_loads_outlines_and_paths() {
+    let dir = project("cli-load");
+    let run = |args: &[&str]| {
+        BIN.command()
+            .args(["--root", &root_arg(&dir), "--no-cache"])
+            .args(args)
+            .output()
+            .expect("run the CLI")
+    };
+    let lib = outline("src/lib.rs", LIB_RS, &Bounds::default(), &Unobserved)
+        .expect("an outline")
+        .text;
+    let loaded = run(&[
+        "load",
+        "src/lib.rs",
+        "--detail",
+        "outline",
+        "--budget",
+        "2000",
+    ]);
+    assert!(loaded.status.success(), "{loaded:?}");
+    let stdout = String::from_utf8_lossy(&loaded.stdout);
+    assert!(
+        stdout.starts_with(&format!("<file path=\"src/lib.rs\">\n{lib}</file>")),
+        "{stdout}"
+    );
+    let paths = run(&[
+        "load",
+        "src/lib.rs",
+        "--detail",
+        "path",
+        "--model",
+        "gpt-4o",
+        "--budget",
+        "2000",
+    ]);
+    assert_eq!(
+        String::from_utf8_lossy(&paths.stdout).trim_end(),
+        format!("src/lib.rs ({} tokens)", Tokenizer::O200kBase.count(LIB_RS))
+    );
+    let wrong = run(&["load", "src/lib.rs", "--detail", "summary"]);
+    assert!(!wrong.status.success());
+    assert!(
+        String::from_utf8_lossy(&wrong.stderr).contains("outline"),
+        "{wrong:?}"
+    );
+}
