@@ -25,8 +25,10 @@ const USER: &str = "65532:65532";
 /// The whole image, 95.7 MiB when set: the binary (90.5 MiB; most of it the
 /// vocabularies as lookup tables prepared at build time and read in place, so a first
 /// answer takes milliseconds), glibc's libraries (~3 MiB), busybox (2 MiB), CA
-/// certificates (0.2 MiB). A larger image means something unplanned came in.
-const SIZE_BUDGET_MIB: f64 = 105.0;
+/// certificates (0.2 MiB). Then the eight tree-sitter grammars of the outlines (issue
+/// 41: their parse tables, with the MCP App page) took it from 96.2 to 105.6 MiB. A
+/// larger image means something unplanned came in.
+const SIZE_BUDGET_MIB: f64 = 110.0;
 const BINARY_IN_IMAGE: &str = "/usr/local/bin/context-loader";
 
 fn ensure_tools() -> anyhow::Result<()> {
