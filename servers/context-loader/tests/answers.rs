@@ -92,8 +92,7 @@ fn spec_folder(test: &str) -> TempTree {
 /// What the model receives from `result`, checked to be one string whichever way
 /// the client reads: the compact JSON of structuredContent, and the text content.
 fn received(result: &CallToolResult) -> String {
-    // JSON.stringify's rules, floats included (`0.000005`, not serde_json's `5e-6`).
-    let compact = context_budget::answer::answer_text(structured(result));
+    let compact = serde_json::to_string(structured(result)).expect("serialize");
     let text = result
         .content
         .first()
@@ -524,23 +523,4 @@ fn the_readme_shows_the_client_table_the_server_applies() {
         .find(|line| line.starts_with("| any other client"))
         .expect("a row for any other client");
     assert!(other.contains(&bounds(strictest())), "{other}");
-}
-
-/// The text the server sends (mcp-common's `answer_text`) and the string the engine
-/// measures (context-budget's) are one rule written twice, the two crates not knowing
-/// each other: JSON as `JSON.stringify` writes it, floats included (Claude Code hands
-/// its model that of the structuredContent). Expected strings are node's.
-#[test]
-fn the_text_sent_and_the_text_measured_are_the_same_string() {
-    let value = serde_json::json!({
-        "usd": 5e-6, "tiny": 1.5e-7, "whole": 2.0, "neg": -0.0, "big": 1e21,
-        "ratio": 0.30000000000000004, "n": 3, "s": "a\u{1b}\"b", "list": [0.1, 1e20]
-    });
-    let sent = mcp_common::answer_text(&value);
-    let measured = context_budget::answer::answer_text(&value);
-    assert_eq!(sent, measured);
-    assert_eq!(
-        sent,
-        r#"{"usd":0.000005,"tiny":1.5e-7,"whole":2,"neg":0,"big":1e+21,"ratio":0.30000000000000004,"n":3,"s":"a\u001b\"b","list":[0.1,100000000000000000000]}"#
-    );
 }
