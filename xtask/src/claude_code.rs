@@ -566,26 +566,20 @@ impl Home {
 /// Every text a Messages request carries besides its tools: the system prompt and
 /// the messages' text blocks, one after another.
 fn request_texts(request: &Value) -> Vec<String> {
-    let mut texts = Vec::new();
-    match &request["system"] {
-        Value::String(text) => texts.push(text.clone()),
-        Value::Array(blocks) => texts.extend(
-            blocks
+    // A system prompt or a message's content: a string, or blocks with `text`.
+    let texts_of = |value: &Value| -> Vec<String> {
+        match value {
+            Value::String(text) => vec![text.clone()],
+            Value::Array(blocks) => blocks
                 .iter()
-                .filter_map(|b| b["text"].as_str().map(str::to_string)),
-        ),
-        _ => {}
-    }
-    for message in request["messages"].as_array().into_iter().flatten() {
-        match &message["content"] {
-            Value::String(text) => texts.push(text.clone()),
-            Value::Array(blocks) => texts.extend(
-                blocks
-                    .iter()
-                    .filter_map(|b| b["text"].as_str().map(str::to_string)),
-            ),
-            _ => {}
+                .filter_map(|b| b["text"].as_str().map(str::to_string))
+                .collect(),
+            _ => Vec::new(),
         }
+    };
+    let mut texts = texts_of(&request["system"]);
+    for message in request["messages"].as_array().into_iter().flatten() {
+        texts.extend(texts_of(&message["content"]));
     }
     texts
 }

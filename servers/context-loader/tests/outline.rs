@@ -95,16 +95,19 @@ async fn file_tokens_counts_outlines_over_every_transport() {
     assert_eq!(answers[0], answers[2], "stdio vs stateless http");
 }
 
+/// The CLI over `dir` as its only root, with no file-measure cache.
+fn run_cli(dir: &TempTree, args: &[&str]) -> std::process::Output {
+    BIN.command()
+        .args(["--root", &root_arg(dir), "--no-cache"])
+        .args(args)
+        .output()
+        .expect("run the CLI")
+}
+
 #[test]
 fn the_cli_counts_outlines() {
     let dir = project("cli");
-    let run = |args: &[&str]| {
-        BIN.command()
-            .args(["--root", &root_arg(&dir), "--no-cache"])
-            .args(args)
-            .output()
-            .expect("run the CLI")
-    };
+    let run = |args: &[&str]| run_cli(&dir, args);
     let json = run(&["files", "--outline", "--json", "--model", "gpt-4o"]);
     assert!(json.status.success(), "{json:?}");
     let answer: Value = serde_json::from_slice(&json.stdout).expect("JSON");
@@ -208,13 +211,7 @@ async fn load_files_packs_each_detail_over_every_transport() {
 #[test]
 fn the_cli_loads_outlines_and_paths() {
     let dir = project("cli-load");
-    let run = |args: &[&str]| {
-        BIN.command()
-            .args(["--root", &root_arg(&dir), "--no-cache"])
-            .args(args)
-            .output()
-            .expect("run the CLI")
-    };
+    let run = |args: &[&str]| run_cli(&dir, args);
     let lib = outline("src/lib.rs", LIB_RS, &Bounds::default(), &Unobserved)
         .expect("an outline")
         .text;
