@@ -4,8 +4,10 @@
 //! The answer a model receives is one string: a client that reads structuredContent
 //! passes the model `JSON.stringify(structuredContent)` (Claude Code does, and drops
 //! `content`); every other client passes the text content, which the server makes the
-//! very same compact JSON. [`answer_text`] is that string, so what is bounded and
-//! reported here is exactly what the model reads, whichever way its client reads.
+//! same compact JSON. The two differ only in how floats are written, so
+//! [`answer_text`] is that string with each float at its widest: what is bounded
+//! and reported here is never under what the model reads, whichever way its client
+//! reads.
 //!
 //! Clients keep an answer inline only up to a size, each measured its own way:
 //! Claude Code saves a result over about 50,000 characters to a file (the model gets
@@ -163,10 +165,18 @@ pub fn js_length(text: &str) -> usize {
     (starts + fours) as usize
 }
 
-/// The string a client hands the model for an answer `value`: compact JSON with the
-/// fields in their declared order, as `JSON.stringify` writes the structuredContent
-/// (both escape `"`, `\` and control characters the same way and nothing else; a
-/// whole float is `2.0` here and `2` there, so ours is never the shorter).
+/// The string a client hands the model for an answer `value`, as long as any client
+/// makes it: compact JSON with the fields in their declared order, each float in the
+/// a form as long as the longer of the two forms clients write ([`WidestFloats`]).
+///
+/// The server sends serde_json's text (mcp-common's `answer_text`), and clients that
+/// read `content` pass that on. Claude Code passes `JSON.stringify(structuredContent)`
+/// instead: the same bytes (both escape `"`, `\` and control characters the same way
+/// and nothing else) except floats, which JavaScript writes `0.000005` where
+/// serde_json writes `5e-6`, and `2` for `2.0`. The sent text cannot follow
+/// JavaScript (Copilot CLI gives its model both forms once they differ), so the
+/// measure writes each float at least as long as both: never under either client's
+/// string, by three characters per small float at most.
 ///
 /// Written straight from `value`: the same bytes as going through the
 /// `serde_json::Value` the server sends (fields and map entries in serialization
@@ -174,7 +184,106 @@ pub fn js_length(text: &str) -> usize {
 /// long for a listing of 11,651 files (10 against 1.3 ms), paid at every step of a
 /// listing's search for the most rows that fit.
 pub fn answer_text<T: Serialize>(value: &T) -> String {
-    serde_json::to_string(value).unwrap_or_default()
+    let mut out = Vec::with_capacity(256);
+    let mut writer = serde_json::Serializer::with_formatter(&mut out, WidestFloats);
+    match value.serialize(&mut writer) {
+        // serde_json writes UTF-8 only.
+        Ok(()) => String::from_utf8(out).unwrap_or_default(),
+        Err(_) => String::new(),
+    }
+}
+
+/// Compact JSON whose floats are written in a form at least as long, in characters
+/// and in tokens, as both forms a model may be given them in: serde_json's (`5e-6`,
+/// `2.0`, `1e+20`), which the text content holds, and JavaScript's (`0.000005`,
+/// `2`, `100000000000000000000`), which Claude Code passes on ([`widest_float`]).
+/// Only finite floats reach it (serde_json writes NaN and infinities as `null`).
+struct WidestFloats;
+
+impl serde_json::ser::Formatter for WidestFloats {
+    fn write_f64<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        value: f64,
+    ) -> std::io::Result<()> {
+        let mut ryu = Vec::with_capacity(24);
+        serde_json::ser::CompactFormatter.write_f64(&mut ryu, value)?;
+        let ryu = String::from_utf8_lossy(&ryu);
+        let js = js_number(&format!("{value:e}"));
+        writer.write_all(widest_float(&ryu, &js).as_bytes())
+    }
+
+    fn write_f32<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        value: f32,
+    ) -> std::io::Result<()> {
+        let mut ryu = Vec::with_capacity(16);
+        serde_json::ser::CompactFormatter.write_f32(&mut ryu, value)?;
+        let ryu = String::from_utf8_lossy(&ryu);
+        let js = js_number(&format!("{value:e}"));
+        writer.write_all(widest_float(&ryu, &js).as_bytes())
+    }
+}
+
+/// One float as measured, from serde_json's form `ryu` and JavaScript's `js`: a
+/// string with at least the characters and the tokens of either. BPE pre-tokenizers
+/// cut numbers into runs of at most three digits, and letters, signs and the point
+/// into pieces of their own, so:
+/// - a whole float (`2.0` against `2`): serde_json's form holds JavaScript's pieces
+///   and more;
+/// - under 1e-5 (`7.5e-6` against `0.0000075`): JavaScript's digits make at least as
+///   many pieces as the mantissa's, so JavaScript's form followed by the exponent
+///   (`0.0000075e-6`) dominates both, three characters over the longer;
+/// - otherwise (1e16 to 1e21, where JavaScript writes every digit): both, a space
+///   apart, a space being a piece of its own.
+fn widest_float(ryu: &str, js: &str) -> String {
+    if ryu == js {
+        return js.to_string();
+    }
+    let whole = ryu.strip_suffix(".0").is_some_and(|digits| {
+        // `-0.0` is `0` in JavaScript.
+        digits == js || (digits == "-0" && js == "0")
+    });
+    match (whole, ryu.find('e')) {
+        (true, _) => ryu.to_string(),
+        (false, Some(e)) if !js.contains('e') && js.trim_start_matches('-').starts_with("0.") => {
+            format!("{js}{}", &ryu[e..])
+        }
+        _ => format!("{ryu} {js}"),
+    }
+}
+
+/// A finite number, given as Rust's shortest round-trip `{:e}` (`1.5e-7`), written
+/// as ECMAScript's Number::toString writes the same digits: positional from 1e-6 up
+/// to 1e21, exponential (`1.5e-7`, `1e+21`) outside.
+fn js_number(scientific: &str) -> String {
+    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((scientific, "0"));
+    let (sign, mantissa) = match mantissa.strip_prefix('-') {
+        Some(rest) => ("-", rest),
+        None => ("", mantissa),
+    };
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    if digits.bytes().all(|d| d == b'0') {
+        return "0".to_string(); // JavaScript writes -0 as 0 too.
+    }
+    let k = digits.len() as i64;
+    let n = exponent.parse::<i64>().unwrap_or(0) + 1;
+    let body = if k <= n && n <= 21 {
+        format!("{digits}{}", "0".repeat((n - k) as usize))
+    } else if 0 < n && n <= 21 {
+        format!("{}.{}", &digits[..n as usize], &digits[n as usize..])
+    } else if -6 < n && n <= 0 {
+        format!("0.{}{digits}", "0".repeat((-n) as usize))
+    } else {
+        let e = n - 1;
+        let sign = if e < 0 { '-' } else { '+' };
+        match k {
+            1 => format!("{digits}e{sign}{}", e.abs()),
+            _ => format!("{}.{}e{sign}{}", &digits[..1], &digits[1..], e.abs()),
+        }
+    };
+    format!("{sign}{body}")
 }
 
 /// Serialize `answer` as the model receives it ([`answer_text`]) and set the count it
@@ -370,9 +479,121 @@ mod tests {
             counts: [("binary", 2), ("secret", 1)].into_iter().collect(),
             by_name: indexmap_like::Ordered,
         };
-        let via_value =
-            serde_json::to_string(&serde_json::to_value(&answer).expect("value")).expect("string");
-        assert_eq!(answer_text(&answer), via_value);
+        // The Value the server sends, measured the same way: the same string.
+        let value = serde_json::to_value(&answer).expect("value");
+        assert_eq!(answer_text(&answer), answer_text(&value));
+        // Byte for byte the text sent, but for the floats' wider forms (`2.0` is
+        // already serde_json's wider one).
+        let sent = serde_json::to_string(&value).expect("string");
+        assert_eq!(answer_text(&answer), sent);
+        assert!(sent.contains(r#""share":39868.2,"whole":2.0,"#), "{sent}");
+    }
+
+    /// (value, serde_json's text, JavaScript's: node -e 'console.log(String(x))')
+    const FORMS: [(f64, &str, &str); 14] = [
+        (5e-6, "5e-6", "0.000005"),
+        (0.000001, "1e-6", "0.000001"),
+        (-7.5e-6, "-7.5e-6", "-0.0000075"),
+        (1e-7, "1e-7", "1e-7"),
+        (1.5e-7, "1.5e-7", "1.5e-7"),
+        (2.0, "2.0", "2"),
+        (-2.5, "-2.5", "-2.5"),
+        (-0.0, "-0.0", "0"),
+        (123.456, "123.456", "123.456"),
+        (0.1, "0.1", "0.1"),
+        (1e21, "1e+21", "1e+21"),
+        (1.2345e22, "1.2345e+22", "1.2345e+22"),
+        (1e20, "1e+20", "100000000000000000000"),
+        (
+            0.30000000000000004,
+            "0.30000000000000004",
+            "0.30000000000000004",
+        ),
+    ];
+
+    #[test]
+    fn floats_are_measured_at_least_as_wide_as_either_form_clients_write() {
+        for (value, ryu, js) in FORMS {
+            assert_eq!(
+                serde_json::to_string(&value).expect("ryu"),
+                ryu,
+                "{value:?}"
+            );
+            assert_eq!(js_number(&format!("{value:e}")), js, "{value:?}");
+        }
+        let measured: Vec<String> = FORMS.iter().map(|(v, ..)| answer_text(v)).collect();
+        assert_eq!(
+            measured,
+            [
+                "0.000005e-6",
+                "0.000001e-6",
+                "-0.0000075e-6",
+                "1e-7",
+                "1.5e-7",
+                "2.0",
+                "-2.5",
+                "-0.0",
+                "123.456",
+                "0.1",
+                "1e+21",
+                "1.2345e+22",
+                "1e+20 100000000000000000000",
+                "0.30000000000000004",
+            ]
+        );
+        assert_eq!(
+            answer_text(&serde_json::json!({"usd": 5e-6, "n": 3, "r": 0.5, "w": 2.0})),
+            r#"{"usd":0.000005e-6,"n":3,"r":0.5,"w":2.0}"#
+        );
+    }
+
+    /// A float's measured form has at least the characters and the tokens of both
+    /// forms, in an answer's context, by every local family.
+    fn dominates(value: f64) -> Result<(), proptest::test_runner::TestCaseError> {
+        let ryu = serde_json::to_string(&value).expect("ryu");
+        let js = js_number(&format!("{value:e}"));
+        let measured = answer_text(&value);
+        let in_context = |n: &str| format!(r#"{{"usd":{n},"rows":[{n}]}}"#);
+        for form in [&ryu, &js] {
+            proptest::prop_assert!(js_length(&measured) >= js_length(form), "{value:?}");
+            for tokenizer in [
+                Tokenizer::O200kBase,
+                Tokenizer::Cl100kBase,
+                Tokenizer::Claude47Estimate,
+            ] {
+                let (wide, this) = (in_context(&measured), in_context(form));
+                proptest::prop_assert!(
+                    tokenizer.count(&wide) >= tokenizer.count(&this),
+                    "{tokenizer:?}: {wide} < {this}"
+                );
+            }
+        }
+        Ok(())
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_small_float_is_measured_at_least_as_wide(v in 1e-6f64..1e-5, neg: bool) {
+            dominates(if neg { -v } else { v })?;
+        }
+
+        #[test]
+        fn a_whole_float_is_measured_at_least_as_wide(v in -1e16f64..1e16) {
+            dominates(v.trunc())?;
+        }
+
+        #[test]
+        fn a_large_float_is_measured_at_least_as_wide(v in 1e16f64..1e21, neg: bool) {
+            dominates(if neg { -v } else { v })?;
+        }
+
+        #[test]
+        fn any_float_is_measured_at_least_as_wide(bits: u64) {
+            let v = f64::from_bits(bits);
+            if v.is_finite() {
+                dominates(v)?;
+            }
+        }
     }
 
     #[test]
