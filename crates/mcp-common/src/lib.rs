@@ -9,6 +9,7 @@
 //!   that admit the error object.
 //! - [`params`]: tool arguments parsed into INVALID_INPUT errors naming the field,
 //!   unknown names refused with a "did you mean".
+//! - [`parked`]: a large call's arguments moved past rmcp's parsing, not copied.
 //! - [`blocking`]: a tool's CPU-heavy work on the blocking pool.
 //! - [`progress`]: throttled, ordered `notifications/progress` from worker threads.
 //! - [`metrics`]: Prometheus metrics and the metered tool router every registry uses.
@@ -19,6 +20,7 @@ pub mod blocking;
 pub mod error;
 pub mod metrics;
 pub mod params;
+pub mod parked;
 pub mod progress;
 pub mod result;
 pub mod schema;

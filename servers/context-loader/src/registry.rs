@@ -149,6 +149,8 @@ async fn serve<T: Tool>(
     arguments: Option<JsonObject>,
     request: &RequestContext<RoleServer>,
 ) -> Result<Structured<T::Output>, ToolError> {
+    // A large call's arguments come parked past rmcp's parse (`mcp_common::parked`).
+    let arguments = mcp_common::parked::unpark(arguments);
     let params: T::Params = parse_params(T::NAME, arguments)?;
     // The client named itself at `initialize` (or in this request's `_meta`, under
     // 2026-07-28); stateless HTTP under the older protocol never says.

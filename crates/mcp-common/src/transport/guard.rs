@@ -283,15 +283,73 @@ pub async fn guard_body(
             return response;
         }
     }
+    let (bytes, parked) = match scanned.method(&bytes) == Some("tools/call")
+        && bytes.len() >= crate::parked::MIN_PARKED_BYTES
+    {
+        true => park_arguments(bytes).await,
+        false => (bytes, None),
+    };
     let request = Request::from_parts(parts, Body::from(bytes));
     // Notifications (no id) get no answer to wait for.
     let owed = (!id.is_null()).then(|| guard.unanswered.owe());
-    tokio::select! {
+    let response = tokio::select! {
         response = next.run(request) => {
             let response = parse_failure_as_json_rpc(response, id.clone()).await;
             answer_stream_at_shutdown(response, id, guard.grace_over.clone(), owed)
         }
         () = guard.grace_over.cancelled() => shutting_down(id),
+    };
+    match parked {
+        None => response,
+        // Parked arguments no call took are given back when the response ends.
+        Some(parked) => {
+            let (parts, body) = response.into_parts();
+            let stream = Holding {
+                stream: body.into_data_stream(),
+                _parked: parked,
+            };
+            Response::from_parts(parts, Body::from_stream(stream))
+        }
+    }
+}
+
+/// A large call's body with its arguments parked ([`crate::parked`]): parsed once
+/// here, on the blocking pool, and written again without them for rmcp. The body as
+/// it came when nothing was parked.
+async fn park_arguments(bytes: Bytes) -> (Bytes, Option<crate::parked::Parked>) {
+    let parking = tokio::task::spawn_blocking(move || {
+        let Ok(mut message) = serde_json::from_slice::<Value>(&bytes) else {
+            return (bytes, None);
+        };
+        match crate::parked::park(&mut message, bytes.len()) {
+            Some(parked) => match serde_json::to_vec(&message) {
+                Ok(rest) => (Bytes::from(rest), Some(parked)),
+                Err(_) => (bytes, None),
+            },
+            None => (bytes, None),
+        }
+    });
+    // The blocking pool only fails to run it at shutdown.
+    match parking.await {
+        Ok(parked) => parked,
+        Err(_) => (Bytes::new(), None),
+    }
+}
+
+/// A response body's stream holding its call's parked arguments until it ends.
+struct Holding<S> {
+    stream: S,
+    _parked: crate::parked::Parked,
+}
+
+impl<S: futures_core::Stream + Unpin> futures_core::Stream for Holding<S> {
+    type Item = S::Item;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        std::pin::Pin::new(&mut self.stream).poll_next(cx)
     }
 }
 

@@ -382,19 +382,28 @@ fn classify(line: Line, max: usize, limits: JsonLimits) -> Incoming {
             refusal.message(MAX_JSON_VALUES_FLAG),
         );
     }
-    let value: Value = match serde_json::from_slice(&bytes) {
+    let mut value: Value = match serde_json::from_slice(&bytes) {
         Ok(value) => value,
         Err(e) => {
             return error_reply(Value::Null, PARSE_ERROR, format!("Parse error: {e}"));
         }
     };
+    let size = bytes.len();
+    drop(bytes);
     // Echo the id when it is a valid one, so the client can match the error.
     let id = match value.get("id") {
         Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
         _ => Value::Null,
     };
+    // A large call's arguments bypass rmcp's parse (which copies its input twice).
+    let parked = crate::parked::park(&mut value, size);
     match serde_json::from_value(value) {
-        Ok(message) => Incoming::Message(Box::new(message)),
+        Ok(message) => {
+            if let Some(parked) = parked {
+                parked.until_taken();
+            }
+            Incoming::Message(Box::new(message))
+        }
         Err(e) => error_reply(id, INVALID_REQUEST, format!("Invalid Request: {e}")),
     }
 }
