@@ -336,6 +336,7 @@ fn ci_steps() -> anyhow::Result<()> {
         || clients::run(&workspace_root(), &[]),
     )?;
     step("mcp-fuzzer (tools + protocol, stdio + HTTP)", 80, fuzz::run)?;
+    step("MCP App in a real browser", 25, || app::run(false))?;
     step("workflows (actionlint)", 15, || {
         actionlint::run(&workspace_root())
     })?;
