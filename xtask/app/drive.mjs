@@ -83,6 +83,9 @@ const hostServer = await listen((req, res) => {
   res.end(file(files[path][0]));
 });
 
+/** What the sandbox origin last served, for the report. */
+const served = { sandboxCsp: null };
+
 const sandboxServer = await listen((req, res) => {
   const url = new URL(req.url, "http://x");
   if (url.pathname === "/favicon.ico") {
@@ -91,9 +94,10 @@ const sandboxServer = await listen((req, res) => {
   } else if (url.pathname === "/sandbox.html") {
     let csp = null;
     try { csp = JSON.parse(url.searchParams.get("csp") || "null"); } catch { csp = null; }
+    served.sandboxCsp = cspFor(csp);
     res.writeHead(200, {
       "content-type": "text/html; charset=utf-8",
-      "content-security-policy": cspFor(csp),
+      "content-security-policy": served.sandboxCsp,
       "cache-control": "no-store",
     });
     res.end(file("sandbox.html"));
@@ -233,6 +237,7 @@ try {
       host: state,
       host_can_read_app: hostCanRead,
       proxy_url: frames.proxy.url,
+      sandbox_csp: served.sandboxCsp,
       dom,
       screenshot: path,
     });

@@ -41,9 +41,9 @@ async function main() {
   const client = new Client(HOST_INFO, {
     capabilities: { extensions: { [EXTENSION]: { mimeTypes: [RESOURCE_MIME_TYPE] } } },
   });
-  await within(10000, "connect", client.connect(
-    new StreamableHTTPClientTransport(new URL("/mcp", location.href)),
-  ));
+  const transport = new StreamableHTTPClientTransport(new URL("/mcp", location.href));
+  await within(10000, "connect", client.connect(transport));
+  state.protocolVersion = transport.protocolVersion || null;
   step("connected");
   const serverCaps = client.getServerCapabilities() || {};
   state.serverExtension = (serverCaps.extensions || {})[EXTENSION] || null;
@@ -78,7 +78,11 @@ async function main() {
       }
     });
   });
-  iframe.src = sandbox;
+  // The sandbox serves itself under the resource's CSP (a response header, which
+  // the app's srcdoc frame inherits), so the lists travel in its URL.
+  const proxyUrl = new URL(sandbox);
+  proxyUrl.searchParams.set("csp", JSON.stringify(ui.csp || {}));
+  iframe.src = proxyUrl.href;
   await within(10000, "sandbox-proxy-ready", proxyReady);
   step("sandbox ready");
 

@@ -492,6 +492,11 @@ async fn the_official_app_bridge_draws_each_linked_tools_result_in_a_cross_origi
             dom["origin"], report["sandbox_origin"],
             "{tool}: the app runs on the sandbox's origin"
         );
+        let csp = seen["sandbox_csp"].as_str().expect("the sandbox's CSP");
+        assert!(
+            csp.starts_with("default-src 'none'") && csp.contains("connect-src 'none'"),
+            "{tool}: the resource's empty lists give the strictest policy: {csp}"
+        );
         assert_eq!(dom["images"], 0, "{tool}: no markup from the data");
         assert_eq!(dom["scripts"], 2, "{tool}: only the page's own scripts");
         assert_eq!(
@@ -596,7 +601,13 @@ async fn the_official_app_bridge_draws_each_linked_tools_result_in_a_cross_origi
         .iter()
         .map(|c| format!("{} {} ms", c["tool"].as_str().unwrap_or("?"), c["ms"]))
         .collect();
-    summary.push_str(&format!("host views drawn: {}\n", timings.join(", ")));
+    summary.push_str(&format!(
+        "host views drawn (AppBridge, protocol {}): {}\n",
+        report["cases"][0]["host"]["protocolVersion"]
+            .as_str()
+            .unwrap_or("?"),
+        timings.join(", ")
+    ));
     std::fs::write(shots().join("summary.txt"), summary).expect("summary.txt");
 }
 
