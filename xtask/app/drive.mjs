@@ -204,10 +204,13 @@ try {
     url.searchParams.set("tool", c.tool);
     url.searchParams.set("args", JSON.stringify(c.arguments));
     url.searchParams.set("sandbox", `${origin(sandboxServer)}/sandbox.html`);
+    const run = `${c.name}-${report.cases.length}`;
+    url.searchParams.set("run", run);
     await page("Page.navigate", { url: url.href });
     const state = await until(`${c.name}: the host sends the result`, 20000, async () => {
       const value = await evaluate("window.hostState ? JSON.parse(JSON.stringify(window.hostState)) : null").catch(() => null);
-      return { done: !!value && (value.phase === "result sent" || value.phase === "failed"), value };
+      const mine = !!value && value.run === run;
+      return { done: mine && (value.phase === "result sent" || value.phase === "failed"), value };
     });
     if (state.phase === "failed") { throw new Error(`${c.name}: the host failed: ${state.error}`); }
     const hostCanRead = await evaluate(`(() => { try { return document.getElementById("app").contentDocument !== null; } catch (e) { return false; } })()`);

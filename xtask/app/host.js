@@ -15,7 +15,13 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 const EXTENSION = "io.modelcontextprotocol/ui";
 const HOST_INFO = { name: "context-loader-test-host", version: "1.0.0" };
 
-const state = { phase: "starting", events: [], heights: [] };
+const state = {
+  // Which page this is: drive.mjs waits for its own, never the previous one's state.
+  run: new URLSearchParams(location.search).get("run"),
+  phase: "starting",
+  events: [],
+  heights: [],
+};
 window.hostState = state;
 
 function step(phase) {
