@@ -92,10 +92,16 @@ enum Task {
     /// The MCP conformance suite (npx, Node >= 22, fetched if older) against a fresh
     /// `context-loader http`; baseline in xtask/conformance-expected-failures.yml.
     Conformance,
-    /// The MCP App's page in headless Chromium (Debian's, installed with apt-get when
-    /// missing): each `--html` report loaded, its DOM checked against the result, a
-    /// screenshot of each view in target/xtask/app/.
-    App,
+    /// The MCP App in headless Chromium (Debian's, installed with apt-get when
+    /// missing): each `--html` report loaded, and a host on the official AppBridge
+    /// (npm, pinned; xtask/app/) calling each linked tool over streamable HTTP, the
+    /// app's DOM checked against the result; a screenshot of each view in
+    /// target/xtask/app/; the page's size and the tool list's growth per client.
+    App {
+        /// Also copy the README's three screenshots to docs/img/app-*.png.
+        #[arg(long)]
+        screenshots: bool,
+    },
     /// The e2e client suite through nginx (deploy/nginx) over two stateless replicas;
     /// installs nginx with apt-get when missing.
     Proxy,
@@ -156,7 +162,7 @@ fn main() -> anyhow::Result<()> {
         Task::Load(args) => load::run(&args),
         Task::SpecCorpus { dir, specs } => spec_corpus::run(&dir, specs),
         Task::Conformance => conformance::run(&workspace_root()),
-        Task::App => app::run(),
+        Task::App { screenshots } => app::run(screenshots),
         Task::Proxy => nginx::run(),
         Task::Clients { only } => clients::run(&workspace_root(), &only),
         Task::Fuzz => fuzz::run(),
@@ -330,6 +336,7 @@ fn ci_steps() -> anyhow::Result<()> {
         || clients::run(&workspace_root(), &[]),
     )?;
     step("mcp-fuzzer (tools + protocol, stdio + HTTP)", 80, fuzz::run)?;
+    step("MCP App in a real browser", 25, || app::run(false))?;
     step("workflows (actionlint)", 15, || {
         actionlint::run(&workspace_root())
     })?;

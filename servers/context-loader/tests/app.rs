@@ -42,7 +42,7 @@ impl rmcp::ClientHandler for AppsHost {
 /// The transports whose sessions remember the client's `initialize`.
 const SESSIONS: [Transport; 2] = [Transport::Stdio, Transport::Http];
 
-fn linked(tools: &[Tool]) -> Vec<String> {
+pub fn linked(tools: &[Tool]) -> Vec<String> {
     let mut names: Vec<String> = tools
         .iter()
         .filter(|t| {
@@ -265,7 +265,7 @@ async fn what_the_model_reads_is_byte_identical_with_and_without_the_extension()
 }
 
 /// The list as Claude Code sends it to the model (see `tool_list.rs`).
-fn claude_code_tokens(tools: &[Tool]) -> usize {
+pub fn claude_code_tokens(tools: &[Tool]) -> usize {
     tools
         .iter()
         .map(|tool| {
@@ -282,7 +282,7 @@ fn claude_code_tokens(tools: &[Tool]) -> usize {
 }
 
 /// `mcp-tokens --file` over a saved tools/list, for one client: what it sends.
-fn client_cost(list: &Value, client: &str) -> u64 {
+pub fn client_cost(list: &Value, client: &str) -> u64 {
     let tree = TempTree::new("app-list");
     let file = tree.write("tools.json", serde_json::to_string(list).expect("JSON"));
     let (code, stdout, stderr) = BIN.run_cli(

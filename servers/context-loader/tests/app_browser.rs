@@ -1,20 +1,22 @@
 //! The page in a real browser. Headless Chromium loads each command's `--html`
 //! report from disk and its DOM is read back (`--dump-dom`): the page drew one file
 //! rectangle per file of the result, the totals it shows are the result's, and a
-//! hostile path is text, not an element; a screenshot of each view is saved in
-//! target/xtask/app/. And a host page written here loads the page read from the
-//! server (`resources/read`) into a frame and speaks the extension's handshake with
-//! it, sending a real `tools/call` result: the page draws it.
+//! hostile path is text, not an element. And a real host: xtask/app/host.js, the
+//! official `AppBridge` of npm `@modelcontextprotocol/ext-apps` (bundled by `cargo
+//! xtask app`), connected to `context-loader http` over streamable HTTP, calls each
+//! linked tool and hands the result to the app in a sandboxed frame on a second
+//! origin; xtask/app/drive.mjs reads the DOM inside that frame over the DevTools
+//! protocol, and the same calls' `--html` reports show the same numbers. A
+//! screenshot of each view is saved in target/xtask/app/, and what the links add to
+//! the tool list each client sends in target/xtask/app/summary.txt.
 //!
-//! Needs `chromium`, so it is `#[ignore]`d in a plain `cargo test`; `cargo xtask app`
-//! installs it (Debian's package) when missing and runs it with `--ignored`. The
-//! official host side (the SDK's `AppBridge`, over streamable HTTP) is not driven
-//! here yet.
+//! Needs `chromium`, Node 22 and the bundled host, so it is `#[ignore]`d in a plain
+//! `cargo test`; `cargo xtask app` installs them and runs it with `--ignored`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use test_support::{Binary, TempTree};
 
 const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
@@ -187,134 +189,429 @@ fn the_reports_render_every_file_and_the_results_numbers_in_chromium() {
     assert_eq!(dom.matches("msg st-cut dropped").count(), dropped);
 }
 
-/// JSON text safe inside a `<script type="application/json">` block.
-fn script_json(value: &Value) -> String {
-    serde_json::to_string(value)
-        .expect("JSON")
-        .replace('<', "\\u003c")
-        .replace('>', "\\u003e")
-        .replace('&', "\\u0026")
+/// The folder of the built host (`cargo xtask app` sets it) and the PATH whose
+/// `node` runs its driver.
+const HOST_DIR_ENV: &str = "CONTEXT_LOADER_APP_HOST";
+const NODE_PATH_ENV: &str = "CONTEXT_LOADER_APP_NODE_PATH";
+
+/// Headless Chromium with the DevTools protocol on a free loopback port, in a
+/// profile of its own; killed when dropped (also when an assertion fails).
+struct Chromium {
+    child: std::process::Child,
+    devtools: String,
+    _profile: TempTree,
 }
 
-/// A host page written by hand (not yet the SDK's `AppBridge`): it loads the page
-/// read from the server into a frame, answers `ui/initialize`, sends the tool's
-/// arguments and the real `tools/call` result, and once the page reports its new
-/// size writes what the frame drew into its own DOM, which `--dump-dom` prints.
-const HOST: &str = r#"<!DOCTYPE html>
-<html><head><meta charset="utf-8"></head><body>
-<pre id="out">waiting</pre>
-<iframe id="view" sandbox="allow-scripts allow-same-origin" style="width:960px;height:700px"></iframe>
-<script type="application/json" id="page">PAGE</script>
-<script type="application/json" id="result">RESULT</script>
-<script>
-const view = document.getElementById("view");
-const page = JSON.parse(document.getElementById("page").textContent);
-const result = JSON.parse(document.getElementById("result").textContent);
-const seen = [];
-let sent = false;
-function send(message) { view.contentWindow.postMessage(message, "*"); }
-window.addEventListener("message", (event) => {
-  if (event.source !== view.contentWindow) return;
-  const m = event.data;
-  seen.push(m.method);
-  if (m.method === "ui/initialize") {
-    send({ jsonrpc: "2.0", id: m.id, result: {
-      protocolVersion: "2026-01-26", hostInfo: { name: "test-host", version: "1" },
-      hostCapabilities: {}, hostContext: { theme: "dark", toolInfo: { tool: { name: "file-tokens" } } } } });
-  } else if (m.method === "ui/notifications/initialized") {
-    send({ jsonrpc: "2.0", method: "ui/notifications/tool-input", params: { arguments: {} } });
-    send({ jsonrpc: "2.0", method: "ui/notifications/tool-result", params: result });
-    sent = true;
-  } else if (m.method === "ui/notifications/size-changed" && sent) {
-    const d = view.contentDocument;
-    document.getElementById("out").textContent = JSON.stringify({
-      seen, height: m.params.height,
-      files: d.querySelectorAll(".tile.file").length,
-      images: d.images.length,
-      title: d.querySelector("h1") ? d.querySelector("h1").textContent : null,
-      theme: d.documentElement.dataset.theme,
-      text: d.body.textContent,
-    });
-  }
-});
-view.srcdoc = page;
-</script></body></html>
-"#;
+impl Chromium {
+    fn start() -> Chromium {
+        use std::io::{BufRead, BufReader};
+        let profile = TempTree::new("app-chromium");
+        let mut child = Command::new("chromium")
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--hide-scrollbars",
+                "--no-first-run",
+                "--no-default-browser-check",
+                "--disable-extensions",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--remote-debugging-address=127.0.0.1",
+                "--remote-debugging-port=0",
+                "--font-render-hinting=none",
+            ])
+            .arg(format!(
+                "--user-data-dir={}",
+                profile.join("profile").display()
+            ))
+            .arg("about:blank")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("chromium (cargo xtask app installs it)");
+        let stderr = child.stderr.take().expect("piped");
+        let (found, url) = std::sync::mpsc::channel();
+        // Report the DevTools URL, then keep draining stderr so Chromium never blocks.
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(at) = line.find("ws://") {
+                    let _ = found.send(line[at..].trim().to_string());
+                }
+            }
+        });
+        let mut chromium = Chromium {
+            child,
+            devtools: String::new(),
+            _profile: profile,
+        };
+        chromium.devtools = url
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .expect("chromium did not report its DevTools URL within 30 s");
+        chromium
+    }
+}
 
-#[tokio::test]
-#[ignore = "needs chromium; run by `cargo xtask app` (installs it)"]
-async fn the_page_draws_a_tool_result_a_host_sends_it_over_post_message() {
-    use rmcp::model::{ReadResourceRequestParams, ResourceContents};
+impl Drop for Chromium {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
 
-    let tree = TempTree::new("app-host");
-    tree.write("x</script><img src=x onerror=alert(1)>/n.md", "hostile\n");
-    tree.write("src/lib.rs", "pub fn f() -> u32 { 1 }\n".repeat(40));
-    tree.write("a.md", "# A\n");
-    let conn = BIN
-        .connect_as(
-            super::app::AppsHost,
-            test_support::Transport::Stdio,
-            &["--root", tree.arg()],
-            &[],
-        )
-        .await;
-    let read = conn
-        .client
-        .read_resource(ReadResourceRequestParams::new(context_loader::app::URI))
-        .await
-        .expect("resources/read");
-    let ResourceContents::TextResourceContents { text: page, .. } = &read.contents[0] else {
-        panic!("the page as text");
+/// One linked tool's call: its MCP arguments, the same call as a command (for the
+/// `--html` report), and the element the drawn view has.
+struct Case {
+    tool: &'static str,
+    arguments: Value,
+    command: Vec<String>,
+    ready: &'static str,
+}
+
+fn cases(root: &str, files: &TempTree) -> Vec<Case> {
+    let s = |v: &[&str]| v.iter().map(|a| a.to_string()).collect::<Vec<_>>();
+    let tools = json!([
+        {"name": "t</script>", "description": "<b>bold</b>", "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}}},
+        {"name": "search", "description": "Search the docs for a phrase and return the best passages.", "inputSchema": {"type": "object", "properties": {"query": {"type": "string", "description": "What to look for."}, "limit": {"type": "integer"}}, "required": ["query"]}},
+        {"name": "u", "description": "Another.", "inputSchema": {"type": "object"}}
+    ]);
+    let sections = json!([
+        {"name": "system", "content": "You are a careful assistant. Answer briefly and cite the files you used."},
+        {"name": "tool_definitions", "content": "search(query, limit): find passages. ".repeat(6)},
+        {"name": "working_memory", "content": "The user is reviewing the budget of a prompt. ".repeat(8)},
+        {"name": "archives", "content": "Old notes that matter less. ".repeat(40)}
+    ]);
+    let messages = json!([
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty"},
+        {"role": "assistant", "content": "Noted."},
+        {"role": "user", "content": "hi"}
+    ]);
+    let tools_file = files.write("tools.json", json!({"tools": tools}).to_string());
+    let sections_file = files.write("sections.json", json!({"sections": sections}).to_string());
+    let messages_file = files.write("messages.json", messages.to_string());
+    let path = |p: &std::path::Path| p.to_str().expect("utf-8").to_string();
+    vec![
+        Case {
+            tool: "file-tokens",
+            arguments: json!({"model": "gpt-4o"}),
+            command: s(&["--root", root, "files", "--model", "gpt-4o"]),
+            ready: ".tile.file",
+        },
+        Case {
+            tool: "load-files",
+            arguments: json!({"paths": ["."], "model": "gpt-4o", "budget": 700}),
+            command: s(&[
+                "--root", root, "load", ".", "--budget", "700", "--model", "gpt-4o",
+            ]),
+            ready: ".tile.file",
+        },
+        Case {
+            tool: "mcp-tokens",
+            arguments: json!({"tools": tools, "client": "claude-code"}),
+            command: [
+                s(&["mcp-tokens", "--file"]),
+                vec![path(&tools_file)],
+                s(&["--client", "claude-code"]),
+            ]
+            .concat(),
+            ready: ".row.tool",
+        },
+        Case {
+            tool: "assemble-context",
+            arguments: json!({"sections": sections, "budget": 150, "model": "gpt-4o"}),
+            command: [
+                s(&["assemble"]),
+                vec![path(&sections_file)],
+                s(&["--budget", "150", "--model", "gpt-4o"]),
+            ]
+            .concat(),
+            ready: ".row.layer",
+        },
+        Case {
+            tool: "fit-messages",
+            arguments: json!({"messages": messages, "model": "gpt-4o", "reserve_output_tokens": 115180}),
+            command: [
+                s(&["fit-messages"]),
+                vec![path(&messages_file)],
+                s(&["--model", "gpt-4o", "--reserve-output-tokens", "115180"]),
+            ]
+            .concat(),
+            ready: ".msg",
+        },
+    ]
+}
+
+/// The numbers a view must show for `result`, as the page prints them, and the
+/// count of its items (file rectangles, tool rows, layers, kept messages).
+fn expected(tool: &str, result: &Value) -> (Vec<String>, &'static str, usize) {
+    let n = |key: &str| {
+        result[key]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{tool}: {key} in {result}"))
     };
-    let result = test_support::call(
-        &conn.client,
-        "file-tokens",
-        serde_json::json!({"model": "gpt-4o"}),
-    )
-    .await;
-    let result = serde_json::to_value(&result).expect("JSON");
-    let files = result["structuredContent"]["files"]
-        .as_array()
-        .expect("files")
-        .len();
+    let len = |key: &str| result[key].as_array().map_or(0, Vec::len);
+    match tool {
+        "file-tokens" => (vec![shown(n("total"))], "files", len("files")),
+        "load-files" => (
+            vec![
+                format!("budget {}", shown(n("budget"))),
+                shown(n("answer_tokens")),
+            ],
+            "files",
+            len("included") + len("omitted"),
+        ),
+        "mcp-tokens" => (
+            vec![shown(n("total_tokens"))],
+            "tools",
+            result["servers"][0]["tools"].as_array().map_or(0, Vec::len),
+        ),
+        "assemble-context" => (
+            vec![format!(
+                "{} of {}",
+                shown(n("total_tokens")),
+                shown(n("budget"))
+            )],
+            "layers",
+            len("sections"),
+        ),
+        "fit-messages" => (
+            vec![format!(
+                "{} of {}",
+                shown(n("total_tokens")),
+                shown(n("budget"))
+            )],
+            "kept",
+            len("kept_indices"),
+        ),
+        other => panic!("no view {other}"),
+    }
+}
 
-    let out = TempTree::new("app-host-out");
-    let host = out.write(
-        "host.html",
-        HOST.replace("PAGE", &script_json(&Value::String(page.clone())))
-            .replace("RESULT", &script_json(&result)),
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs chromium, Node 22 and the bundled host; run by `cargo xtask app`"]
+async fn the_official_app_bridge_draws_each_linked_tools_result_in_a_cross_origin_frame() {
+    let host_dir = std::env::var(HOST_DIR_ENV).unwrap_or_else(|_| {
+        panic!("{HOST_DIR_ENV} is not set: `cargo xtask app` builds the host and sets it")
+    });
+    let node_path = std::env::var(NODE_PATH_ENV)
+        .unwrap_or_else(|_| panic!("{NODE_PATH_ENV} is not set: `cargo xtask app` sets it"));
+
+    let tree = TempTree::new("app-bridge");
+    tree.write("x</script><img src=x onerror=alert(1)>/n.md", "hostile\n");
+    tree.write(
+        "README.md",
+        "# Project\n\nWhat it does, and how to run it.\n".repeat(6),
     );
-    let dom = chromium(&["--virtual-time-budget=10000", "--dump-dom"], &host);
-    let start = dom.find(r#"<pre id="out">"#).expect("out") + r#"<pre id="out">"#.len();
-    let end = start + dom[start..].find("</pre>").expect("end");
-    let shown = dom[start..end]
-        .replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&quot;", "\"")
-        .replace("&amp;", "&");
-    let report: Value =
-        serde_json::from_str(&shown).unwrap_or_else(|e| panic!("the host's report ({e}): {shown}"));
+    tree.write("src/lib.rs", "pub fn f() -> u32 { 1 }\n".repeat(40));
+    tree.write("src/deep/mod.rs", "// a comment line\n".repeat(25));
+    tree.write(
+        "docs/guide.md",
+        "Some guidance about tokens and budgets.\n".repeat(12),
+    );
+    let out = TempTree::new("app-bridge-out");
+    let cases = cases(tree.arg(), &out);
+
+    let (server, url) = BIN.spawn_http(&["--root", tree.arg()], &[]).await;
+    let chromium = Chromium::start();
+    let config = out.write(
+        "drive.json",
+        json!({
+            "mcp": url,
+            "devtools": chromium.devtools,
+            "dir": host_dir,
+            "shots": shots(),
+            "timeout_ms": 90_000,
+            "cases": cases.iter().map(|c| json!({
+                "name": format!("host-{}", c.tool),
+                "tool": c.tool,
+                "arguments": c.arguments,
+                "ready": c.ready,
+            })).collect::<Vec<_>>(),
+        })
+        .to_string(),
+    );
+    let drive = Path::new(&host_dir).join("drive.mjs");
+    let output = tokio::task::spawn_blocking(move || {
+        let mut node = Command::new("node");
+        node.arg(drive).arg(config).env("PATH", node_path);
+        test_support::process::output_within(&mut node, std::time::Duration::from_secs(120))
+    })
+    .await
+    .expect("the driver's thread")
+    .expect("drive.mjs hung past 120 s (killed)");
+    assert!(
+        output.status.success(),
+        "drive.mjs failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: Value = serde_json::from_slice(&output.stdout).expect("the driver's JSON");
     assert_eq!(
-        report["seen"][0], "ui/initialize",
-        "the page opens the handshake: {report}"
+        report["exceptions"],
+        json!([]),
+        "no script threw: {}",
+        report["exceptions"]
     );
-    assert!(
-        report["seen"]
-            .as_array()
-            .expect("seen")
-            .contains(&Value::from("ui/notifications/initialized")),
-        "{report}"
+    assert_eq!(
+        report["console_errors"],
+        json!([]),
+        "{}",
+        report["console_errors"]
     );
-    assert_eq!(report["files"], files, "one rectangle per file: {report}");
-    assert_eq!(report["images"], 0, "the hostile name made no image");
-    assert_eq!(report["title"], "Tokens by folder and file");
-    assert_eq!(report["theme"], "dark", "the host's theme applied");
-    assert!(
-        report["text"]
+    assert_ne!(report["host_origin"], report["sandbox_origin"]);
+
+    for (case, seen) in cases.iter().zip(report["cases"].as_array().expect("cases")) {
+        let tool = case.tool;
+        let host = &seen["host"];
+        assert_eq!(host["resourceUri"], context_loader::app::URI, "{tool}");
+        assert_eq!(
+            host["serverExtension"]["mimeTypes"],
+            json!([context_loader::app::MIME_TYPE]),
+            "{tool}: the server declared the extension to the host"
+        );
+        assert_eq!(
+            host["appVersion"]["name"], "context-loader report",
+            "{tool}"
+        );
+        let result = &host["result"]["structuredContent"];
+        assert_eq!(
+            host["result"]["isError"],
+            json!(false),
+            "{tool}: {}",
+            host["result"]
+        );
+        let dom = &seen["dom"];
+        assert_eq!(
+            seen["host_can_read_app"],
+            json!(false),
+            "{tool}: the app is cross-origin to the host"
+        );
+        assert_eq!(
+            dom["origin"], report["sandbox_origin"],
+            "{tool}: the app runs on the sandbox's origin"
+        );
+        let csp = seen["sandbox_csp"].as_str().expect("the sandbox's CSP");
+        assert!(
+            csp.starts_with("default-src 'none'") && csp.contains("connect-src 'none'"),
+            "{tool}: the resource's empty lists give the strictest policy: {csp}"
+        );
+        assert_eq!(dom["images"], 0, "{tool}: no markup from the data");
+        assert_eq!(dom["scripts"], 2, "{tool}: only the page's own scripts");
+        assert_eq!(
+            dom["theme"], "light",
+            "{tool}: the host's context reached the app"
+        );
+
+        let text = dom["text"].as_str().expect("text");
+        let (numbers, items, count) = expected(tool, result);
+        assert_eq!(
+            dom[items], count,
+            "{tool}: one {items} element per item: {dom}"
+        );
+        for number in &numbers {
+            assert!(
+                text.contains(number.as_str()),
+                "{tool}: {number:?} shown in {text}"
+            );
+        }
+        match tool {
+            "file-tokens" | "load-files" => assert!(
+                text.contains("x</script><img src=x onerror=alert(1)>"),
+                "{tool}: the hostile folder shown as text"
+            ),
+            "mcp-tokens" => assert!(text.contains("t</script>"), "the hostile tool name as text"),
+            "fit-messages" => {
+                let dropped = result["dropped_count"].as_u64().expect("dropped") as usize;
+                assert!(dropped > 0, "the example drops a message: {result}");
+                assert_eq!(dom["dropped"], dropped);
+            }
+            _ => {}
+        }
+        assert!(
+            Path::new(seen["screenshot"].as_str().expect("path")).exists(),
+            "{tool}: screenshot"
+        );
+
+        // The `--html` report of the same call: the same numbers, drawn the same.
+        let report_file = out.join(format!("{tool}.html"));
+        let mut args: Vec<&str> = case.command.iter().map(String::as_str).collect();
+        args.extend(["--json", "--html", report_file.to_str().expect("utf-8")]);
+        let (code, stdout, stderr) = BIN.run_cli(&args, None);
+        assert_eq!(code, 0, "{tool}: {stderr}");
+        let printed: Value = serde_json::from_str(&stdout).expect("--json");
+        let (cli_numbers, _, cli_count) = expected(tool, &printed);
+        assert_eq!(
+            (&cli_numbers, cli_count),
+            (&numbers, count),
+            "{tool}: the command's numbers are the call's"
+        );
+        let page = chromium_dom(&report_file);
+        for number in &numbers {
+            let escaped = number.replace('<', "&lt;").replace('>', "&gt;");
+            assert!(
+                page.contains(&escaped),
+                "{tool}: the report shows {number:?}"
+            );
+        }
+    }
+    drop(chromium);
+
+    // What the links cost: the list this host received against a plain client's.
+    let linked_list: Vec<rmcp::model::Tool> =
+        serde_json::from_value(report["cases"][0]["host"]["tools"].clone()).expect("tools");
+    assert_eq!(
+        super::app::linked(&linked_list).len(),
+        context_loader::app::VIEWS.len()
+    );
+    let plain = BIN
+        .connect(test_support::Transport::Http, &["--root", tree.arg()])
+        .await;
+    let plain_list = plain.client.list_all_tools().await.expect("tools/list");
+    drop(server);
+    let mut summary = format!(
+        "MCP App page: {} bytes ({:.1} KB; limit 150 KB)\n\
+         tool-list growth from the `_meta.ui` links (o200k tokens, as each client sends the list):\n",
+        context_loader::app::PAGE.len(),
+        context_loader::app::PAGE.len() as f64 / 1024.0
+    );
+    let (before, after) = (json!({"tools": plain_list}), json!({"tools": linked_list}));
+    for client in context_budget::clients::IDS {
+        let (b, a) = (
+            super::app::client_cost(&before, client),
+            super::app::client_cost(&after, client),
+        );
+        let growth = 100.0 * (a as f64 - b as f64) / b as f64;
+        summary.push_str(&format!(
+            "  {client:<12} {b:>6} -> {a:>6}  (+{:.2} %)\n",
+            growth
+        ));
+        assert!(a * 100 <= b * 102, "{client}: {b} -> {a}, over 2 %");
+    }
+    let raw = |tools: &Value| context_budget::Tokenizer::O200kBase.count(&tools.to_string());
+    summary.push_str(&format!(
+        "  tools/list JSON itself (what the host receives, not the model): {} -> {}\n",
+        raw(&before),
+        raw(&after)
+    ));
+    let timings: Vec<String> = report["cases"]
+        .as_array()
+        .expect("cases")
+        .iter()
+        .map(|c| format!("{} {} ms", c["tool"].as_str().unwrap_or("?"), c["ms"]))
+        .collect();
+    summary.push_str(&format!(
+        "host views drawn (AppBridge, protocol {}): {}\n",
+        report["cases"][0]["host"]["protocolVersion"]
             .as_str()
-            .expect("text")
-            .contains("x</script><img src=x onerror=alert(1)>"),
-        "the hostile folder shown as text"
-    );
-    assert!(report["height"].as_f64().expect("height") > 100.0);
+            .unwrap_or("?"),
+        timings.join(", ")
+    ));
+    std::fs::write(shots().join("summary.txt"), summary).expect("summary.txt");
+}
+
+/// A `--html` report's DOM after its script ran (`--dump-dom`).
+fn chromium_dom(page: &Path) -> String {
+    chromium(&["--dump-dom"], page)
 }
