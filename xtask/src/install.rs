@@ -169,7 +169,7 @@ fn install_command(root: &Path) -> Command {
         args.join(" "),
         prefix.display()
     );
-    let mut command = Command::new(crate::cargo_bin());
+    let mut command = crate::cargo_command();
     command
         .args(args)
         .arg(&prefix)

@@ -193,11 +193,8 @@ fn readme(bless: bool) -> anyhow::Result<()> {
         args.join(" "),
         if bless { " (README_BLESS=1)" } else { "" }
     );
-    let mut command = Command::new(cargo_bin());
-    command
-        .args(args)
-        .env("CARGO_TARGET_DIR", target_dir())
-        .current_dir(workspace_root());
+    let mut command = cargo_command();
+    command.args(args).current_dir(workspace_root());
     if bless {
         command.env("README_BLESS", "1");
     }
@@ -387,9 +384,8 @@ fn cargo(args: &[&str]) -> anyhow::Result<()> {
 /// [`cargo`] with extra environment variables.
 fn cargo_with_env(args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> anyhow::Result<()> {
     eprintln!("$ cargo {}", args.join(" "));
-    let status = Command::new(cargo_bin())
+    let status = cargo_command()
         .args(args)
-        .env("CARGO_TARGET_DIR", target_dir())
         .envs(env.iter().copied())
         .current_dir(workspace_root())
         .status()
@@ -404,6 +400,29 @@ fn cargo_bin() -> String {
     std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
 }
 
+/// A cargo command, building in [`target_dir`], without the variables `cargo run`
+/// set for xtask itself (`CARGO_MANIFEST_DIR`, `CARGO_PKG_NAME`, ...). Build scripts
+/// that read one of them (ring's reads seven, with `rerun-if-env-changed`) saw
+/// xtask's values here and a shell cargo's elsewhere, so every switch between the
+/// two rebuilt ring and all above it: rustls, reqwest, rmcp and the workspace.
+fn cargo_command() -> Command {
+    let mut command = Command::new(cargo_bin());
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        let run_sets = name.starts_with("CARGO_PKG_")
+            || name.starts_with("CARGO_MANIFEST_")
+            || matches!(
+                &*name,
+                "CARGO_CRATE_NAME" | "CARGO_BIN_NAME" | "CARGO_PRIMARY_PACKAGE"
+            );
+        if run_sets {
+            command.env_remove(&*name);
+        }
+    }
+    command.env("CARGO_TARGET_DIR", target_dir());
+    command
+}
+
 /// Where every step builds, and finds its builds, tools and scratch files: the
 /// workspace's target/. Each cargo that xtask runs is told so, so a CARGO_TARGET_DIR
 /// set elsewhere cannot send a build where the steps after it do not look.
@@ -416,4 +435,29 @@ fn workspace_root() -> PathBuf {
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    /// `cargo test` runs this with the variables `cargo run` gives xtask (the
+    /// package's manifest folder and name): the cargo xtask starts goes without them.
+    #[test]
+    fn the_cargo_xtask_runs_has_none_of_xtasks_own_package_variables() {
+        assert!(std::env::var_os("CARGO_MANIFEST_DIR").is_some());
+        assert!(std::env::var_os("CARGO_PKG_NAME").is_some());
+        let command = super::cargo_command();
+        let removed: Vec<String> = command
+            .get_envs()
+            .filter(|(_, value)| value.is_none())
+            .map(|(name, _)| name.to_string_lossy().into_owned())
+            .collect();
+        for name in ["CARGO_MANIFEST_DIR", "CARGO_PKG_NAME", "CARGO_PKG_VERSION_MAJOR"] {
+            assert!(removed.iter().any(|r| r == name), "{name}: {removed:?}");
+        }
+        let target = command
+            .get_envs()
+            .find(|(name, _)| *name == "CARGO_TARGET_DIR")
+            .and_then(|(_, value)| value);
+        assert_eq!(target, Some(super::target_dir().as_os_str()));
+    }
 }
