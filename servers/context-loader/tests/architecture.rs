@@ -70,6 +70,7 @@ const MEMBER_RELATIVE: &[&str] = &["src/", "tests/", "examples/", "data/", "buil
 const NOT_ITEMS: &[&str] = &[
     // MCP wire names.
     "initialize",
+    "arguments",
     "structuredContent",
     "isError",
     // JSON.
@@ -78,6 +79,8 @@ const NOT_ITEMS: &[&str] = &[
     "INTERNAL_ERROR",
     // A Rust keyword ("add its `mod` line").
     "mod",
+    // The MCP Apps SDK's host class (npm, driven by xtask/app/).
+    "AppBridge",
 ];
 
 fn root() -> PathBuf {
