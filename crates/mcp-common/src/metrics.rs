@@ -226,6 +226,8 @@ impl<S: Send + Sync + 'static> MeteredToolRouter<S> {
         let result = if self.inner.get(&context.name).is_some() {
             self.inner.call(context).await
         } else {
+            // Its arguments, if parked by the transport, are given back now.
+            drop(crate::parked::unpark(context.arguments));
             Err(unknown_tool(&context.name))
         };
         let outcome = match &result {
