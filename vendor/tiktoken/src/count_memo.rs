@@ -542,7 +542,10 @@ mod tests {
         assert!(pool.adopt(owners[1]).is_none());
         for &o in &owners[2..] {
             let mut m = pool.adopt(o).expect("kept");
-            assert_eq!(m.count(b"mine", || unreachable!("its own")), (o % 200) as usize);
+            assert_eq!(
+                m.count(b"mine", || unreachable!("its own")),
+                (o % 200) as usize
+            );
             assert!(pool.adopt(o).is_none(), "given once");
         }
     }
