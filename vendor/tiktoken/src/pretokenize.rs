@@ -361,8 +361,16 @@ fn decode_char(b: &[u8], i: usize) -> (u32, usize) {
 #[inline(always)]
 fn hangul_syllable_at(b: &[u8], j: usize) -> bool {
     // U+AC00..=U+D7A3 is EA B0 80 ..= ED 9E A3: 3-byte sequences whose lead
-    // byte is EA..=ED (U+A000..=U+DFFF, surrogates excluded by UTF-8).
-    (0xEA..=0xED).contains(&b[j]) && (0xAC00..=0xD7A3).contains(&decode_char(b, j).0)
+    // byte is EA..=ED (U+A000..=U+DFFF, surrogates excluded by UTF-8). Decoded
+    // here, not by `decode_char`, which the compiler left out of line.
+    let c0 = b[j];
+    if !(0xEA..=0xED).contains(&c0) {
+        return false;
+    }
+    let c = (u32::from(c0 & 0x0F) << 12)
+        | (u32::from(b[j + 1] & 0x3F) << 6)
+        | u32::from(b[j + 2] & 0x3F);
+    (0xAC00..=0xD7A3).contains(&c)
 }
 
 /// Scan a `\p{L}+` run (cl100k-family letter rule) from `j`, ASCII and CJK
