@@ -156,6 +156,46 @@ fn counts_through_the_piece_memo_match_reference() {
     }
 }
 
+/// The memo a thread leaves when it exits is adopted by the next thread that counts
+/// with the same encoding (vendor/tiktoken/PATCH.md section 8): texts counted on a
+/// chain of short-lived threads, each with both encodings and pieces the previous
+/// threads stored (Korean syllables among them, PATCH.md section 9), must count as
+/// tiktoken-rs does on every thread, and as the first thread did.
+#[test]
+fn counts_through_memos_adopted_from_exited_threads_match_reference() {
+    let text: String = (0..3_000u32)
+        .map(|i| {
+            format!(
+                "fn item_{}(x: u{}) {{ \"한국어 문장 {}는\" }} The word{}'s end.\n",
+                i % 211,
+                8 << (i % 4),
+                ["가나다", "힣힣", "안녕하세요"][(i % 3) as usize],
+                i % 97,
+            )
+        })
+        .collect();
+    let chunks: Vec<&str> = text.split_inclusive('\n').collect();
+    let chunks: Vec<String> = chunks.chunks(200).map(|c| c.concat()).collect();
+    let expected: Vec<[usize; 2]> = chunks
+        .iter()
+        .map(|c| [Tokenizer::Cl100kBase, Tokenizer::O200kBase].map(|t| reference(t, c)))
+        .collect();
+    for thread in 0..4 {
+        let counted = std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    chunks
+                        .iter()
+                        .map(|c| [Tokenizer::Cl100kBase, Tokenizer::O200kBase].map(|t| t.count(c)))
+                        .collect::<Vec<_>>()
+                })
+                .join()
+                .expect("counting thread")
+        });
+        assert_eq!(counted, expected, "thread {thread}");
+    }
+}
+
 #[test]
 fn repository_sources_match_reference() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");

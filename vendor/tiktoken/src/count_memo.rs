@@ -267,27 +267,84 @@ fn second_index(h: u64) -> usize {
     ((h ^ h >> 29).wrapping_mul(K) >> (64 - BUCKETS.trailing_zeros())) as usize
 }
 
+/// This thread's memos, one per encoding; handed to [`RETIRED`] when the thread
+/// exits.
+struct ThreadMemos(Vec<(u64, Memo)>);
+
+impl Drop for ThreadMemos {
+    fn drop(&mut self) {
+        RETIRED.retire(self.0.drain(..));
+    }
+}
+
 thread_local! {
-    static MEMOS: RefCell<Vec<(u64, Memo)>> = const { RefCell::new(Vec::new()) };
+    static MEMOS: RefCell<ThreadMemos> = const { RefCell::new(ThreadMemos(Vec::new())) };
+}
+
+/// context-loader patch: the memos of threads that have exited, for the next
+/// thread that counts with the same encoding.
+///
+/// Why: callers count on short-lived threads (a scoped worker per request for
+/// `files`, a fresh `spawn_blocking` thread after an idle spell), and a fresh
+/// thread's memo is empty: every distinct piece it meets costs a probe of the
+/// vocabulary's table (a cache miss) and often a merge. Counting 1.4 MB of
+/// English prose with o200k_base on a fresh thread ran at a quarter of the
+/// rate of the same count on a thread whose memo was warm (58 vs 251 MB/s,
+/// same process, PATCH.md section 8). A retired memo holds exact counts for
+/// its encoding's nonce only, so adopting it changes no answer.
+static RETIRED: Retired = Retired::new();
+
+/// Memos kept after their threads exit: a bound on the memory held for threads
+/// that no longer exist (each memo is 256 KiB, plus 4 MiB once its second level
+/// exists); as many as a machine runs counting threads at once, mostly.
+const RETIRED_MAX: usize = 8;
+
+struct Retired(std::sync::Mutex<Vec<(u64, Memo)>>);
+
+impl Retired {
+    const fn new() -> Self {
+        Self(std::sync::Mutex::new(Vec::new()))
+    }
+
+    /// Keep `memos`, dropping the oldest kept beyond [`RETIRED_MAX`].
+    fn retire(&self, memos: impl Iterator<Item = (u64, Memo)>) {
+        let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        for memo in memos {
+            if kept.len() == RETIRED_MAX {
+                kept.remove(0);
+            }
+            kept.push(memo);
+        }
+    }
+
+    /// The newest kept memo of the encoding `owner`, taken out of the pool.
+    fn adopt(&self, owner: u64) -> Option<Memo> {
+        let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let at = kept.iter().rposition(|(o, _)| *o == owner)?;
+        Some(kept.remove(at).1)
+    }
 }
 
 /// Run `f` with this thread's memo for the encoding `owner` (a
 /// [`new_cache_id`](crate::piece_cache::new_cache_id) nonce), or with `None`
 /// when the memo is already in use on this thread (re-entry): no memo, same
-/// answer.
+/// answer. A thread's first count with an encoding adopts the memo a thread
+/// that has exited left for it, if any ([`RETIRED`]).
 #[inline]
 pub(crate) fn with_memo<R>(owner: u64, f: impl FnOnce(Option<&mut Memo>) -> R) -> R {
     MEMOS.with(|memos| {
         let Ok(mut memos) = memos.try_borrow_mut() else {
             return f(None);
         };
+        let memos = &mut memos.0;
         let at = match memos.iter().position(|(o, _)| *o == owner) {
             Some(at) => at,
             None => {
                 if memos.len() == OWNERS_MAX {
                     memos.remove(0);
                 }
-                memos.push((owner, Memo::new()));
+                let memo = RETIRED.adopt(owner).unwrap_or_else(Memo::new);
+                memos.push((owner, memo));
                 memos.len() - 1
             }
         };
@@ -449,6 +506,48 @@ mod tests {
             });
         }
         with_memo(a, |m| assert_eq!(m.unwrap().count(b"same", || 4), 4));
+    }
+
+    #[test]
+    fn a_thread_adopts_the_memo_an_exited_thread_left_for_its_encoding() {
+        let (a, b) = (new_cache_id(), new_cache_id());
+        std::thread::spawn(move || {
+            with_memo(a, |m| assert_eq!(m.unwrap().count(b"left", || 5), 5));
+        })
+        .join()
+        .unwrap();
+        std::thread::spawn(move || {
+            // Another encoding: never a's memo.
+            with_memo(b, |m| assert_eq!(m.unwrap().count(b"left", || 6), 6));
+            // a's: what the exited thread stored, without computing.
+            with_memo(a, |m| {
+                assert_eq!(m.unwrap().count(b"left", || unreachable!("adopted")), 5)
+            });
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn the_pool_keeps_the_newest_memos_and_gives_each_once() {
+        let pool = Retired::new();
+        let owners: Vec<u64> = (0..RETIRED_MAX + 2).map(|_| new_cache_id()).collect();
+        pool.retire(owners.iter().map(|&o| {
+            let mut m = Memo::new();
+            m.count(b"mine", || (o % 200) as usize);
+            (o, m)
+        }));
+        // The two oldest were dropped.
+        assert!(pool.adopt(owners[0]).is_none());
+        assert!(pool.adopt(owners[1]).is_none());
+        for &o in &owners[2..] {
+            let mut m = pool.adopt(o).expect("kept");
+            assert_eq!(
+                m.count(b"mine", || unreachable!("its own")),
+                (o % 200) as usize
+            );
+            assert!(pool.adopt(o).is_none(), "given once");
+        }
     }
 
     #[test]

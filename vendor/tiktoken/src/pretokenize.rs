@@ -352,6 +352,27 @@ fn decode_char(b: &[u8], i: usize) -> (u32, usize) {
     }
 }
 
+/// context-loader patch: whether a Hangul syllable (U+AC00..=U+D7A3) starts
+/// at `j`: a letter of every class the scanners ask about (`\p{Lo}`, so
+/// `Caseless` in [`cjk_class`] and `Both` for the o200k family), tested without
+/// the table's chain of ranges. Korean prose is mostly these; the mixed-script
+/// loops take one here before calling [`cjk_class`] (PATCH.md section 9).
+/// Caller guarantees `j < b.len()` and that `b` is valid UTF-8 (from a `&str`).
+#[inline(always)]
+fn hangul_syllable_at(b: &[u8], j: usize) -> bool {
+    // U+AC00..=U+D7A3 is EA B0 80 ..= ED 9E A3: 3-byte sequences whose lead
+    // byte is EA..=ED (U+A000..=U+DFFF, surrogates excluded by UTF-8). Decoded
+    // here, not by `decode_char`, which the compiler left out of line.
+    let c0 = b[j];
+    if !(0xEA..=0xED).contains(&c0) {
+        return false;
+    }
+    let c = (u32::from(c0 & 0x0F) << 12)
+        | (u32::from(b[j + 1] & 0x3F) << 6)
+        | u32::from(b[j + 2] & 0x3F);
+    (0xAC00..=0xD7A3).contains(&c)
+}
+
 /// Scan a `\p{L}+` run (cl100k-family letter rule) from `j`, ASCII and CJK
 /// alike. `Some(end)` when the run ends at a char that is *certainly* not a
 /// letter; `None` (defer) on the first char the table cannot place.
@@ -371,6 +392,10 @@ fn scan_letter_run_mixed(b: &[u8], mut j: usize) -> Option<usize> {
                 continue;
             }
             return Some(j);
+        }
+        if hangul_syllable_at(b, j) {
+            j += 3;
+            continue;
         }
         let (ch, len) = decode_char(b, j);
         match cjk_class(ch) {
@@ -980,6 +1005,11 @@ fn o200k_word_mixed<const CONTRACTIONS: bool, const HAN_APART: bool>(
     let mut q = p;
     let mut last_both_end: Option<usize> = None;
     while q < n {
+        if hangul_syllable_at(b, q) {
+            q += 3;
+            last_both_end = Some(q);
+            continue;
+        }
         let (kind, len) = o200k_letter_kind::<HAN_APART>(b, q);
         match kind {
             LetterKind::Upper => q += len,
@@ -1028,6 +1058,10 @@ fn o200k_word_mixed<const CONTRACTIONS: bool, const HAN_APART: bool>(
 fn scan_lower_run<const HAN_APART: bool>(b: &[u8], mut r: usize) -> Option<usize> {
     let n = b.len();
     while r < n {
+        if hangul_syllable_at(b, r) {
+            r += 3;
+            continue;
+        }
         let (kind, len) = o200k_letter_kind::<HAN_APART>(b, r);
         match kind {
             LetterKind::Lower | LetterKind::Both => r += len,
@@ -1313,6 +1347,42 @@ const fn is_ascii_ws(b: u8) -> bool {
 mod tests {
     use super::*;
     use regex::Regex;
+
+    #[test]
+    fn hangul_syllable_at_is_the_syllable_block_and_the_table_agrees() {
+        // Every scalar whose UTF-8 lead byte is E0..=EF (U+0800..=U+FFFF), alone,
+        // at the end of a text and with bytes after it: the fast test says yes
+        // exactly for U+AC00..=U+D7A3, and the table calls all of those letters.
+        for c in (0x800u32..=0xFFFF).filter_map(char::from_u32) {
+            let syllable = (0xAC00..=0xD7A3).contains(&(c as u32));
+            for text in [
+                format!("{c}"),
+                format!("a{c}"),
+                format!("{c}b"),
+                format!("{c}{c}"),
+            ] {
+                let at = text.find(c).unwrap();
+                assert_eq!(
+                    hangul_syllable_at(text.as_bytes(), at),
+                    syllable,
+                    "{c:?} in {text:?}"
+                );
+            }
+            if syllable {
+                assert!(cjk_class(c as u32) == CjkClass::Caseless, "{c:?}");
+            }
+        }
+        for text in [
+            "a",
+            "\u{7f}",
+            "\u{80}",
+            "\u{7ff}",
+            "\u{10000}",
+            "\u{10FFFF}",
+        ] {
+            assert!(!hangul_syllable_at(text.as_bytes(), 0), "{text:?}");
+        }
+    }
 
     #[test]
     fn every_run_end_matches_the_byte_loop() {
@@ -1904,6 +1974,22 @@ mod tests {
             let fast = collect_matches(&pt, &text);
             let reference = reference_matches(CL100K, &text);
             proptest::prop_assert_eq!(fast, reference, "fast/regex mismatch for {:?}", text);
+        }
+
+        /// Hangul syllables beside the characters just outside their block
+        /// (unassigned U+ABFF and U+D7A4, Jamo extensions, a Meetei Mayek mark,
+        /// compatibility and conjoining jamo, a Hangul tone mark) and ASCII:
+        /// the syllable fast path (PATCH.md section 9) cuts what the regex cuts.
+        #[test]
+        fn prop_fast_matches_regex_hangul_edges(
+            text in "[가각힣한\u{ABFF}\u{D7A4}\u{D7B0}\u{A960}\u{ABE3}\u{1100}\u{3131}\u{302E}ÀaA '0.,\n]*"
+        ) {
+            for spec in [CL100K, O200K, QWEN2, KIMI] {
+                let pt = spec.tokenizer();
+                let fast = collect_matches(&pt, &text);
+                let reference = reference_matches(spec, &text);
+                proptest::prop_assert_eq!(fast, reference, "fast/regex mismatch for {:?}", text);
+            }
         }
 
         #[test]
