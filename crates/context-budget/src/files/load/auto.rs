@@ -32,8 +32,10 @@ use crate::{ResolvedModel, Tokenizer};
 
 /// The share of the budget (percent) the answer fills whenever more detail remains.
 pub(super) const FILL_PERCENT: u64 = 90;
-/// Times files are chosen again to fill the budget (each a count of the answer).
+/// Times a text is built and proven to fill the budget (each a count of the answer).
 const ROUNDS: usize = 6;
+/// Times files are chosen (no count: a pass over the files' costs).
+const SELECTIONS: usize = 24;
 
 /// Of a piece as the answer holds it: tokens for the model, by the highest
 /// estimate, characters (UTF-16), bytes.
@@ -136,16 +138,35 @@ pub(super) fn load_auto(
     let (mut good, mut bad) = (None::<u64>, None::<u64>);
     // The fullest answer that lost no piece to the proof; else the fullest.
     let mut best: Option<(LoadedFiles, bool)> = None;
-    let mut previous: Option<Vec<Level>> = None;
-    for _ in 0..ROUNDS {
+    // Each built round's levels and whether its proof lost a piece.
+    let mut built: Vec<(Vec<Level>, bool)> = Vec::new();
+    // A narrower room than `room`: halfway back to the last that lost no piece, or
+    // down by a twentieth.
+    let narrower = |room: u64, good: Option<u64>| match good {
+        Some(g) => g + (room - g) / 2,
+        None => room.saturating_sub(slack.max(room / 20)),
+    };
+    for _ in 0..SELECTIONS {
         let limits = Reserve {
             text_tokens: room,
             ..reserve
         };
         let (levels, limit_bound) = select(&files, &order, named, &limits);
-        if previous.as_ref() == Some(&levels) {
-            // A wider room changed nothing: the answer limit binds, not the budget.
-            break;
+        match built.iter().find(|(l, _)| *l == levels) {
+            // The same choice lost a piece: narrower still, without building it.
+            Some((_, true)) => {
+                bad = Some(room);
+                let next = narrower(room, good);
+                if next == room || Some(next) == good {
+                    break;
+                }
+                room = next;
+                continue;
+            }
+            // Already proven: a wider room changes nothing (the answer limit binds).
+            Some((_, false)) => break,
+            None if built.len() == ROUNDS => break,
+            None => {}
         }
         let omitted_chosen = levels.iter().filter(|l| **l == Level::Omitted).count();
         let more_detail = levels.iter().any(|l| *l < Level::Full);
@@ -165,6 +186,7 @@ pub(super) fn load_auto(
             true => bad = Some(room),
             false => good = Some(room),
         }
+        built.push((levels, dropped));
         let filled = answer.answer_tokens * 100 >= budget * FILL_PERCENT;
         let room_left = budget.saturating_sub(answer.answer_tokens);
         let better = match &best {
@@ -177,24 +199,20 @@ pub(super) fn load_auto(
         if better {
             best = Some((answer, dropped));
         }
-        let next = match (dropped, good, bad) {
-            // A piece lost: halfway back to the last room that lost none, or down by
-            // a twentieth.
-            (true, Some(g), _) => g + (room - g) / 2,
-            (true, None, _) => room.saturating_sub(slack.max(room / 20)),
+        let next = match (dropped, bad) {
+            (true, _) => narrower(room, good),
             // Filled, nothing more to show, or the answer limit holds the rest back.
-            (false, _, _) if filled || !more_detail || limit_bound || room_left <= slack => {
+            (false, _) if filled || !more_detail || limit_bound || room_left <= slack => {
                 break;
             }
-            (false, _, Some(b)) => room + (b - room) / 2,
-            (false, _, None) => room + room_left - slack,
+            (false, Some(b)) => room + (b - room) / 2,
+            (false, None) => room + room_left - slack,
         };
         // Back to a room already proven: its answer is the best.
         if next == room || Some(next) == good {
             break;
         }
         room = next;
-        previous = Some(levels);
     }
     best.map(|(answer, _)| answer).ok_or(FilesError::Cancelled)
 }
