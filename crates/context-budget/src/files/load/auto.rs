@@ -7,7 +7,7 @@
 //! ([`rank::signals`]). Files the caller named come first, in order; the rest by
 //! [`rank::by_rank`]. [`select`] then gives every file a path line (those that do not
 //! fit even so are omitted, and the answer counts them), named files their text, then
-//! by rank each file its outline, then its text, each upgrade taken while it fits.
+//! by rank each file its outline, then its text, each upgrade taken if it fits.
 //!
 //! The text is built in that order and proven by [`Packing::finish`], which drops
 //! pieces from the end while the answer is over the budget. What the report around
@@ -301,11 +301,10 @@ fn scan(
 
 /// Each file's level (indexed like `files`) within `room`: path lines for all in
 /// `order` (omitted when even that is over), named files (the first `named` of
-/// `order`) their text or else their outline; then by `order` outlines, then
-/// texts, each at most a quarter of the room the path lines left (one large file
-/// does not take the room of many); then, by `order` again, any upgrade that still
-/// fits. Also whether an upgrade that fit the budget was refused for the answer
-/// limit's characters, bytes or estimate.
+/// `order`) their text or else their outline; then by `order` each file its
+/// outline, then its text, every upgrade that fits (one that does not is passed
+/// over, and later smaller ones may still fit). Also whether an upgrade that fit
+/// the budget was refused for the answer limit's characters, bytes or estimate.
 fn select(files: &[Scanned], order: &[usize], named: usize, room: &Reserve) -> (Vec<Level>, bool) {
     let mut chosen = Selection {
         files,
@@ -314,29 +313,25 @@ fn select(files: &[Scanned], order: &[usize], named: usize, room: &Reserve) -> (
         used: (0, 0, 0, 0),
         limit_bound: false,
     };
-    let any = u64::MAX;
     for &i in order {
-        chosen.upgrade(i, Level::Path, any);
+        chosen.upgrade(i, Level::Path);
     }
     for &i in &order[..named] {
         if chosen.levels[i] == Level::Path
-            && !chosen.upgrade(i, Level::Full, any)
+            && !chosen.upgrade(i, Level::Full)
             && files[i].outline.is_some()
         {
-            chosen.upgrade(i, Level::Outline, any);
+            chosen.upgrade(i, Level::Outline);
         }
     }
-    let quarter = room.text_tokens.saturating_sub(chosen.used.0) / 4;
-    for most in [quarter, any] {
-        for &i in order {
-            if chosen.levels[i] == Level::Path && files[i].outline.is_some() {
-                chosen.upgrade(i, Level::Outline, most);
-            }
+    for &i in order {
+        if chosen.levels[i] == Level::Path && files[i].outline.is_some() {
+            chosen.upgrade(i, Level::Outline);
         }
-        for &i in order {
-            if matches!(chosen.levels[i], Level::Path | Level::Outline) {
-                chosen.upgrade(i, Level::Full, most);
-            }
+    }
+    for &i in order {
+        if matches!(chosen.levels[i], Level::Path | Level::Outline) {
+            chosen.upgrade(i, Level::Full);
         }
     }
     (chosen.levels, chosen.limit_bound)
@@ -352,13 +347,10 @@ struct Selection<'a> {
 }
 
 impl Selection<'_> {
-    /// Take file `i` to level `to` when that adds at most `most` tokens and fits.
-    fn upgrade(&mut self, i: usize, to: Level, most: u64) -> bool {
+    /// Take file `i` to level `to` when that fits.
+    fn upgrade(&mut self, i: usize, to: Level) -> bool {
         let file = &self.files[i];
         let (old, new) = (file.cost(self.levels[i]), file.cost(to));
-        if new.0.saturating_sub(old.0) > most {
-            return false;
-        }
         let used = self.used;
         let next = (
             (used.0 + new.0).saturating_sub(old.0),
