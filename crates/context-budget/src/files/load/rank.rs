@@ -2,8 +2,9 @@
 //! names other files mention ranks high (Aider's repository map, reduced to an
 //! in-degree). A file's names are those its outline declares at the top level (the identifier after
 //! `fn`, `struct`, `class`, `def`, `func`, `interface`, ...) and its module name
-//! (its stem, or its folder's for `mod.rs`, `lib.rs`, `index.js`, `__init__.py`;
-//! none under `tests/`, `examples/` and the like);
+//! (its stem, or its folder's for `mod.rs`, `lib.rs`, `index.js`, `__init__.py`);
+//! a test, example or fixture (by folder or name) declares none, though what it
+//! mentions counts for the files it uses;
 //! its rank is how many other files mention one of them. A name declared by more
 //! than [`MAX_DECLARING_FILES`] files (`new`, `tests`, `main`) says nothing of
 //! which file is meant and is not counted. Ties go to the shallower path, then the
@@ -56,7 +57,8 @@ const DECLARING: &[&str] = &[
 ];
 
 /// Folders whose files no other file names: a test's or an example's stem (`files`
-/// in `tests/files.rs`) is not the module others mention.
+/// in `tests/files.rs`) is not the module others mention, nor are its functions
+/// what others call.
 const UNNAMED_FOLDERS: &[&str] = &[
     "tests",
     "test",
@@ -91,6 +93,9 @@ fn hash(name: &str) -> u64 {
 /// outline.
 pub(super) fn signals(path: &str, text: &str, outline: Option<&str>) -> Signals {
     let mut declared = Vec::new();
+    // What a test declares (`block_on`, `setup`) is what the code it tests declares
+    // as methods, which are not counted: the test would take their mentions.
+    let outline = outline.filter(|_| !is_test(path));
     declared.extend(module_name(path).map(|name| (hash(&name), weight(&name))));
     // Top-level lines only (not indented): a method's name (`get`, `insert`)
     // says little of which file is meant.
@@ -220,7 +225,7 @@ pub(super) fn by_rank(degree: &[u32], paths: &[&str], tokens: &[u64]) -> Vec<usi
 /// `__init__.py` and the like the nearest folder above that is not `src`; `-`
 /// read as `_` (`context-budget` is the crate `context_budget`).
 fn module_name(path: &str) -> Option<String> {
-    if path.split('/').any(|part| UNNAMED_FOLDERS.contains(&part)) {
+    if is_test(path) {
         return None;
     }
     let mut parts = path.rsplit('/');
@@ -231,6 +236,19 @@ fn module_name(path: &str) -> Option<String> {
         .find(|part| !NAMELESS.contains(part))?;
     let name = name.replace('-', "_");
     counted(&name).then_some(name)
+}
+
+/// A test's, an example's or a fixture's path: in such a folder, or named as tests
+/// are (`test_x.py`, `x_test.go`, `x_tests.rs`, `x.test.ts`, `x.spec.js`).
+fn is_test(path: &str) -> bool {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    let stem = file.split('.').next().unwrap_or(file);
+    path.split('/').any(|part| UNNAMED_FOLDERS.contains(&part))
+        || stem.starts_with("test_")
+        || stem.ends_with("_test")
+        || stem.ends_with("_tests")
+        || file.contains(".test.")
+        || file.contains(".spec.")
 }
 
 fn counted(name: &str) -> bool {
@@ -310,6 +328,12 @@ mod tests {
         assert_eq!(module_name("files/mod.rs").as_deref(), Some("files"));
         assert_eq!(module_name("pkg/__init__.py").as_deref(), Some("pkg"));
         assert_eq!(module_name("a.rs"), None, "too short to count");
+        assert_eq!(module_name("tests/files.rs"), None);
+        let test = signals("src/time/tests/mod.rs", "", Some("fn block_on() {}"));
+        assert!(test.declared.is_empty(), "a test declares nothing");
+        assert!(
+            is_test("pkg/io_test.go") && is_test("src/a.spec.ts") && !is_test("src/testing.rs")
+        );
     }
 
     #[test]
