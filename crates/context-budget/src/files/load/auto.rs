@@ -68,7 +68,9 @@ struct Scanned {
     /// Its full text's tokens, as its path line states.
     tokens: u64,
     path: Cost,
-    /// Its outline and its piece's cost, when it has one smaller than its text.
+    /// Its outline and its piece's cost, when it has one smaller than its text. Kept
+    /// for the call (outlines are smaller than the texts, which the call's read limit
+    /// bounds), so that each round does not parse again.
     outline: Option<(String, Cost)>,
     full: Cost,
 }
@@ -447,10 +449,13 @@ fn build<'a>(
                 let Some(content) = texts.remove(&i).flatten() else {
                     continue;
                 };
-                let tokens = tokenizer.count(&content) as u64;
+                // Counted again only to be cut: the proof counts the whole text.
                 let content = request
                     .max_file_tokens
-                    .and_then(|max| cut(tokenizer, &content, tokens, max))
+                    .and_then(|max| {
+                        let tokens = tokenizer.count(&content) as u64;
+                        cut(tokenizer, &content, tokens, max)
+                    })
                     .unwrap_or(content);
                 push_piece(&mut text, format, path, &content);
             }
