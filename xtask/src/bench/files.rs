@@ -744,6 +744,12 @@ pub fn auto_against_repomix_compress(bench: &mut Bench) -> anyhow::Result<String
     let repomix_total = tokenizer.count(&repomix_text);
     let seen = tokenizer.prefix_within(&repomix_text, AUTO_BUDGET);
     let repomix_seen = file_blocks(seen).len();
+    // repomix lists every file in its directory tree before the contents: a model
+    // sees their names when the whole tree is within the cut.
+    let repomix_named = match seen.contains("</directory_structure>") {
+        true => format!("{} (its directory tree)", blocks.len()),
+        false => "part (its directory tree is cut)".to_string(),
+    };
     let number = |key: &str| answer[key].as_u64().unwrap_or(0);
     let level = |name: &str| answer["levels"][name].as_u64().unwrap_or(0);
     let files = number("included_files") + number("omitted_files");
@@ -760,7 +766,7 @@ pub fn auto_against_repomix_compress(bench: &mut Bench) -> anyhow::Result<String
             format!("{theirs_tokens}"),
             format!("{repomix_total}"),
             share(repomix_seen as u64),
-            "(its directory tree, if it fits)".into(),
+            repomix_named,
         ],
         vec![
             format!("context-loader load --detail auto --budget {AUTO_BUDGET} (--no-cache)"),
