@@ -43,6 +43,7 @@ const SECTIONS: &[(&str, Section)] = &[
     ("tokenizer-families", tokenizer_families::families),
     ("tokenizer-families", family_goals::goals),
     ("files", files::against_repomix),
+    ("files-auto", files::auto_against_repomix_compress),
     ("tool-list", tool_list::definitions),
 ];
 

@@ -65,7 +65,7 @@ wire_names!(SortOrder { Tokens => "tokens", Name => "name" });
 wire_names!(FileSort { Tokens => "tokens", Path => "path" });
 wire_names!(PackOrder { Given => "given", Smallest => "smallest", Path => "path" });
 wire_names!(PackFormat { Xml => "xml", Markdown => "markdown", Plain => "plain" });
-wire_names!(Detail { Full => "full", Outline => "outline", Path => "path" });
+wire_names!(Detail { Full => "full", Outline => "outline", Path => "path", Auto => "auto" });
 
 #[cfg(test)]
 mod tests {

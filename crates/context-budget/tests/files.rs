@@ -3,7 +3,7 @@
 //! paths, secret-looking files, globs, limits, the cache, and the budget promise.
 
 use context_budget::Unobserved;
-use context_budget::files::pack::{PackFormat, PackOrder};
+use context_budget::files::pack::{Detail, PackFormat, PackOrder};
 use context_budget::files::roots::Roots;
 use context_budget::files::{
     FileLimits, FileQuery, FileSort, FileStore, FileTokens, FilesError, LoadRequest, LoadedFiles,
@@ -596,14 +596,18 @@ proptest! {
         format in prop_oneof![Just(PackFormat::Xml), Just(PackFormat::Markdown), Just(PackFormat::Plain)],
         order in prop_oneof![Just(PackOrder::Given), Just(PackOrder::Smallest), Just(PackOrder::Path)],
         model_name in prop_oneof![Just("gpt-4o"), Just("gpt-4"), Just("claude-sonnet-4-5")],
+        // `auto` chooses each file's level by its own estimate of the report: the
+        // same proof holds whatever it chose, outlines (`.rs`, `.md`) included.
+        detail in prop_oneof![Just(Detail::Full), Just(Detail::Auto)],
+        extension in prop_oneof![Just("txt"), Just("rs"), Just("md")],
     ) {
         let tree = tree("prop");
         for (i, text) in contents.iter().enumerate() {
-            tree.write(format!("root/f{i}.txt"), text);
+            tree.write(format!("root/f{i}.{extension}"), text);
         }
         let store = FileStore::new(FileLimits::default());
         let query = FileQuery { paths: vec![".".into()], ..FileQuery::default() };
-        let request = LoadRequest { budget: Some(budget), order, format, max_file_tokens, ..LoadRequest::default() };
+        let request = LoadRequest { budget: Some(budget), order, format, detail, max_file_tokens, ..LoadRequest::default() };
         let tokenizer = model(model_name).tokenizer();
         match store.load_files(&roots(&tree), &query, &request, &model(model_name), &Unobserved) {
             Ok(loaded) => {
@@ -613,6 +617,9 @@ proptest! {
                 prop_assert_eq!(loaded.answer_tokens, tokenizer.count(&answer) as u64);
                 prop_assert!(loaded.answer_tokens <= budget);
                 prop_assert_eq!(loaded.included_files + loaded.omitted_files, contents.len());
+                if let Some(levels) = loaded.levels {
+                    prop_assert_eq!(levels.full + levels.outline + levels.path, loaded.included_files);
+                }
             }
             // Too small a budget for the report itself is refused, never exceeded.
             Err(FilesError::BudgetBelowReport { envelope, .. }) => prop_assert!(envelope + 4 > budget / 2),

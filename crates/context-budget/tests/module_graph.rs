@@ -38,7 +38,13 @@ const FILES_STACK: &[&[&str]] = &[
 ];
 
 /// `files/load/`, bottom to top as `load/mod.rs` lists it.
-const LOAD_STACK: &[&[&str]] = &[&["attribution"], &["answer"], &["budget"], &["packing"]];
+const LOAD_STACK: &[&[&str]] = &[
+    &["attribution", "rank"],
+    &["answer"],
+    &["budget"],
+    &["packing"],
+    &["auto"],
+];
 
 fn src_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")

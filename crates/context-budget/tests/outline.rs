@@ -744,3 +744,198 @@ fn a_function_holding_the_whole_file_is_outlined_inside() {
     assert!(!o.text.contains("BODY_ONLY"));
     assert!(parses_cleanly(Language::JavaScript, &o.text), "{}", o.text);
 }
+
+/// A tree for `detail: "auto"`: a core module every other source file uses, deep
+/// in the tree and the largest; 30 files using it; `a.rs`, used by none, which sorts
+/// first by path, depth and size alike; and notes without an outline.
+fn auto_tree(tag: &str) -> test_support::TempTree {
+    let tree = test_support::TempTree::new(tag);
+    let body = |n: usize| -> String {
+        (0..n)
+            .map(|i| format!("    let step_{i} = size * {i} + {i};\n"))
+            .collect()
+    };
+    // Several functions per file, none most of it: each has an outline.
+    let functions = |names: &[&str], tail: &str| -> String {
+        names
+            .iter()
+            .map(|name| {
+                format!(
+                    "/// {name}, documented.\npub fn {name}(size: usize) -> usize {{\n{}    {tail}\n}}\n\n",
+                    body(8)
+                )
+            })
+            .collect()
+    };
+    tree.write(
+        "root/src/deep/engine/core.rs",
+        format!(
+            "//! The core.\n\n/// The engine.\npub struct EngineCore {{\n    pub size: usize,\n}}\n\n{}",
+            functions(&["start_engine_core", "stop_engine_core", "tune_engine_core"], "size")
+        ),
+    );
+    for i in 0..30 {
+        let (one, two) = (format!("user_number_{i}"), format!("user_other_{i}"));
+        tree.write(
+            format!("root/src/user{i:02}.rs"),
+            format!(
+                "use crate::deep::engine::core::{{EngineCore, start_engine_core}};\n\n{}",
+                functions(&[&one, &two], "start_engine_core(size).size")
+            ),
+        );
+    }
+    tree.write("root/a.rs", "pub fn lonely_helper() -> u32 {\n    1\n}\n");
+    tree.write("root/notes.txt", "Plain notes about the engine.\n");
+    tree
+}
+
+/// Where `path`'s piece or path line starts in `text`.
+fn position_of(text: &str, path: &str) -> Option<usize> {
+    let line = format!("{path} (");
+    let wrapped = format!("<file path=\"{path}\">");
+    text.match_indices(&line)
+        .map(|(at, _)| at)
+        .find(|&at| at == 0 || text.as_bytes()[at - 1] == b'\n')
+        .into_iter()
+        .chain(text.find(&wrapped))
+        .min()
+}
+
+fn load_auto(
+    tree: &test_support::TempTree,
+    paths: &[&str],
+    budget: u64,
+    rows: Option<usize>,
+    control: &dyn ScanControl,
+) -> Result<context_budget::files::LoadedFiles, context_budget::files::FilesError> {
+    use context_budget::Catalog;
+    use context_budget::files::pack::Detail;
+    use context_budget::files::roots::Roots;
+    use context_budget::files::{FileLimits, FileQuery, FileStore, LoadRequest};
+    let roots = Roots::new(&[tree.join("root")]).expect("roots");
+    let store = FileStore::new(FileLimits::default());
+    let model = Catalog::builtin().resolve("gpt-4o").expect("model");
+    let query = FileQuery {
+        paths: paths.iter().map(|p| p.to_string()).collect(),
+        ..FileQuery::default()
+    };
+    let request = LoadRequest {
+        budget: Some(budget),
+        detail: Detail::Auto,
+        rows,
+        ..LoadRequest::default()
+    };
+    store.load_files(&roots, &query, &request, &model, control)
+}
+
+const AUTO_FILES: usize = 33;
+
+/// Over budgets from "not every path line fits" to "everything whole": the answer
+/// is proven (its count is the answer's, never over the budget), every file is a
+/// path line at least or counted as left out, the levels add up, the answer uses
+/// 90 % of the budget whenever more detail remains, and the referenced core module
+/// comes before the unreferenced `a.rs` and is never at less detail.
+#[test]
+fn auto_fills_the_budget_by_rank_and_keeps_every_file() {
+    use context_budget::answer::answer_text;
+    let tree = auto_tree("cb-auto-fill");
+    let count = |t: &str| Tokenizer::O200kBase.count(t) as u64;
+    let mut seen_levels = Vec::new();
+    for budget in [650, 900, 1_500, 3_000, 12_000] {
+        let loaded = load_auto(&tree, &[], budget, None, &Unobserved).expect("loaded");
+        let what = format!("budget {budget}: {:?}", loaded.levels);
+        assert_eq!(loaded.answer_tokens, count(&answer_text(&loaded)), "{what}");
+        assert!(loaded.answer_tokens <= budget, "{what}");
+        assert_eq!(loaded.tokens, count(&loaded.text), "{what}");
+        let levels = loaded.levels.expect("levels under auto");
+        assert_eq!(
+            levels.full + levels.outline + levels.path,
+            loaded.included_files,
+            "{what}"
+        );
+        assert_eq!(
+            loaded.included_files + loaded.omitted_files,
+            AUTO_FILES,
+            "{what}"
+        );
+        if loaded.omitted_files == 0 {
+            for i in 0..30 {
+                let path = format!("src/user{i:02}.rs");
+                assert!(position_of(&loaded.text, &path).is_some(), "{what}: {path}");
+            }
+        }
+        let more_detail = levels.full < AUTO_FILES;
+        if more_detail {
+            assert!(
+                loaded.answer_tokens * 100 >= budget * 90,
+                "{what}: {} of {budget}",
+                loaded.answer_tokens
+            );
+        }
+        let core = position_of(&loaded.text, "src/deep/engine/core.rs").expect("core");
+        assert_eq!(core, 0, "{what}: the most referenced file first");
+        if let Some(lonely) = position_of(&loaded.text, "a.rs") {
+            assert!(core < lonely, "{what}");
+        }
+        assert!(loaded.included.len() <= 10, "rows bound the list");
+        assert_eq!(
+            loaded.truncated,
+            loaded.included_files > 10 || loaded.omitted_files > 10
+        );
+        seen_levels.push((levels, loaded.omitted_files));
+    }
+    // The budgets cover each case: paths left out, outlines, and everything whole.
+    let (first, last) = (seen_levels[0], seen_levels[4]);
+    assert!(first.1 > 0 && first.0.outline == 0, "{seen_levels:?}");
+    assert!(seen_levels.iter().any(|(l, _)| l.outline > 10));
+    assert_eq!(last.0.full, AUTO_FILES, "{seen_levels:?}");
+}
+
+/// Files the caller names come first, whole when they fit, before the ranked rest;
+/// with every row listed, each row says its level.
+#[test]
+fn auto_puts_named_files_first() {
+    let tree = auto_tree("cb-auto-named");
+    let loaded =
+        load_auto(&tree, &["notes.txt", "src"], 3_000, Some(0), &Unobserved).expect("loaded");
+    assert!(
+        loaded
+            .text
+            .starts_with("<file path=\"notes.txt\">\nPlain notes about the engine.\n</file>\n"),
+        "{}",
+        loaded.text
+    );
+    assert_eq!(loaded.included[0].detail, Some("full"));
+    assert_eq!(loaded.included[1].path, "src/deep/engine/core.rs");
+    assert_eq!(loaded.included.len(), loaded.included_files);
+    assert!(loaded.included.iter().all(|f| f.detail.is_some()));
+    // a.rs was not asked for.
+    assert!(position_of(&loaded.text, "a.rs").is_none());
+}
+
+/// Cancelled at any point of an auto load (reading, ranking, building, proving),
+/// the call ends with `Cancelled`, not a partial answer.
+#[test]
+fn an_auto_load_stops_when_cancelled() {
+    use context_budget::files::FilesError;
+    let tree = auto_tree("cb-auto-cancel");
+    let counting = CancelAfter {
+        asked: AtomicUsize::new(0),
+        after: usize::MAX,
+    };
+    load_auto(&tree, &[], 3_000, None, &counting).expect("loaded");
+    let asked = counting.asked.load(Ordering::Relaxed);
+    assert!(asked > 8, "{asked}");
+    for after in [1, asked / 4, asked / 2, asked * 3 / 4] {
+        let control = CancelAfter {
+            asked: AtomicUsize::new(0),
+            after,
+        };
+        let result = load_auto(&tree, &[], 3_000, None, &control);
+        assert!(
+            matches!(result, Err(FilesError::Cancelled)),
+            "after {after} of {asked}: {:?}",
+            result.map(|l| l.levels)
+        );
+    }
+}

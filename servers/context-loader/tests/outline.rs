@@ -2,7 +2,9 @@
 //! over stdio, HTTP and stateless HTTP (same answers on each) and the CLI's
 //! `files --outline`: each file's outline tokens beside its full tokens, files
 //! without an outline said per reason, secret-looking files never read for one, and
-//! a mistyped `outline` refused with a structured error.
+//! a mistyped `outline` refused with a structured error. `load-files` at each
+//! detail, `auto` included (every file at the detail the budget allows, by rank),
+//! over the same transports and the CLI's `load --detail`.
 
 use context_budget::outline::{Bounds, outline};
 use context_budget::{Tokenizer, Unobserved};
@@ -248,5 +250,196 @@ fn the_cli_loads_outlines_and_paths() {
     assert!(
         String::from_utf8_lossy(&wrong.stderr).contains("outline"),
         "{wrong:?}"
+    );
+}
+
+/// A tree for `detail: "auto"`: `src/deep/core.rs`, which every other source file
+/// uses; 12 users; `a.rs`, used by none, first by path, depth and size alike; and
+/// notes without an outline. 15 files.
+fn auto_project(tag: &str) -> TempTree {
+    let dir = TempTree::new(&format!("cl-auto-{tag}"));
+    let functions = |names: &[&str], tail: &str| -> String {
+        names
+            .iter()
+            .map(|name| {
+                let body: String = (0..8)
+                    .map(|i| format!("    let step_{i} = size * {i} + {i};\n"))
+                    .collect();
+                format!(
+                    "/// {name}, documented.\npub fn {name}(size: usize) -> usize {{\n{body}    {tail}\n}}\n\n"
+                )
+            })
+            .collect()
+    };
+    dir.write(
+        "root/src/deep/core.rs",
+        format!(
+            "//! The core.\n\npub struct EngineCore {{\n    pub size: usize,\n}}\n\n{}",
+            functions(&["start_engine_core", "stop_engine_core"], "size")
+        ),
+    );
+    for i in 0..12 {
+        let (one, two) = (format!("user_number_{i}"), format!("user_other_{i}"));
+        dir.write(
+            format!("root/src/user{i:02}.rs"),
+            format!(
+                "use crate::deep::core::{{EngineCore, start_engine_core}};\n\n{}",
+                functions(&[&one, &two], "start_engine_core(size).size")
+            ),
+        );
+    }
+    dir.write("root/a.rs", "pub fn lonely_helper() -> u32 {\n    1\n}\n");
+    dir.write("root/notes.txt", "Plain notes about the engine.\n");
+    dir
+}
+
+const AUTO_PROJECT_FILES: u64 = 15;
+
+/// `detail: "auto"` over stdio, HTTP and stateless HTTP (the same answer on each):
+/// proven within the budget and using 90 % of it while more detail remains, every
+/// file a path line at least (or counted as left out), the referenced core module
+/// first and the unreferenced `a.rs` after it, named files before the rest, the
+/// levels counted, the list bounded; over `--max-files`, a clear error.
+#[tokio::test]
+async fn load_files_auto_fits_every_file_by_rank_over_every_transport() {
+    let dir = auto_project("all");
+    let root = root_arg(&dir);
+    let count = |t: &str| Tokenizer::O200kBase.count(t) as u64;
+    let mut answers = Vec::new();
+    for transport in ALL {
+        let conn = BIN.connect(transport, &["--root", &root]).await;
+        let mut outlines = 0;
+        let mut omitted_seen = 0;
+        // 300 with one row per list: not every path line fits.
+        for (budget, rows) in [(300u64, 1u64), (650, 10), (1500, 10), (3000, 10)] {
+            let result = call(
+                &conn.client,
+                "load-files",
+                json!({"budget": budget, "model": "gpt-4o", "detail": "auto", "rows": rows}),
+            )
+            .await;
+            assert_eq!(result.is_error, Some(false), "{transport:?}: {result:?}");
+            let r = structured(&result);
+            let what = format!("{transport:?} at {budget}: {}", r["levels"]);
+            let answer_tokens = r["answer_tokens"].as_u64().expect("answer_tokens");
+            assert_eq!(
+                answer_tokens,
+                count(&serde_json::to_string(r).unwrap()),
+                "{what}"
+            );
+            assert!(answer_tokens <= budget, "{what}");
+            let text = r["text"].as_str().expect("text");
+            assert_eq!(r["tokens"], count(text), "{what}");
+            let levels = &r["levels"];
+            let level = |name: &str| levels[name].as_u64().expect("a level count");
+            let (included, omitted) = (r["included_files"].as_u64(), r["omitted_files"].as_u64());
+            let (included, omitted) = (included.unwrap(), omitted.unwrap());
+            assert_eq!(level("full") + level("outline") + level("path"), included);
+            assert_eq!(included + omitted, AUTO_PROJECT_FILES, "{what}");
+            omitted_seen = omitted_seen.max(omitted);
+            // Unless the answer limit for this client, not the budget, held detail back.
+            if level("full") < AUTO_PROJECT_FILES && r.get("answer_limit").is_none() {
+                assert!(
+                    answer_tokens * 100 >= budget * 90,
+                    "{what}: {answer_tokens}"
+                );
+            }
+            if omitted == 0 {
+                for i in 0..12 {
+                    assert!(text.contains(&format!("src/user{i:02}.rs")), "{what}");
+                }
+            }
+            let first = r["included"][0]["path"].as_str().unwrap_or_default();
+            assert_eq!(first, "src/deep/core.rs", "{what}");
+            let lonely = text.find("a.rs (").or_else(|| text.find("\"a.rs\""));
+            if let Some(lonely) = lonely {
+                assert!(lonely > 0, "{what}");
+            }
+            assert!(r["included"].as_array().expect("rows").len() as u64 <= rows);
+            outlines = outlines.max(level("outline"));
+            if budget == 1500 {
+                answers.push(r.clone());
+            }
+        }
+        assert!(outlines > 0, "{transport:?}: some budget shows outlines");
+        assert!(
+            omitted_seen > 0,
+            "{transport:?}: some budget leaves path lines out"
+        );
+        // Named files first, whole, before the ranked rest.
+        let named = call(
+            &conn.client,
+            "load-files",
+            json!({"paths": ["notes.txt", "src"], "budget": 1500, "model": "gpt-4o", "detail": "auto"}),
+        )
+        .await;
+        let n = structured(&named);
+        assert!(
+            n["text"]
+                .as_str()
+                .expect("text")
+                .starts_with("<file path=\"notes.txt\">\nPlain notes about the engine.\n</file>\n"),
+            "{n}"
+        );
+        assert_eq!(n["included"][1]["path"], "src/deep/core.rs", "{n}");
+    }
+    assert_eq!(answers[0], answers[1], "stdio vs http");
+    assert_eq!(answers[0], answers[2], "stdio vs stateless http");
+
+    let conn = BIN
+        .connect(
+            test_support::Transport::Stdio,
+            &["--root", &root, "--max-files", "5"],
+        )
+        .await;
+    let over = call(
+        &conn.client,
+        "load-files",
+        json!({"budget": 1500, "detail": "auto"}),
+    )
+    .await;
+    assert_eq!(over.is_error, Some(true), "{over:?}");
+    let o = structured(&over);
+    assert_eq!(o["error_code"], "FILE_LIMIT_EXCEEDED", "{o}");
+    assert!(
+        o["suggestion"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("--max-files"),
+        "{o}"
+    );
+}
+
+#[test]
+fn the_cli_loads_auto() {
+    let dir = auto_project("cli");
+    let loaded = run_cli(
+        &dir,
+        &[
+            "load", "--detail", "auto", "--budget", "1500", "--model", "gpt-4o",
+        ],
+    );
+    assert!(loaded.status.success(), "{loaded:?}");
+    let stdout = String::from_utf8_lossy(&loaded.stdout);
+    assert!(
+        stdout.starts_with("<file path=\"src/deep/core.rs\">\n"),
+        "{stdout}"
+    );
+    let stderr = String::from_utf8_lossy(&loaded.stderr);
+    assert!(
+        stderr.contains(" as outlines, ") && stderr.contains("as paths (ranked)"),
+        "{stderr}"
+    );
+    // Too small a budget for every path line: the report says how many are left out.
+    let tight = run_cli(
+        &dir,
+        &[
+            "load", "--detail", "auto", "--budget", "300", "--rows", "1", "--model", "gpt-4o",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&tight.stderr);
+    assert!(
+        stderr.contains("not even their path lines fit the budget of 300"),
+        "{stderr}"
     );
 }

@@ -655,3 +655,197 @@ fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<u64> {
     }
     Ok(bytes)
 }
+
+/// The budget the `auto` row compares at: what a model sees of a whole tree.
+const AUTO_BUDGET: usize = 8_000;
+
+/// Row 7b: `load --detail auto` against `repomix --compress` on the same tree: time
+/// cold (fresh processes, caches off), the tokens of each one's compressed files
+/// (our outlines, a file without one whole, against repomix's `<file>` blocks, for
+/// the files both pack), and the share of the tree's files a model sees at 8k
+/// tokens: ours as the answer states it (at any level, and beyond a path line),
+/// repomix's output cut to its first 8k tokens (files whose block starts there).
+pub fn auto_against_repomix_compress(bench: &mut Bench) -> anyhow::Result<String> {
+    let corpus = corpus(bench.size(12, 2))?;
+    let rounds = bench.size(3, 1);
+    let repomix = Repomix::install()?;
+    let cli = bench.artifact("context-loader");
+    let root = corpus.dir.display().to_string();
+    let out = crate::target_dir().join("bench/files-out");
+    std::fs::create_dir_all(&out)?;
+    let budget = AUTO_BUDGET.to_string();
+    let ours = CommandLine::new(
+        &cli,
+        &[
+            "--no-cache",
+            "--root",
+            &root,
+            "load",
+            "--detail",
+            "auto",
+            "--model",
+            "gpt-4o",
+            "--budget",
+            &budget,
+            "--json",
+        ],
+    );
+    let packed = out.join("repomix-compress.xml");
+    let compress = || {
+        let mut command = repomix.pack(&corpus.dir, &packed);
+        command.arg("--compress").env("REPOMIX_TOKEN_CACHE", "0");
+        command
+    };
+    let (mut ours_runs, mut repomix_runs) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        ours_runs.push(timed(&mut ours.make())?);
+        repomix_runs.push(timed(&mut compress())?);
+    }
+    let (ours_run, repomix_run) = (Run::median(&ours_runs), Run::median(&repomix_runs));
+
+    // What each one packed: our answer, our outlines per file, repomix's output.
+    let answer: serde_json::Value = serde_json::from_slice(&run_ok(&mut ours.make())?)?;
+    let outlines: serde_json::Value = serde_json::from_slice(&run_ok(Command::new(&cli).args([
+        "--no-cache",
+        "--root",
+        &root,
+        "--max-answer-tokens",
+        "1000000000000",
+        "--max-answer-chars",
+        "1000000000000",
+        "files",
+        "--outline",
+        "--limit",
+        "0",
+        "--model",
+        "gpt-4o",
+        "--json",
+    ]))?)?;
+    let repomix_text = std::fs::read_to_string(&packed)?;
+    let tokenizer = context_budget::Tokenizer::O200kBase;
+    let blocks = file_blocks(&repomix_text);
+    let ours_by_path: std::collections::HashMap<&str, u64> = outlines["files"]
+        .as_array()
+        .context("files --outline: no `files`")?
+        .iter()
+        .filter_map(|row| {
+            let tokens = row["outline_tokens"].as_u64().or(row["tokens"].as_u64())?;
+            Some((row["path"].as_str()?, tokens))
+        })
+        .collect();
+    let (mut ours_tokens, mut theirs_tokens, mut both) = (0u64, 0u64, 0usize);
+    for (path, block) in &blocks {
+        if let Some(tokens) = ours_by_path.get(path.as_str()) {
+            ours_tokens += tokens;
+            theirs_tokens += tokenizer.count(block) as u64;
+            both += 1;
+        }
+    }
+    let repomix_total = tokenizer.count(&repomix_text);
+    let seen = tokenizer.prefix_within(&repomix_text, AUTO_BUDGET);
+    let repomix_seen = file_blocks(seen).len();
+    // repomix lists every file in its directory tree before the contents: a model
+    // sees their names when the whole tree is within the cut.
+    let repomix_named = match seen.contains("</directory_structure>") {
+        true => format!("{} (its directory tree)", blocks.len()),
+        false => "part (its directory tree is cut)".to_string(),
+    };
+    let number = |key: &str| answer[key].as_u64().unwrap_or(0);
+    let level = |name: &str| answer["levels"][name].as_u64().unwrap_or(0);
+    let files = number("included_files") + number("omitted_files");
+    let share = |n: u64| {
+        format!(
+            "{n} of {files} ({:.0} %)",
+            100.0 * n as f64 / files.max(1) as f64
+        )
+    };
+    let rows = vec![
+        vec![
+            format!("{REPOMIX} --compress (token cache off)"),
+            format!("{:.0}", repomix_run.wall_ms),
+            format!("{theirs_tokens}"),
+            format!("{repomix_total}"),
+            share(repomix_seen as u64),
+            repomix_named,
+        ],
+        vec![
+            format!("context-loader load --detail auto --budget {AUTO_BUDGET} (--no-cache)"),
+            format!("{:.0}", ours_run.wall_ms),
+            format!("{ours_tokens}"),
+            format!("{} (the answer)", number("answer_tokens")),
+            share(level("full") + level("outline")),
+            share(number("included_files")),
+        ],
+    ];
+    let shown = table(
+        &[
+            "process (fresh each run)",
+            "wall ms",
+            &format!("tokens of the {both} files both compress"),
+            "tokens of the output",
+            &format!("files with content in the first {AUTO_BUDGET} tokens"),
+            "files at least named",
+        ],
+        &rows,
+    );
+    if !bench.quick {
+        let ratio = repomix_run.wall_ms / ours_run.wall_ms;
+        bench.check(
+            "load --detail auto ≥ 10× faster than repomix --compress cold",
+            format!(
+                "{:.0} ms vs {:.0} ms: {ratio:.1}×",
+                ours_run.wall_ms, repomix_run.wall_ms
+            ),
+            ratio >= 10.0,
+        );
+        bench.check(
+            "outline tokens ≤ repomix --compress's for the same files",
+            format!("{ours_tokens} vs {theirs_tokens} over {both} files"),
+            ours_tokens <= theirs_tokens,
+        );
+    }
+    Ok(format!(
+        "### 7b. Every file at the detail 8k tokens allow, against repomix --compress \
+         ({} crates, {files} files, {:.1} MB)\n\n\
+         The first crates of this workspace's Cargo.lock, copied as for row 7. Ours: \
+         `load --detail auto --budget {AUTO_BUDGET} --model gpt-4o` (every file a path \
+         line at least, then outlines and texts by rank, the answer proven within the \
+         budget); {REPOMIX}: `--compress --style xml --token-count-encoding o200k_base`, \
+         which has no budget: its output is cut to its first {AUTO_BUDGET} o200k tokens \
+         for the share. Compressed tokens compare our outline (a file without one whole) \
+         with repomix's `<file>` block, over the files both pack. Medians of {rounds} \
+         rounds.\n\n{shown}\n",
+        corpus.crates,
+        corpus.bytes as f64 / 1e6,
+    ))
+}
+
+/// `command`'s stdout, or its failure.
+fn run_ok(command: &mut Command) -> anyhow::Result<Vec<u8>> {
+    let output = command.output().context("cannot run")?;
+    if !output.status.success() {
+        bail!("failed: {}", String::from_utf8_lossy(&output.stderr));
+    }
+    Ok(output.stdout)
+}
+
+/// The contents of the `<file path="…">…</file>` blocks of a repomix XML output, by
+/// path, in order; a block cut short (the output cut to a budget) still counts from
+/// its opening.
+fn file_blocks(text: &str) -> Vec<(String, &str)> {
+    let mut blocks = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("<file path=\"") {
+        let after = &rest[at + "<file path=\"".len()..];
+        let Some(end) = after.find('"') else { break };
+        let path = after[..end].to_string();
+        // The content: after `">`, up to `</file>` (or the end of a cut text).
+        let start = (end + 2).min(after.len());
+        let close = after[start..]
+            .find("</file>")
+            .map_or(after.len(), |c| start + c);
+        blocks.push((path, &after[start..close]));
+        rest = &after[close..];
+    }
+    blocks
+}

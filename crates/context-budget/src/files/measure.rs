@@ -58,6 +58,7 @@ impl OutlineTokens {
 }
 
 /// A file that was opened, checked and measured.
+#[derive(Clone)]
 pub(super) struct Measured {
     pub(super) candidate: Candidate,
     /// `tokens` is 0 until counted (see [`Reading`]).

@@ -45,8 +45,8 @@ pub use error::FilesError;
 pub use load::default_budget;
 pub use measure::{FileMeasure, OutlineTokens};
 pub use output::{
-    Excluded, FileRow, FileTokens, FilesModel, FolderRow, IncludedFile, LoadedFiles, MAX_EXAMPLES,
-    OmittedFile, Skipped, WindowShare,
+    Excluded, FileRow, FileTokens, FilesModel, FolderRow, IncludedFile, Levels, LoadedFiles,
+    MAX_EXAMPLES, OmittedFile, Skipped, WindowShare,
 };
 pub use persist::{BadCacheFile, MAX_CACHE_FILE_BYTES};
 pub use query::{DEFAULT_LOAD_ROWS, FileLimits, FileQuery, FileSort, LoadRequest};

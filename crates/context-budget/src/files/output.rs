@@ -245,6 +245,9 @@ pub struct LoadedFiles {
     /// How much of each file, when not `full`.
     #[serde(skip_serializing_if = "Detail::is_full")]
     pub detail: Detail,
+    /// Under `detail: "auto"`: how many files of `text` are at each level.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub levels: Option<Levels>,
     /// What `tokens` (the packed text) means for the model's window and price.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub window: Option<WindowShare>,
@@ -269,6 +272,30 @@ pub struct LoadedFiles {
     pub excluded: Excluded,
     /// The packed files.
     pub text: String,
+}
+
+/// How many files of a `detail: "auto"` text are at each level (every one, not only
+/// the rows listed).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Levels {
+    pub full: usize,
+    pub outline: usize,
+    pub path: usize,
+}
+
+impl Levels {
+    /// The count of each level among the rows' `detail`s.
+    pub fn of(details: impl Iterator<Item = Option<&'static str>>) -> Levels {
+        let mut levels = Levels::default();
+        for detail in details {
+            match detail {
+                Some("outline") => levels.outline += 1,
+                Some("path") => levels.path += 1,
+                _ => levels.full += 1,
+            }
+        }
+        levels
+    }
 }
 
 /// The first [`MAX_EXAMPLES`] skipped files, and counts per reason of all.

@@ -51,6 +51,9 @@ pub enum Detail {
     Outline,
     /// One line: its path and its full text's tokens, no wrapper.
     Path,
+    /// Each file at the most detail the budget allows: every file a path line,
+    /// then by rank (named files first) outlines, then full texts (`load::auto`).
+    Auto,
 }
 
 impl Detail {

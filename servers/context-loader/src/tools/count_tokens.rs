@@ -22,8 +22,7 @@ pub struct CountTokensParams {
         help = "The text to count; `-` or nothing reads stdin"
     )]
     pub text: String,
-    /// Model (`gpt-4o`, `claude-opus-4-7`, ...) or encoding (`o200k_base`).
-    /// Default `gpt-4`.
+    /// Model (`gpt-4o`, `claude-opus-4-7`) or encoding (`o200k_base`); default `gpt-4`.
     #[arg(long, short, help = "Model or encoding name (default gpt-4)")]
     pub model: Option<String>,
     /// Read the text from this file instead (command line only).

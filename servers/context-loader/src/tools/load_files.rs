@@ -37,11 +37,11 @@ pub struct LoadFilesParams {
     /// Default `xml`.
     #[arg(long, value_parser = wire_value::<PackFormat>(), help = "How files are wrapped")]
     pub format: Option<PackFormat>,
-    /// Default `full`; `outline` elides bodies.
+    /// Default `full`; `outline` elides bodies; `auto` fits all, ranked.
     #[arg(
         long,
         value_parser = wire_value::<Detail>(),
-        help = "How much of each file: its text, its outline (declarations kept, bodies elided), or its path with its tokens"
+        help = "How much of each file: its text, its outline (declarations kept, bodies elided), its path with its tokens, or auto: every file at the most detail the budget allows, named files first, then the files others mention most"
     )]
     pub detail: Option<Detail>,
     /// Cut larger files.
@@ -70,8 +70,8 @@ pub struct LoadFilesParams {
 impl Tool for LoadFilesTool {
     const NAME: &'static str = "load-files";
     const TITLE: &'static str = "Load files within a budget";
-    const DESCRIPTION: &'static str = "Load files, folders or globs under the roots as one text, within a token \
-budget that the whole answer never exceeds.";
+    const DESCRIPTION: &'static str = "Load files, folders or globs under the roots as one text within a token \
+budget the whole answer never exceeds.";
     const COMMAND: &'static str = "load";
     const MEASURES_FILES: bool = true;
     const ABOUT: &'static str = "Pack files into a token budget: the text on stdout, the report on stderr (the `load-files` tool)";
@@ -113,12 +113,18 @@ context-loader load crates/mcp-common/src --format markdown --order smallest --b
     }
 
     fn warnings(output: &LoadedFiles) -> Vec<String> {
-        let omitted = (output.omitted_files > 0).then(|| {
-            format!(
+        let omitted = (output.omitted_files > 0).then(|| match output.detail {
+            Detail::Auto => format!(
+                "{} left out: not even their path lines fit the budget of {} tokens (see \
+                 `omitted`)",
+                files_count(output.omitted_files),
+                output.budget
+            ),
+            _ => format!(
                 "{} left out: over the budget of {} tokens (see `omitted`)",
                 files_count(output.omitted_files),
                 output.budget
-            )
+            ),
         });
         // Files were left out, yet the answer is well under the budget: the server's
         // answer limit bound first, or no file left out fits what was left.
@@ -167,8 +173,12 @@ fn loaded_files(r: &LoadedFiles) -> String {
             .iter()
             .filter(|f| f.detail == Some("outline"))
             .count();
-        match r.detail {
-            Detail::Outline => out.push_str(&format!("; {outlines} as outlines")),
+        match (r.detail, r.levels) {
+            (Detail::Outline, _) => out.push_str(&format!("; {outlines} as outlines")),
+            (Detail::Auto, Some(l)) => out.push_str(&format!(
+                "; {} full, {} as outlines, {} as paths (ranked)",
+                l.full, l.outline, l.path
+            )),
             _ => out.push_str("; as paths"),
         }
     }

@@ -39,7 +39,7 @@ pub struct SpecTokensParams {
     /// A budget to check the spec against.
     #[arg(long, help = "Token budget to check against")]
     pub budget: Option<u64>,
-    /// Default `tokens` (largest first).
+    /// Default `tokens`.
     #[arg(long, value_parser = wire_value::<SortOrder>(), help = "Listing order")]
     pub sort: Option<SortOrder>,
     /// Only specs up to this many tokens.

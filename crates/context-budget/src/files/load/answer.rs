@@ -229,6 +229,7 @@ mod tests {
             format: PackFormat::Xml,
             order: PackOrder::Given,
             detail: crate::files::pack::Detail::Full,
+            levels: None,
             window: None,
             included_files: included.len(),
             omitted_files: 0,

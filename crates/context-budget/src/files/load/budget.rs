@@ -7,7 +7,7 @@ use super::answer::list_rows;
 use crate::answer::{HIGHEST_ESTIMATE, answer_text, js_length, json_escaped_len};
 use crate::files::error::FilesError;
 use crate::files::measure::{Measured, max_tokens_of_bytes};
-use crate::files::output::{Excluded, FilesModel, WindowShare};
+use crate::files::output::{Excluded, FilesModel, Levels, WindowShare};
 use crate::files::output::{IncludedFile, LoadedFiles, OmittedFile, Skipped, cap_skipped_to};
 use crate::files::pack::{Detail, PackFormat, piece};
 use crate::files::query::{DEFAULT_LOAD_ROWS, LoadRequest};
@@ -125,6 +125,12 @@ impl Reserve {
             format: request.format,
             order: request.order,
             detail: request.detail,
+            // Numbers as wide as they can get.
+            levels: (request.detail == Detail::Auto).then_some(Levels {
+                full: measured.len(),
+                outline: measured.len(),
+                path: measured.len(),
+            }),
             window: WindowShare::of(model, wide),
             included_files: measured.len(),
             omitted_files: measured.len(),

@@ -8,12 +8,16 @@
 //! `budget` (the budget, the `Reserve` the report around the text takes, and whether
 //! every file fits by its bytes alone), `packing` (which files to count and in what
 //! order; files read again batch by batch, cut, kept or omitted; then pieces dropped
-//! from the end while the whole answer is over).
+//! from the end while the whole answer is over); `rank` (a leaf: which files others
+//! mention) and `auto` (`detail: "auto"`: every file at the detail the budget
+//! allows, by rank, proven by `packing`).
 
 mod answer;
 mod attribution;
+mod auto;
 mod budget;
 mod packing;
+mod rank;
 
 pub use budget::default_budget;
 
@@ -52,9 +56,16 @@ pub(super) fn load_files(
         &skipped,
         &walked.excluded,
     )?;
+    if request.detail == Detail::Auto {
+        let budget = (budget.0, budget.1);
+        let (excluded, measured) = (walked.excluded, measured);
+        return auto::load_auto(
+            measurer, request, model, budget, reserve, &measured, skipped, excluded,
+        );
+    }
     // A path line is not bounded by its file's bytes: each one is counted.
     let fit_by_bytes = match request.detail {
-        Detail::Path => (0, false),
+        Detail::Path | Detail::Auto => (0, false),
         Detail::Full | Detail::Outline => all_fit_by_bytes(&measured, request, tokenizer, &reserve),
     };
     if !fit_by_bytes.1 {

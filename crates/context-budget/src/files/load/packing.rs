@@ -14,7 +14,7 @@ use crate::cache::FileStamp;
 use crate::files::error::FilesError;
 use crate::files::measure::{Measured, Measurer, Reading};
 use crate::files::open::reopen;
-use crate::files::output::{Excluded, FilesModel, WindowShare};
+use crate::files::output::{Excluded, FilesModel, Levels, WindowShare};
 use crate::files::output::{IncludedFile, LoadedFiles, OmittedFile, Skipped, cap_skipped_to};
 use crate::files::pack::{Detail, PackOrder, cut, path_line, piece, push_piece};
 use crate::files::query::{DEFAULT_LOAD_ROWS, FileLimits, LoadRequest};
@@ -30,7 +30,7 @@ use crate::{ResolvedModel, Tokenizer};
 fn needs_counts(request: &LoadRequest) -> bool {
     request.order == PackOrder::Smallest
         || request.max_file_tokens.is_some()
-        || request.detail == Detail::Path
+        || matches!(request.detail, Detail::Path | Detail::Auto)
 }
 
 /// How [`Measurer::measure`] reads for `request`.
@@ -114,6 +114,25 @@ impl<'a> Packing<'a> {
             used: (0, 0, 0, 0),
             limit_bound: false,
             read: AtomicU64::new(0),
+        }
+    }
+
+    /// A packing of a text already built (`detail: "auto"`, [`super::auto`]): its
+    /// pieces (`chosen`) and the files left out, for [`Packing::finish`] to prove;
+    /// `limit_bound` when the answer limit, not the budget, held a file back.
+    pub(super) fn built(
+        request: &'a LoadRequest,
+        measurer: &Measurer<'a>,
+        (budget, reserve): (u64, Reserve),
+        (text, chosen, omitted): (String, Vec<Chosen>, Vec<OmittedFile>),
+        limit_bound: bool,
+    ) -> Packing<'a> {
+        Packing {
+            text,
+            chosen,
+            omitted,
+            limit_bound,
+            ..Packing::new(request, measurer, (budget, reserve), (0, false))
         }
     }
 
@@ -378,6 +397,8 @@ impl<'a> Packing<'a> {
                 format: self.request.format,
                 order: self.request.order,
                 detail: self.request.detail,
+                levels: (self.request.detail == Detail::Auto)
+                    .then(|| Levels::of(self.chosen.iter().map(|c| c.file.detail))),
                 window: WindowShare::of(model, tokens),
                 included_files: self.chosen.len(),
                 omitted_files: self.omitted.len(),
@@ -503,11 +524,11 @@ impl Worked {
 
 /// Files read again per batch while packing: enough to keep every core reading,
 /// few enough that a batch's texts are a small part of the packed text.
-const READ_AGAIN_BATCH: usize = 64;
+pub(super) const READ_AGAIN_BATCH: usize = 64;
 
 /// A file read again: its text and the stamp it has now, or why it is no longer
 /// readable text.
-type ReadAgain = Result<(String, FileStamp), SkipReason>;
+pub(super) type ReadAgain = Result<(String, FileStamp), SkipReason>;
 
 /// A file read again as it is packed ([`Packing::shape`]): its text or outline.
 type Shaped = Result<(String, FileStamp, Shown), SkipReason>;
@@ -543,7 +564,7 @@ impl Shown {
 /// Files may have grown since they were measured: each read is held to
 /// `--max-file-bytes` and, with `read` (the bytes read again so far), all of them to
 /// `--max-total-bytes`; over it the call fails as the first read would have.
-fn read_again(
+pub(super) fn read_again(
     roots: &Roots,
     batch: &[Measured],
     wanted: &[bool],
@@ -587,7 +608,7 @@ fn read_again(
 }
 
 /// A file chosen for the packed text: where its piece starts, and its row.
-struct Chosen {
-    start: usize,
-    file: IncludedFile,
+pub(super) struct Chosen {
+    pub(super) start: usize,
+    pub(super) file: IncludedFile,
 }

@@ -1,0 +1,382 @@
+//! The rank `detail: "auto"` gives the files a folder or glob reached: a file whose
+//! names other files mention ranks high (Aider's repository map, reduced to an
+//! in-degree). A file's names are those its outline declares at the top level (the identifier after
+//! `fn`, `struct`, `class`, `def`, `func`, `interface`, ...) and its module name
+//! (its stem, or its folder's for `mod.rs`, `lib.rs`, `index.js`, `__init__.py`);
+//! a test, example or fixture (by folder or name) declares none, though what it
+//! mentions counts for the files it uses;
+//! its rank is how many other files mention one of them. A name declared by more
+//! than [`MAX_DECLARING_FILES`] files (`new`, `tests`, `main`) says nothing of
+//! which file is meant and is not counted. Ties go to the shallower path, then the
+//! smaller file, then the path.
+//!
+//! Bounded: names of [`MIN_NAME_BYTES`] to [`MAX_NAME_BYTES`] bytes, at most
+//! [`MAX_DECLARED`] declared and [`MAX_MENTIONED`] distinct names mentioned per
+//! file and [`MAX_MENTIONED_TOTAL`] per call, read from the file's text, which the file limits already bound; the
+//! counting looks at cancellation every [`CHECK_EVERY_FILES`] files. A leaf of
+//! `load/`: text in, numbers out.
+
+use std::collections::{HashMap, HashSet};
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+/// Shortest name counted: shorter ones (`id`, `x`, `Ok`) are everywhere.
+pub(super) const MIN_NAME_BYTES: usize = 3;
+/// Longest name counted.
+pub(super) const MAX_NAME_BYTES: usize = 64;
+/// Names one file declares, at most.
+pub(super) const MAX_DECLARED: usize = 256;
+/// Distinct names one file mentions, at most.
+pub(super) const MAX_MENTIONED: usize = 8_192;
+/// Distinct names all files of one call mention together, at most: files past it
+/// rank by what they declare alone.
+pub(super) const MAX_MENTIONED_TOTAL: usize = 4_000_000;
+/// A name declared by more files than this is not counted.
+pub(super) const MAX_DECLARING_FILES: usize = 2;
+/// Files counted between two looks at cancellation.
+const CHECK_EVERY_FILES: usize = 256;
+
+/// Words after which an outline line declares a name, across the outlined
+/// languages.
+const DECLARING: &[&str] = &[
+    "fn",
+    "struct",
+    "enum",
+    "trait",
+    "type",
+    "union",
+    "macro_rules",
+    "class",
+    "def",
+    "function",
+    "interface",
+    "func",
+    "const",
+    "static",
+    "record",
+    "namespace",
+];
+
+/// Folders whose files no other file names: a test's or an example's stem (`files`
+/// in `tests/files.rs`) is not the module others mention, nor are its functions
+/// what others call.
+const UNNAMED_FOLDERS: &[&str] = &[
+    "tests",
+    "test",
+    "__tests__",
+    "examples",
+    "benches",
+    "fixtures",
+    "corpus",
+];
+
+/// Path parts that name no module of their own: the folder above does.
+const NAMELESS: &[&str] = &["mod", "lib", "main", "index", "__init__", "src", "init"];
+
+/// What ranking needs of one file, each name held as its hash (eight bytes, however
+/// long the name: a tree's names held at once stay small).
+#[derive(Debug, Default, Clone)]
+pub(super) struct Signals {
+    /// Names the file declares (its module name first), each with its weight
+    /// ([`weight`]).
+    pub(super) declared: Vec<(u64, u32)>,
+    /// Names it mentions.
+    pub(super) mentioned: HashSet<u64>,
+}
+
+fn hash(name: &str) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    name.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// The [`Signals`] of the file at `path`: its `text` and, when it has one, its
+/// outline.
+pub(super) fn signals(path: &str, text: &str, outline: Option<&str>) -> Signals {
+    let mut declared = Vec::new();
+    // What a test declares (`block_on`, `setup`) is what the code it tests declares
+    // as methods, which are not counted: the test would take their mentions.
+    let outline = outline.filter(|_| !is_test(path));
+    declared.extend(module_name(path).map(|name| (hash(&name), weight(&name))));
+    // Top-level lines only (not indented): a method's name (`get`, `insert`)
+    // says little of which file is meant.
+    let top_level = outline
+        .into_iter()
+        .flat_map(str::lines)
+        .filter(|line| line.starts_with(|c: char| !c.is_whitespace()));
+    for line in top_level {
+        // What comes before a parameter list, a type, a value or a body:
+        // `std::size_t total(const std::string& s)` declares no `std`.
+        let head = line
+            .strip_prefix("pub(")
+            .and_then(|rest| rest.split_once(')'))
+            .map_or(line, |(_, rest)| rest);
+        let head = &head[..head
+            .find(['(', '=', ':', '{', '<', ';'])
+            .unwrap_or(head.len())];
+        let mut words = identifiers(head).peekable();
+        while let Some(word) = words.next() {
+            if declared.len() >= MAX_DECLARED {
+                break;
+            }
+            // `pub const fn f`, `enum class E`: the last of the words names it.
+            if !DECLARING.contains(&word) || words.peek().is_some_and(|w| DECLARING.contains(w)) {
+                continue;
+            }
+            if let Some(name) = words.next().filter(|n| counted(n))
+                && !declared.iter().any(|d| d.0 == hash(name))
+            {
+                declared.push((hash(name), weight(name)));
+            }
+        }
+    }
+    let mut mentioned = HashSet::new();
+    for word in mentions(text) {
+        if mentioned.len() >= MAX_MENTIONED {
+            break;
+        }
+        mentioned.insert(hash(word));
+    }
+    Signals {
+        declared,
+        mentioned,
+    }
+}
+
+/// How much a mention of `name` says: [`DISTINCT_WEIGHT`] for a name no prose or
+/// other library would have (`load_files`, `FileStore`, `context_budget`), 1 for
+/// the rest (`Value`, `Mode`, `walk`).
+fn weight(name: &str) -> u32 {
+    let inner_underscore = name.trim_matches('_').contains('_');
+    let camel = name
+        .as_bytes()
+        .windows(2)
+        .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase());
+    match (inner_underscore || camel) && name.len() >= 8 {
+        true => DISTINCT_WEIGHT,
+        false => 1,
+    }
+}
+
+/// The weight of a distinct name's mention against a plain one's (Aider's repo map
+/// weighs them the same way).
+pub(super) const DISTINCT_WEIGHT: u32 = 10;
+
+/// For each file, its rank: over the other files that mention one of its names,
+/// the weight of the weightiest name each mentions; `None` once `cancelled` says
+/// so.
+pub(super) fn in_degree(files: &[Signals], cancelled: &dyn Fn() -> bool) -> Option<Vec<u32>> {
+    let mut declaring: HashMap<u64, Vec<(u32, u32)>> = HashMap::new();
+    for (i, file) in files.iter().enumerate() {
+        for &(name, weight) in &file.declared {
+            let list = declaring.entry(name).or_default();
+            if list.len() <= MAX_DECLARING_FILES {
+                list.push((i as u32, weight));
+            }
+        }
+    }
+    declaring.retain(|_, files| files.len() <= MAX_DECLARING_FILES);
+    let mut degree = vec![0u32; files.len()];
+    // The last file counted as mentioning each file, and the weight it gave: each
+    // file gives another at most its weightiest mention.
+    let mut last = vec![(u32::MAX, 0u32); files.len()];
+    for (j, file) in files.iter().enumerate() {
+        if j % CHECK_EVERY_FILES == 0 && cancelled() {
+            return None;
+        }
+        for word in &file.mentioned {
+            let Some(targets) = declaring.get(word) else {
+                continue;
+            };
+            for &(i, weight) in targets {
+                let i = i as usize;
+                if i == j {
+                    continue;
+                }
+                let given = match last[i].0 == j as u32 {
+                    true => last[i].1,
+                    false => 0,
+                };
+                if weight > given {
+                    degree[i] += weight - given;
+                    last[i] = (j as u32, weight);
+                }
+            }
+        }
+    }
+    Some(degree)
+}
+
+/// The order of files `0..degree.len()` by rank: most mentioned first, then the
+/// shallower path, then the fewer tokens, then the path.
+pub(super) fn by_rank(degree: &[u32], paths: &[&str], tokens: &[u64]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..degree.len()).collect();
+    let depth = |i: usize| paths[i].matches('/').count();
+    order.sort_by(|&a, &b| {
+        degree[b]
+            .cmp(&degree[a])
+            .then_with(|| depth(a).cmp(&depth(b)))
+            .then_with(|| tokens[a].cmp(&tokens[b]))
+            .then_with(|| paths[a].cmp(paths[b]))
+    });
+    order
+}
+
+/// The module a path names: its stem, or for `mod.rs`, `lib.rs`, `index.js`,
+/// `__init__.py` and the like the nearest folder above that is not `src`; `-`
+/// read as `_` (`context-budget` is the crate `context_budget`).
+fn module_name(path: &str) -> Option<String> {
+    if is_test(path) {
+        return None;
+    }
+    let mut parts = path.rsplit('/');
+    let file = parts.next()?;
+    let stem = file.split('.').next().unwrap_or(file);
+    let name = std::iter::once(stem)
+        .chain(parts)
+        .find(|part| !NAMELESS.contains(part))?;
+    let name = name.replace('-', "_");
+    counted(&name).then_some(name)
+}
+
+/// A test's, an example's or a fixture's path: in such a folder, or named as tests
+/// are (`test_x.py`, `x_test.go`, `x_tests.rs`, `x.test.ts`, `x.spec.js`).
+fn is_test(path: &str) -> bool {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    let stem = file.split('.').next().unwrap_or(file);
+    path.split('/').any(|part| UNNAMED_FOLDERS.contains(&part))
+        || stem.starts_with("test_")
+        || stem.ends_with("_test")
+        || stem.ends_with("_tests")
+        || file.contains(".test.")
+        || file.contains(".spec.")
+}
+
+fn counted(name: &str) -> bool {
+    (MIN_NAME_BYTES..=MAX_NAME_BYTES).contains(&name.len())
+}
+
+/// The names `text` mentions as code rather than as prose: an identifier with an
+/// upper-case letter or an underscore, or of at least [`DISTINCT_NAME_BYTES`]
+/// bytes (`FileStore`, `load_files`, `tokenizer`); any other only as a path's part
+/// (`rank::`, `::rank`, `./rank`, `rank.py`) or after `import`, `from`, `mod`,
+/// `use`, `require`. Short lower-case names (`walk`, `code`, `tree`, `load`) are
+/// English words and every file's helpers: "walk the code" or a local `tree()`
+/// is no reference.
+fn mentions(text: &str) -> impl Iterator<Item = &str> {
+    let bytes = text.as_bytes();
+    let mut previous: &str = "";
+    identifier_spans(text).filter_map(move |(start, end)| {
+        let word = &text[start..end];
+        let before = &bytes[..start];
+        let after = &bytes[end..];
+        let strong = word.len() >= DISTINCT_NAME_BYTES
+            || word.bytes().any(|b| b == b'_' || b.is_ascii_uppercase())
+            || after.starts_with(b"::")
+            || before.ends_with(b"::")
+            || before.ends_with(b"/")
+            || (after.first() == Some(&b'.') && after.get(1).is_some_and(u8::is_ascii_alphabetic))
+            || (before.ends_with(b" ")
+                && ["import", "from", "mod", "use", "require"].contains(&previous));
+        previous = word;
+        (strong && counted(word)).then_some(word)
+    })
+}
+
+/// A lower-case name without an underscore this long is taken for code wherever
+/// it appears.
+const DISTINCT_NAME_BYTES: usize = 8;
+
+/// Where the identifiers of `text` (`[A-Za-z_][A-Za-z0-9_]*`) are, in order.
+fn identifier_spans(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let bytes = text.as_bytes();
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        while at < bytes.len() {
+            while at < bytes.len() && !word(bytes[at]) {
+                at += 1;
+            }
+            let start = at;
+            while at < bytes.len() && word(bytes[at]) {
+                at += 1;
+            }
+            if start < at && !bytes[start].is_ascii_digit() {
+                return Some((start, at));
+            }
+        }
+        None
+    })
+}
+
+/// The identifiers of `text` (`[A-Za-z_][A-Za-z0-9_]*`), in order.
+fn identifiers(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| w.as_bytes().first().is_some_and(|b| !b.is_ascii_digit()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn module_names_skip_nameless_parts() {
+        assert_eq!(module_name("src/walk.rs").as_deref(), Some("walk"));
+        assert_eq!(
+            module_name("crates/context-budget/src/lib.rs").as_deref(),
+            Some("context_budget")
+        );
+        assert_eq!(module_name("files/mod.rs").as_deref(), Some("files"));
+        assert_eq!(module_name("pkg/__init__.py").as_deref(), Some("pkg"));
+        assert_eq!(module_name("a.rs"), None, "too short to count");
+        assert_eq!(module_name("tests/files.rs"), None);
+        let test = signals("src/time/tests/mod.rs", "", Some("fn block_on() {}"));
+        assert!(test.declared.is_empty(), "a test declares nothing");
+        assert!(
+            is_test("pkg/io_test.go") && is_test("src/a.spec.ts") && !is_test("src/testing.rs")
+        );
+    }
+
+    #[test]
+    fn a_file_whose_names_others_mention_ranks_first() {
+        let core = signals(
+            "src/core.rs",
+            "pub struct Engine;",
+            Some("pub struct Engine;\npub fn start_engine() {}\n"),
+        );
+        let user = |body: &str| signals("src/user.rs", body, Some(""));
+        let files = vec![
+            signals(
+                "tests/corpus.py",
+                "def unused(): pass",
+                Some("def unused(): ..."),
+            ),
+            user("use crate::core::Engine;"),
+            user("fn go() { start_engine() }"),
+            core,
+        ];
+        let degree = in_degree(&files, &|| false).unwrap();
+        // `start_engine` is distinct (10), `Engine` and `core` are not (1 each).
+        assert_eq!(degree, [0, 0, 0, 1 + DISTINCT_WEIGHT]);
+        let paths = [
+            "tests/corpus.py",
+            "src/user.rs",
+            "src/user.rs",
+            "src/core.rs",
+        ];
+        assert_eq!(by_rank(&degree, &paths, &[9, 1, 2, 50])[0], 3);
+        assert!(in_degree(&files, &|| true).is_none(), "cancelled");
+    }
+
+    #[test]
+    fn names_declared_everywhere_are_not_counted_and_lists_are_bounded() {
+        let common = |path: &str| signals(path, "fn new() {}", Some("fn new() {}"));
+        let files: Vec<Signals> = (0..5).map(|i| common(&format!("f{i}.rs"))).collect();
+        assert_eq!(in_degree(&files, &|| false).unwrap(), [0; 5]);
+        let many: String = (0..20_000)
+            .map(|i| format!("fn name{i}() {{}}\n"))
+            .collect();
+        let s = signals("big.rs", &many, Some(&many));
+        assert_eq!(s.declared.len(), MAX_DECLARED);
+        assert_eq!(s.mentioned.len(), MAX_MENTIONED);
+    }
+}
