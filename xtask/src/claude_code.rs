@@ -1,7 +1,7 @@
 //! `cargo xtask clients`, Claude Code part: the real agent, pinned, against the built
 //! server over stdio, with a scripted loopback stand-in for Anthropic's Messages API
 //! (`test_support::messages_api`) in place of a model. The server runs over a
-//! generated tree of 1,200 files ([`write_tree`], target/xtask/claude-code/tree) and a
+//! generated tree of 2,000 files ([`write_tree`], target/xtask/claude-code/tree) and a
 //! 2,000-spec folder (`spec_corpus`, target/xtask/claude-code/specs). It checks what a
 //! model would see of us (issue 19):
 //! - `claude mcp list` shows the server connected;
@@ -287,11 +287,66 @@ pub fn run(root: &Path, node: &NodeEnv) -> anyhow::Result<()> {
                 )
             }),
     );
+    // 3. The whole tree at the detail the budget allows: what the model reads is
+    //    90-100 % of the budget, and every file is a level or counted as left out.
+    if let Err(failure) = check_auto(&home, &claude) {
+        failures.push(format!("{failure:#}"));
+    }
     ensure!(
         failures.is_empty(),
         "Claude Code {VERSION}: {} check(s) failed:\n{}",
         failures.len(),
         failures.join("\n")
+    );
+    Ok(())
+}
+
+/// The budget of the `detail: "auto"` check ([`check_auto`]).
+const AUTO_BUDGET: u64 = 8_000;
+/// Least share of that budget the answer the model reads uses, in percent.
+const AUTO_LEAST_USE: u64 = 90;
+
+/// `load-files` with `detail: "auto"` and an 8k budget over the whole tree
+/// ([`crate::real_clients::TREE_FILES`] files and the non-Latin documents), through
+/// Claude Code: the answer arrives whole, the model reads 90-100 % of the budget
+/// (counted with o200k, the request's model's), and the levels and the files left
+/// out add up to every file of the tree.
+fn check_auto(home: &Home, claude: &Path) -> anyhow::Result<()> {
+    let input = json!({"model": "gpt-4o", "budget": AUTO_BUDGET, "detail": "auto"}).to_string();
+    let turn = home.call(claude, "load-files", &input)?;
+    let answer = answer_json(&turn.result).with_context(|| {
+        format!(
+            "Claude Code did not keep load-files {input} whole: the model read {}",
+            preview(&turn.result)
+        )
+    })?;
+    ensure!(
+        answer.get("error_code").is_none(),
+        "load-files {input} failed: {answer}"
+    );
+    let received = Tokenizer::O200kBase.count(&received_text(&turn.result)) as u64;
+    let level = |name: &str| answer["levels"][name].as_u64().unwrap_or(0);
+    let (full, outline, path) = (level("full"), level("outline"), level("path"));
+    let omitted = answer["omitted_files"].as_u64().unwrap_or(0);
+    let files = (crate::real_clients::TREE_FILES + crate::real_clients::NON_LATIN_FILES) as u64;
+    println!(
+        "Claude Code: load-files detail auto over the {files}-file tree, budget {AUTO_BUDGET}: \
+         the model read {received} tokens ({:.1} %; answer_tokens {}): {full} full, \
+         {outline} outlines, {path} paths, {omitted} left out (must be {AUTO_LEAST_USE}-100 %, \
+         every file counted)",
+        received as f64 * 100.0 / AUTO_BUDGET as f64,
+        answer["answer_tokens"]
+    );
+    ensure!(
+        received <= AUTO_BUDGET && received * 100 >= AUTO_BUDGET * AUTO_LEAST_USE,
+        "load-files {input}: the model read {received} tokens, {:.1} % of the budget (must be \
+         {AUTO_LEAST_USE}-100 %)",
+        received as f64 * 100.0 / AUTO_BUDGET as f64
+    );
+    ensure!(
+        full + outline + path + omitted == files,
+        "load-files {input}: {full} full + {outline} outlines + {path} paths + {omitted} left \
+         out is not the tree's {files} files"
     );
     Ok(())
 }

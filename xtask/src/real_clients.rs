@@ -611,7 +611,7 @@ pub(crate) const KEPT: &[(&str, &str)] = &[
 ];
 
 /// Files in the generated tree, and the specs in the generated folder.
-pub(crate) const TREE_FILES: usize = 1_200;
+pub(crate) const TREE_FILES: usize = 2_000;
 pub(crate) const SPECS: usize = 2_000;
 
 /// A deterministic tree of [`TREE_FILES`] files of mixed sizes under `dir`
