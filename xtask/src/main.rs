@@ -231,7 +231,7 @@ fn ci() -> anyhow::Result<()> {
 fn ci_steps() -> anyhow::Result<()> {
     use timing::step;
     step("fmt", 5, || cargo(&["fmt", "--all", "--", "--check"]))?;
-    step("clippy (workspace, all targets)", 90, || {
+    step("clippy (workspace, all targets)", 65, || {
         cargo(&[
             "clippy",
             "--workspace",
