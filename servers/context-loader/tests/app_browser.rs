@@ -127,6 +127,33 @@ fn the_reports_render_every_file_and_the_results_numbers_in_chromium() {
     assert!(dom.contains(&format!("budget {}", shown(400))));
     assert!(dom.contains(&shown(load["answer_tokens"].as_u64().expect("answer"))));
 
+    // Levels of detail: each listed file drawn in its level's colour.
+    let (auto, dom) = rendered(
+        "load-files",
+        &[
+            "--root", root, "load", "--budget", "700", "--model", "gpt-4o", "--detail", "auto",
+        ],
+        &out,
+    );
+    let included = auto["included"].as_array().expect("included");
+    for level in ["outline", "path"] {
+        let listed = included.iter().filter(|f| f["detail"] == level).count();
+        let drawn = dom
+            .matches(&format!(r#"class="tile st-{level} file""#))
+            .count();
+        assert_eq!(drawn, listed, "{level}: {auto}");
+    }
+    assert!(
+        included
+            .iter()
+            .any(|f| f["detail"] == "outline" || f["detail"] == "path"),
+        "the budget leaves some file at a lower level: {auto}"
+    );
+    assert!(
+        dom.contains("full · outline · path"),
+        "the levels' counts are shown"
+    );
+
     let tools = out.write(
         "tools.json",
         r#"{"tools":[{"name":"t</script>","description":"<b>bold</b>","inputSchema":{"type":"object","properties":{"q":{"type":"string"}}}},{"name":"u","description":"Another.","inputSchema":{"type":"object"}}]}"#,
