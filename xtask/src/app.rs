@@ -48,19 +48,8 @@ pub fn run(screenshots: bool) -> anyhow::Result<()> {
     let out = target.join("xtask/app");
     let summary = out.join("summary.txt");
     let _ = std::fs::remove_file(&summary);
-    crate::cargo_with_env(
-        &[
-            "test",
-            // Not `-p context-loader`: cargo would resolve fewer features and build
-            // the test binary again instead of reusing the tests step's.
-            "--workspace",
-            "--test",
-            "tests",
-            "--locked",
-            "--",
-            "--ignored",
-            "app_browser::",
-        ],
+    crate::ignored_tests(
+        "app_browser::",
         &[
             (HOST_DIR_ENV, host.as_os_str()),
             (NODE_PATH_ENV, std::ffi::OsStr::new(&node.path)),

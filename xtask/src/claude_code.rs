@@ -232,17 +232,7 @@ pub fn run(root: &Path, node: &NodeEnv) -> anyhow::Result<()> {
     for budget in BUDGETS {
         for model in MODELS {
             let input = json!({"model": model, "budget": budget}).to_string();
-            let turn = home.call(&claude, "load-files", &input)?;
-            let answer = answer_json(&turn.result).with_context(|| {
-                format!(
-                    "Claude Code did not keep load-files {input} whole: the model read {}",
-                    preview(&turn.result)
-                )
-            })?;
-            ensure!(
-                answer.get("error_code").is_none(),
-                "load-files {input} failed: {answer}"
-            );
+            let (turn, answer) = load_files_whole(&home, &claude, &input)?;
             let received = received_text(&turn.result);
             let tokens = count_for(&counter, model, &received)?;
             rows.push(Used {
@@ -301,6 +291,23 @@ pub fn run(root: &Path, node: &NodeEnv) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A `load-files` call with `input` through Claude Code, and its answer, which must
+/// reach the model whole, as JSON, and not be an error.
+fn load_files_whole(home: &Home, claude: &Path, input: &str) -> anyhow::Result<(Turn, Value)> {
+    let turn = home.call(claude, "load-files", input)?;
+    let answer = answer_json(&turn.result).with_context(|| {
+        format!(
+            "Claude Code did not keep load-files {input} whole: the model read {}",
+            preview(&turn.result)
+        )
+    })?;
+    ensure!(
+        answer.get("error_code").is_none(),
+        "load-files {input} failed: {answer}"
+    );
+    Ok((turn, answer))
+}
+
 /// The budget of the `detail: "auto"` check ([`check_auto`]).
 const AUTO_BUDGET: u64 = 8_000;
 /// Least share of that budget the answer the model reads uses, in percent.
@@ -313,17 +320,7 @@ const AUTO_LEAST_USE: u64 = 90;
 /// out add up to every file of the tree.
 fn check_auto(home: &Home, claude: &Path) -> anyhow::Result<()> {
     let input = json!({"model": "gpt-4o", "budget": AUTO_BUDGET, "detail": "auto"}).to_string();
-    let turn = home.call(claude, "load-files", &input)?;
-    let answer = answer_json(&turn.result).with_context(|| {
-        format!(
-            "Claude Code did not keep load-files {input} whole: the model read {}",
-            preview(&turn.result)
-        )
-    })?;
-    ensure!(
-        answer.get("error_code").is_none(),
-        "load-files {input} failed: {answer}"
-    );
+    let (turn, answer) = load_files_whole(home, claude, &input)?;
     let received = Tokenizer::O200kBase.count(&received_text(&turn.result)) as u64;
     let level = |name: &str| answer["levels"][name].as_u64().unwrap_or(0);
     let (full, outline, path) = (level("full"), level("outline"), level("path"));

@@ -304,19 +304,8 @@ fn ci_steps() -> anyhow::Result<()> {
         55,
         || {
             let refs = tokenizer_refs::ensure(&workspace_root())?;
-            cargo_with_env(
-                &[
-                    "test",
-                    // Not `-p context-budget`: cargo would resolve fewer features
-                    // and build rmcp, reqwest, test-support and the engine again.
-                    "--workspace",
-                    "--test",
-                    "tests",
-                    "--locked",
-                    "--",
-                    "--ignored",
-                    "tokenizer_references::",
-                ],
+            ignored_tests(
+                "tokenizer_references::",
                 &[(tokenizer_refs::ENV, refs.as_os_str())],
             )
         },
@@ -382,6 +371,25 @@ fn ci_steps() -> anyhow::Result<()> {
 /// Run `cargo <args>` at the workspace root, failing on a non-zero exit.
 fn cargo(args: &[&str]) -> anyhow::Result<()> {
     cargo_with_env(args, &[])
+}
+
+/// The `#[ignore]`d tests of the workspace's `tests` binaries whose names hold
+/// `filter` (the steps that need a tool installed first: nginx, Chromium, Python
+/// references), with extra environment variables. `--workspace`, not `-p`: with
+/// `-p` cargo resolves fewer features and builds rmcp, reqwest, test-support and
+/// the engine again instead of reusing the tests step's binaries.
+fn ignored_tests(filter: &str, env: &[(&str, &std::ffi::OsStr)]) -> anyhow::Result<()> {
+    let args = [
+        "test",
+        "--workspace",
+        "--test",
+        "tests",
+        "--locked",
+        "--",
+        "--ignored",
+        filter,
+    ];
+    cargo_with_env(&args, env)
 }
 
 /// [`cargo`] with extra environment variables.

@@ -9,18 +9,7 @@ use anyhow::{Context, bail};
 
 pub fn run() -> anyhow::Result<()> {
     ensure_nginx()?;
-    crate::cargo(&[
-        "test",
-        "--locked",
-        // The whole workspace's features, as the tests step built them: with `-p`
-        // cargo resolves fewer and builds the crates above them again.
-        "--workspace",
-        "--test",
-        "tests",
-        "--",
-        "--ignored",
-        "behind_nginx::",
-    ])
+    crate::ignored_tests("behind_nginx::", &[])
 }
 
 fn nginx_installed() -> bool {

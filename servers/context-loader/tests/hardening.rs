@@ -192,6 +192,17 @@ async fn a_cut_mcp_tokens_call_over_http_stops_its_work() {
     }
 }
 
+/// Answer limits that let a row per tool of a large list through (~160,000
+/// characters for 2,000 tools): the whole call runs.
+const LARGE_ANSWERS: [&str; 6] = [
+    "--max-answer-chars",
+    "1000000",
+    "--max-answer-tokens",
+    "1000000",
+    "--max-answer-bytes",
+    "1000000",
+];
+
 /// M1: the MCP tool's memory is a small multiple of its input and is given back.
 /// A fresh stateless HTTP server (warmed by a small call, so the tokenizers' tables
 /// are not the list's) gets two `mcp-tokens` calls of 2,000 tools (~5.9 MB, within
@@ -203,16 +214,7 @@ async fn a_cut_mcp_tokens_call_over_http_stops_its_work() {
 async fn an_mcp_tokens_calls_memory_is_a_small_multiple_of_its_input_and_given_back() {
     use rmcp::ServiceExt;
     use test_support::process::{peak_rss_bytes, rss_bytes};
-    // The answer (a row per tool, ~160,000 characters) let through: the whole call runs.
-    let answer_limits = [
-        "--max-answer-chars",
-        "1000000",
-        "--max-answer-tokens",
-        "1000000",
-        "--max-answer-bytes",
-        "1000000",
-    ];
-    let (server, url) = BIN.spawn_http(&answer_limits, &["--stateless"]).await;
+    let (server, url) = BIN.spawn_http(&LARGE_ANSWERS, &["--stateless"]).await;
     let pid = server.id().expect("pid");
     let client = ().serve(test_support::client::http_transport(url)).await.expect("client");
     let small =
@@ -273,14 +275,6 @@ async fn a_large_call_parked_past_rmcp_answers_as_any_call_over_every_transport(
     let tools = test_support::stand_in::described_tools(200, 30);
     let size = serde_json::to_vec(&tools).expect("JSON").len();
     assert!(size > 256 * 1024, "{size} bytes: over the parking size");
-    let limits = [
-        "--max-answer-chars",
-        "1000000",
-        "--max-answer-tokens",
-        "1000000",
-        "--max-answer-bytes",
-        "1000000",
-    ];
     // The command line reads the same list from a file: no JSON-RPC, nothing parked.
     let file = tempfile::NamedTempFile::new().expect("temp file");
     std::fs::write(file.path(), serde_json::to_vec(&tools).expect("JSON")).expect("write");
@@ -290,7 +284,7 @@ async fn a_large_call_parked_past_rmcp_answers_as_any_call_over_every_transport(
     assert_eq!(code, 0, "{stderr}");
     let cli: Value = serde_json::from_str(&stdout).expect("JSON");
     for transport in ALL {
-        let conn = BIN.connect(transport, &limits).await;
+        let conn = BIN.connect(transport, &LARGE_ANSWERS).await;
         let whole = call(
             &conn.client,
             "mcp-tokens",
