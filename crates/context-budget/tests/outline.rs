@@ -891,6 +891,30 @@ fn auto_fills_the_budget_by_rank_and_keeps_every_file() {
     assert_eq!(last.0.full, AUTO_FILES, "{seen_levels:?}");
 }
 
+/// A larger budget never shows fewer files: a file left out costs a row of the
+/// report much as its path line costs the text, so an answer that reaches 90 % with
+/// files left out is not the best when one listing them all fits. (It once was: on
+/// crates/mcp-common/src, 16 files at 800 tokens, 9 at 850, 12 at 900.)
+#[test]
+fn a_larger_budget_never_shows_fewer_files() {
+    let tree = auto_tree("cb-auto-monotone");
+    let mut last = (0, 0);
+    for budget in (600..=1_400).step_by(25) {
+        let Ok(loaded) = load_auto(&tree, &[], budget, None, &Unobserved) else {
+            continue; // Under the report's own size.
+        };
+        assert!(
+            loaded.included_files >= last.1,
+            "{} files at {budget} tokens, {} at {}",
+            loaded.included_files,
+            last.1,
+            last.0
+        );
+        last = (budget, loaded.included_files);
+    }
+    assert_eq!(last.1, AUTO_FILES, "every file listed by 1,400 tokens");
+}
+
 /// Files the caller names come first, whole when they fit, before the ranked rest;
 /// with every row listed, each row says its level.
 #[test]

@@ -138,7 +138,7 @@ pub(super) fn load_auto(
     let mut room = reserve.text_tokens;
     // Rooms known to be proven within the budget (`good`) and to lose a piece (`bad`).
     let (mut good, mut bad) = (None::<u64>, None::<u64>);
-    // The fullest answer that lost no piece to the proof; else the fullest.
+    // The best answer built: see `key` below.
     let mut best: Option<(LoadedFiles, bool)> = None;
     // Each built round's levels and whether its proof lost a piece.
     let mut built: Vec<(Vec<Level>, bool)> = Vec::new();
@@ -172,6 +172,9 @@ pub(super) fn load_auto(
         }
         let omitted_chosen = levels.iter().filter(|l| **l == Level::Omitted).count();
         let more_detail = levels.iter().any(|l| *l < Level::Full);
+        // A file left out costs a row of the report much as its path line would cost
+        // the text: 90 % reached with files left out may be mostly those rows.
+        let all_present = omitted_chosen == 0;
         let mut round_skipped = skipped.clone();
         let packing = build(
             measurer,
@@ -191,12 +194,18 @@ pub(super) fn load_auto(
         built.push((levels, dropped));
         let filled = answer.answer_tokens * 100 >= budget * FILL_PERCENT;
         let room_left = budget.saturating_sub(answer.answer_tokens);
+        // Better: lost no piece to the proof; then more files present (a file left
+        // out is only a row of the report); then fuller.
+        let key = |a: &LoadedFiles, dropped: bool| {
+            (
+                !dropped,
+                std::cmp::Reverse(a.omitted_files),
+                a.answer_tokens,
+            )
+        };
         let better = match &best {
             None => true,
-            Some((b, b_dropped)) => {
-                (*b_dropped && !dropped)
-                    || (*b_dropped == dropped && answer.answer_tokens > b.answer_tokens)
-            }
+            Some((b, b_dropped)) => key(&answer, dropped) > key(b, *b_dropped),
         };
         if better {
             best = Some((answer, dropped));
@@ -204,7 +213,9 @@ pub(super) fn load_auto(
         let next = match (dropped, bad) {
             (true, _) => narrower(room, good),
             // Filled, nothing more to show, or the answer limit holds the rest back.
-            (false, _) if filled || !more_detail || limit_bound || room_left <= slack => {
+            (false, _)
+                if (filled && all_present) || !more_detail || limit_bound || room_left <= slack =>
+            {
                 break;
             }
             (false, Some(b)) => room + (b - room) / 2,
