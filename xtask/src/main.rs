@@ -392,6 +392,14 @@ fn ignored_tests(filter: &str, env: &[(&str, &std::ffi::OsStr)]) -> anyhow::Resu
     cargo_with_env(&args, env)
 }
 
+/// Build the server as the tests step built it (target/debug/context-loader): with
+/// the workspace's features. `cargo build -p context-loader` resolves fewer and
+/// rebuilt 18 crates (94 s of a clean CI) before the conformance step, and the
+/// binary the later steps ran was that other build.
+fn build_server() -> anyhow::Result<()> {
+    cargo(&["build", "--workspace", "--bins", "--locked"])
+}
+
 /// [`cargo`] with extra environment variables.
 fn cargo_with_env(args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> anyhow::Result<()> {
     eprintln!("$ cargo {}", args.join(" "));

@@ -41,7 +41,7 @@ const HANGS: &str = "hangs";
 const EXTRA_PACKAGES: [&str; 2] = ["tiktoken==0.14.0", "mcp-token-lint==0.2.0"];
 
 pub fn run(root: &Path, bench: bool) -> anyhow::Result<()> {
-    crate::cargo(&["build", "--locked", "-p", "context-loader"])?;
+    crate::build_server()?;
     let bin = crate::target_dir().join("debug/context-loader");
     let py_bin = crate::python::ensure_venv(&crate::target_dir())?;
     ensure_extra(&py_bin)?;

@@ -44,7 +44,7 @@ impl RunningServer {
 
 /// `cargo build` the server, then start `context-loader http --bind 127.0.0.1:0 <args>`.
 pub fn start(args: &[&str]) -> anyhow::Result<RunningServer> {
-    crate::cargo(&["build", "--locked", "-p", "context-loader"])?;
+    crate::build_server()?;
     let binary = crate::target_dir().join("debug/context-loader");
     let mut child = Command::new(&binary)
         .args(["http", "--bind", "127.0.0.1:0"])
