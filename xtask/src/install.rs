@@ -5,12 +5,11 @@
 //! CARGO_TARGET_DIR so the release build (LTO, minutes) happens once per run and the
 //! bundle, image and Kubernetes checks reuse the installed binary.
 //!
-//! In ci the build starts in the background right after `cargo fmt --check`
-//! ([`start_release_build`]): it is the longest thing ci does (~600 s, its fat-LTO
-//! link on one core), and started after the debug tests it was the critical path
-//! (the install step waited 135 s for it). Cargo locks each profile's folder on its
-//! own, so the debug steps are not blocked. Its output goes to a log, shown when it
-//! fails.
+//! In ci the build starts in the background once the debug tests are done
+//! ([`start_release_build`]): its fat-LTO link runs on one core for minutes, and the
+//! steps in between (differential tests, nginx, conformance, clients, fuzzer) mostly
+//! wait on processes. Cargo locks each profile's folder on its own, so the debug steps
+//! are not blocked. Its output goes to a log, shown when it fails.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

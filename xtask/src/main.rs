@@ -231,11 +231,6 @@ fn ci() -> anyhow::Result<()> {
 fn ci_steps() -> anyhow::Result<()> {
     use timing::step;
     step("fmt", 5, || cargo(&["fmt", "--all", "--", "--check"]))?;
-    // The release build (fat LTO, one codegen unit: ~600 s, its link on one core) is
-    // the longest thing ci does, so it starts first and goes on in the background
-    // (see install.rs). Started after the tests step instead, it was the critical
-    // path: the install step waited 135 s for it with every step before it done.
-    install::start_release_build(&workspace_root())?;
     step("clippy (workspace, all targets)", 65, || {
         cargo(&[
             "clippy",
@@ -267,6 +262,9 @@ fn ci_steps() -> anyhow::Result<()> {
             &[("RUST_BACKTRACE", std::ffi::OsStr::new("0"))],
         )
     })?;
+    // The release build's link runs on one core for minutes: it goes on in the
+    // background while the steps below wait on processes (see install.rs).
+    install::start_release_build(&workspace_root())?;
     step("doc tests", 5, || {
         cargo(&["test", "--workspace", "--doc", "--locked"])
     })?;
