@@ -234,7 +234,8 @@ pub fn check(root: &Path) -> anyhow::Result<()> {
         bundle.display(),
         names.len()
     );
-    Ok(())
+    // The unpacked copy holds the release binary again (~100 MB).
+    crate::disk::remove_scratch(&["xtask/bundle/check"])
 }
 
 /// The command Claude Desktop would run for `user_config` (`null`: it would not).

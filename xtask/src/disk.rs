@@ -86,3 +86,56 @@ fn free_bytes(dir: &Path) -> anyhow::Result<u64> {
 pub fn gb(bytes: u64) -> String {
     format!("{:.1} GB", bytes as f64 / (1u64 << 30) as f64)
 }
+
+/// Where `dir`'s bytes are: each folder directly under it, largest first, and inside
+/// the largest of those its `inner` largest folders (for target/: debug, release, and
+/// what xtask installed). So a run that grew says which part grew.
+pub fn breakdown(dir: &Path, inner: usize) -> String {
+    let sized = |dir: &Path| -> Vec<(u64, String)> {
+        let mut sizes: Vec<(u64, String)> = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .map(|e| {
+                (
+                    used_bytes(&e.path()),
+                    e.file_name().to_string_lossy().into_owned(),
+                )
+            })
+            .collect();
+        sizes.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        sizes
+    };
+    let mut parts = Vec::new();
+    for (bytes, name) in sized(dir) {
+        if bytes < (64 << 20) {
+            continue;
+        }
+        let mut part = format!("{name} {}", gb(bytes));
+        let inside: Vec<String> = sized(&dir.join(&name))
+            .into_iter()
+            .take(inner)
+            .filter(|(b, _)| *b >= (64 << 20))
+            .map(|(b, n)| format!("{n} {}", gb(b)))
+            .collect();
+        if !inside.is_empty() {
+            part.push_str(&format!(" ({})", inside.join(", ")));
+        }
+        parts.push(part);
+    }
+    parts.join("; ")
+}
+
+/// Remove work folders under target/ once the check that made them passed (an image's
+/// build context or extracted filesystem holds the release binary again, ~100 MB
+/// each): on a failure they stay for a look.
+pub fn remove_scratch(under_target: &[&str]) -> anyhow::Result<()> {
+    for scratch in under_target {
+        let dir = crate::target_dir().join(scratch);
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir).with_context(|| format!("remove {}", dir.display()))?;
+        }
+    }
+    Ok(())
+}

@@ -210,7 +210,8 @@ pub fn check(root: &Path) -> anyhow::Result<()> {
     check_config(&config, image["Size"].as_u64().unwrap_or(u64::MAX))?;
     let rootfs = crate::target_dir().join("xtask/image/extracted");
     extract(&tag, &rootfs)?;
-    run_from_rootfs(&rootfs, &config)
+    run_from_rootfs(&rootfs, &config)?;
+    crate::disk::remove_scratch(&["xtask/image/context", "xtask/image/extracted"])
 }
 
 /// The image's run config (user, env, entrypoint, ...) with its HEALTHCHECK, which

@@ -391,7 +391,7 @@ impl Pod {
             self.pre_stop_seconds,
             self.grace_seconds
         );
-        Ok(())
+        crate::disk::remove_scratch(&["xtask/image/context", "xtask/kube/rootfs"])
     }
 
     /// Write a token where the Secret volume would put the auth token file, owned and

@@ -219,9 +219,10 @@ fn ci() -> anyhow::Result<()> {
     eprintln!("\n{}", timing::table());
     result?;
     eprintln!(
-        "xtask ci: all green in {:.0?}; target/ holds {}",
+        "xtask ci: all green in {:.0?}; target/ holds {}: {}",
         started.elapsed(),
-        disk::gb(disk::used_bytes(&target))
+        disk::gb(disk::used_bytes(&target)),
+        disk::breakdown(&target, 4)
     );
     Ok(())
 }
