@@ -232,6 +232,10 @@ fn ci() -> anyhow::Result<()> {
 fn ci_steps() -> anyhow::Result<()> {
     use timing::step;
     step("fmt", 5, || cargo(&["fmt", "--all", "--", "--check"]))?;
+    // The release build (fat LTO: ~600 s, its link on one core) is the longest thing
+    // ci does: it starts now at nice 19, taking only what clippy and the tests leave
+    // idle, and gets the normal priority once they are done (see install.rs).
+    install::start_release_build(&workspace_root())?;
     step("clippy (workspace, all targets)", 65, || {
         cargo(&[
             "clippy",
@@ -263,9 +267,20 @@ fn ci_steps() -> anyhow::Result<()> {
             &[("RUST_BACKTRACE", std::ffi::OsStr::new("0"))],
         )
     })?;
-    // The release build's link runs on one core for minutes: it goes on in the
-    // background while the steps below wait on processes (see install.rs).
-    install::start_release_build(&workspace_root())?;
+    // The two steps that time servers under a deadline (the fleet's Python servers
+    // start in ~4 s against a 10 s limit) run while the release build still only
+    // takes idle CPU, and on the debug build, so they are off the path after it.
+    step(
+        "mcp-tokens: own tool list budget, Python SDK fleet",
+        45,
+        || mcp_fleet::run(&workspace_root(), false),
+    )?;
+    step("load harness (smoke)", 15, || {
+        load::run(&load::LoadArgs::smoke())
+    })?;
+    // The steps below mostly wait on processes: the release build now gets the
+    // normal priority beside them.
+    install::raise_release_build();
     step("doc tests", 5, || {
         cargo(&["test", "--workspace", "--doc", "--locked"])
     })?;
@@ -337,9 +352,7 @@ fn ci_steps() -> anyhow::Result<()> {
     })?;
     // Packaging: one release build (cargo install, the README's install line) serves
     // the install check, the bundle and the image; the Kubernetes check runs the image.
-    // From here the background build is joined: the steps after it either need it or
-    // time servers that start under a deadline (the fleet), which a build beside them
-    // would starve.
+    // From here the background build is joined: the steps after it need it.
     step(
         "install (joins the release build; --version, stdio)",
         40,
@@ -358,14 +371,6 @@ fn ci_steps() -> anyhow::Result<()> {
         10,
         || kube::run(&workspace_root()),
     )?;
-    step(
-        "mcp-tokens: own tool list budget, Python SDK fleet",
-        45,
-        || mcp_fleet::run(&workspace_root(), false),
-    )?;
-    step("load harness (smoke)", 15, || {
-        load::run(&load::LoadArgs::smoke())
-    })?;
     Ok(())
 }
 
