@@ -234,8 +234,9 @@ pub fn check(root: &Path) -> anyhow::Result<()> {
         bundle.display(),
         names.len()
     );
-    // The unpacked copy holds the release binary again (~100 MB).
-    crate::disk::remove_scratch(&["xtask/bundle/check"])
+    // The staged and the unpacked copies hold the release binary again (~100 MB each);
+    // the packed bundle stays.
+    crate::disk::remove_scratch(&["xtask/bundle/stage", "xtask/bundle/check"])
 }
 
 /// The command Claude Desktop would run for `user_config` (`null`: it would not).
