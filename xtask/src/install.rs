@@ -83,10 +83,14 @@ pub fn start_release_build(root: &Path) -> anyhow::Result<()> {
 /// Lowering a nice value needs root (or CAP_SYS_NICE); without it the build goes on
 /// at nice 19, which is said, and only makes the install step wait longer.
 pub fn raise_release_build() {
-    let guard = BACKGROUND.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(background) = guard.as_ref() else {
+    let mut guard = BACKGROUND.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(background) = guard.as_mut() else {
         return;
     };
+    if background.child.try_wait().is_ok_and(|done| done.is_some()) {
+        eprintln!("release build: already done");
+        return;
+    }
     let root = background.child.id();
     let mut pids = vec![root];
     pids.extend(descendants(root));
@@ -308,7 +312,12 @@ mod tests {
 
     fn parent_of(pid: u32) -> Option<u32> {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()
+        stat.rsplit_once(')')?
+            .1
+            .split_whitespace()
+            .nth(1)?
+            .parse()
+            .ok()
     }
 
     /// What `raise_release_build` renices and `stop_release_build` kills: a process's
@@ -335,7 +344,10 @@ mod tests {
         // The grandchild (reparented once its parent died) is gone or a zombie.
         let state = std::fs::read_to_string(format!("/proc/{}/stat", found[1]))
             .ok()
-            .and_then(|s| s.rsplit_once(')').map(|(_, rest)| rest.trim_start().to_owned()));
+            .and_then(|s| {
+                s.rsplit_once(')')
+                    .map(|(_, rest)| rest.trim_start().to_owned())
+            });
         assert!(
             state.as_deref().is_none_or(|s| s.starts_with('Z')),
             "kill_tree left {state:?}"
