@@ -267,17 +267,14 @@ fn ci_steps() -> anyhow::Result<()> {
             &[("RUST_BACKTRACE", std::ffi::OsStr::new("0"))],
         )
     })?;
-    // The two steps that time servers under a deadline (the fleet's Python servers
-    // start in ~4 s against a 10 s limit) run while the release build still only
-    // takes idle CPU, and on the debug build, so they are off the path after it.
+    // The fleet times servers under a deadline (its Python servers start in ~4 s
+    // against a 10 s limit): it runs while the release build still only takes idle
+    // CPU, on the debug build, and so is off the path after the build.
     step(
         "mcp-tokens: own tool list budget, Python SDK fleet",
         45,
         || mcp_fleet::run(&workspace_root(), false),
     )?;
-    step("load harness (smoke)", 15, || {
-        load::run(&load::LoadArgs::smoke())
-    })?;
     // The steps below mostly wait on processes: the release build now gets the
     // normal priority beside them.
     install::raise_release_build();
@@ -349,6 +346,10 @@ fn ci_steps() -> anyhow::Result<()> {
     // check on a shared 2-core machine is noise).
     step("bench harness (--quick)", 60, || {
         bench::run(true, &[], false)
+    })?;
+    // On the examples the bench harness just built (debug).
+    step("load harness (smoke)", 15, || {
+        load::run(&load::LoadArgs::smoke())
     })?;
     // Packaging: one release build (cargo install, the README's install line) serves
     // the install check, the bundle and the image; the Kubernetes check runs the image.
