@@ -75,6 +75,18 @@ fn write_tables(dir: &Path, name: &str, tables: &Tables, big_endian: bool) {
             .flatten()
             .collect()
     };
+    let u64s = |values: &[u64]| -> Vec<u8> {
+        values
+            .iter()
+            .flat_map(|&v| {
+                if big_endian {
+                    v.to_be_bytes()
+                } else {
+                    v.to_le_bytes()
+                }
+            })
+            .collect()
+    };
     let write = |ext: &str, bytes: Vec<u8>| {
         std::fs::write(dir.join(format!("{name}.{ext}")), bytes).expect("write vocabulary table")
     };
@@ -83,4 +95,5 @@ fn write_tables(dir: &Path, name: &str, tables: &Tables, big_endian: bool) {
     write("pair", words(&tables.pair));
     write("table", slots(&tables.table));
     write("decoder", spans(&tables.decoder));
+    write("filter", u64s(&tables.filter));
 }

@@ -110,6 +110,12 @@ impl CoreBpe {
             .as_ref()
     }
 
+    /// context-loader patch: the vocabulary, for the tests of its tables.
+    #[cfg(test)]
+    pub(crate) fn vocab(&self) -> &Vocab {
+        &self.vocab
+    }
+
     /// context-loader patch: the bytes of one regular token, without allocating
     /// (`None` for a special token or an id outside the vocabulary).
     #[inline]

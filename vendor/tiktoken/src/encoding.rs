@@ -285,6 +285,7 @@ macro_rules! embedded_vocab {
             pair: table!("pair"),
             table: table!("table"),
             decoder: table!("decoder"),
+            filter: table!("filter"),
         })
     }};
 }

@@ -25,8 +25,8 @@
 use std::ptr::NonNull;
 
 use crate::vocab_layout::{
-    ABSENT, INLINE_MAX, Slot, Span, build_tables, hash_inline, hash_spill, load_inline_key,
-    spill_tag,
+    ABSENT, INLINE_MAX, Slot, Span, build_tables, filter_bits, filter_shift, hash_inline,
+    hash_spill, load_inline_key, spill_tag,
 };
 
 /// A table either built at run time (owned) or embedded in the binary
@@ -94,6 +94,7 @@ pub(crate) struct StaticTables {
     pub(crate) pair: &'static [u8],
     pub(crate) table: &'static [u8],
     pub(crate) decoder: &'static [u8],
+    pub(crate) filter: &'static [u8],
 }
 
 /// `bytes` as a slice of `T`, checking alignment and length.
@@ -129,6 +130,10 @@ pub struct Vocab {
     decoder: Table<Span>,
     // tokens present (ranks may be sparse)
     len: usize,
+    // context-loader patch: a Bloom filter of the keys in `table` (see
+    // `vocab_layout::filter_bits`): a probe it rejects never loads the table
+    filter: Table<u64>,
+    filter_shift: u32,
 }
 
 impl Vocab {
@@ -143,6 +148,8 @@ impl Vocab {
                 mask: 0,
                 decoder: Table::owned(Vec::new()),
                 len: 0,
+                filter: Table::owned(Vec::new()),
+                filter_shift: 0,
             };
         }
         let tables = build_tables(entries.iter().map(|(k, r)| (k.as_slice(), *r)));
@@ -156,6 +163,8 @@ impl Vocab {
             mask,
             decoder: Table::owned(tables.decoder),
             len,
+            filter_shift: filter_shift(tables.filter.len()),
+            filter: Table::owned(tables.filter),
         }
     }
 
@@ -163,17 +172,19 @@ impl Vocab {
     pub(crate) fn from_static(tables: StaticTables) -> Self {
         // SAFETY: u32, Slot and Span are plain old data; build.rs wrote them in
         // the target's byte order with `vocab_layout`'s layout (repr(C)).
-        let (single, pair, table, decoder) = unsafe {
+        let (single, pair, table, decoder, filter) = unsafe {
             (
                 cast_slice::<u32>(tables.single),
                 cast_slice::<u32>(tables.pair),
                 cast_slice::<Slot>(tables.table),
                 cast_slice::<Span>(tables.decoder),
+                cast_slice::<u64>(tables.filter),
             )
         };
         assert_eq!(single.len(), 256);
         assert_eq!(pair.len(), 1 << 16);
         assert!(table.len().is_power_of_two());
+        assert!(filter.len().is_power_of_two() && filter.len() >= 2);
         // Every rank of the embedded vocabularies is present (ranks 0..n).
         let len = decoder.len();
         Self {
@@ -184,7 +195,18 @@ impl Vocab {
             mask: table.len() - 1,
             decoder: Table::borrowed(decoder),
             len,
+            filter_shift: filter_shift(filter.len()),
+            filter: Table::borrowed(filter),
         }
+    }
+
+    /// context-loader patch: false when the key of 3+ bytes whose table hash
+    /// is `hash` is certainly absent (one load from a filter that stays in
+    /// L2); true when it may be present.
+    #[inline(always)]
+    fn may_contain(&self, hash: u64) -> bool {
+        let (word, bits) = filter_bits(hash, self.filter_shift);
+        self.filter[word] & bits == bits
     }
 
     /// Look up the rank for a token byte sequence.
@@ -206,7 +228,11 @@ impl Vocab {
             }
             len if len <= INLINE_MAX => {
                 let key = load_inline_key(token);
-                let mut idx = hash_inline(key, len) as usize & self.mask;
+                let hash = hash_inline(key, len);
+                if !self.may_contain(hash) {
+                    return None;
+                }
+                let mut idx = hash as usize & self.mask;
                 loop {
                     let slot = self.table[idx];
                     if slot.len == 0 {
@@ -220,6 +246,9 @@ impl Vocab {
             }
             len => {
                 let hash = hash_spill(token);
+                if !self.may_contain(hash) {
+                    return None;
+                }
                 let tag = spill_tag(hash);
                 let mut idx = hash as usize & self.mask;
                 loop {
@@ -252,6 +281,9 @@ impl Vocab {
         } else {
             hash_spill(token)
         };
+        if !self.may_contain(hash) {
+            return;
+        }
         let slot: *const Slot = &self.table[hash as usize & self.mask];
         #[cfg(target_arch = "x86_64")]
         // SAFETY: a prefetch of a valid address (a slot of the table) reads nothing
@@ -446,6 +478,77 @@ mod tests {
         assert_eq!(vocab.try_decode(50), None);
         assert_eq!(vocab.try_decode(1), None);
         assert_eq!(vocab.try_decode(99), None);
+    }
+
+    /// The presence filter of an embedded vocabulary passes every key of 3+
+    /// bytes (a key it rejected would be counted as absent: a wrong count), is
+    /// the filter a run-time build of the same entries makes, and rejects most
+    /// absent keys (else it would only add a load).
+    fn check_filter(name: &str, chain: &[&[u8]]) {
+        let embedded = crate::get_encoding(name).unwrap().vocab();
+        let entries = crate::encoding::parse_tkv(chain);
+        let built = Vocab::from_entries(entries.iter().map(|(k, &v)| (k.clone(), v)).collect());
+        assert_eq!(
+            &*embedded.filter, &*built.filter,
+            "{name}: embedded filter differs from a run-time build"
+        );
+        assert_eq!(embedded.filter_shift, built.filter_shift);
+        let mut long = 0;
+        for (key, &rank) in &entries {
+            if key.len() >= 3 {
+                long += 1;
+                let hash = if key.len() <= INLINE_MAX {
+                    hash_inline(load_inline_key(key), key.len())
+                } else {
+                    hash_spill(key)
+                };
+                assert!(embedded.may_contain(hash), "{name}: filter rejects {key:?}");
+            }
+            assert_eq!(embedded.get(key), Some(rank), "{name}: {key:?}");
+        }
+        assert!(long > entries.len() / 2);
+        // Absent keys: pseudo-random bytes of 3..=16 bytes (xorshift, fixed seed).
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let (mut absent, mut passed) = (0u32, 0u32);
+        for _ in 0..200_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let len = 3 + (state % 14) as usize;
+            let key: Vec<u8> = (0..len)
+                .map(|i| (state.rotate_left(i as u32 * 8) >> 24) as u8 ^ i as u8)
+                .collect();
+            if entries.contains_key(&key) {
+                continue;
+            }
+            absent += 1;
+            assert_eq!(embedded.get(&key), None);
+            let hash = if len <= INLINE_MAX {
+                hash_inline(load_inline_key(&key), len)
+            } else {
+                hash_spill(&key)
+            };
+            passed += embedded.may_contain(hash) as u32;
+        }
+        let rate = passed as f64 / absent as f64;
+        eprintln!(
+            "{name}: filter of {} words for {long} keys passes {:.2} % of absent keys",
+            embedded.filter.len(),
+            rate * 100.0
+        );
+        assert!(rate < 0.1, "{name}: filter passes {rate} of absent keys");
+    }
+
+    #[cfg(feature = "vocab-cl100k_base")]
+    #[test]
+    fn filter_passes_every_key_of_cl100k_base() {
+        check_filter("cl100k_base", crate::encoding::CL100K_BASE_CHAIN);
+    }
+
+    #[cfg(feature = "vocab-o200k_base")]
+    #[test]
+    fn filter_passes_every_key_of_o200k_base() {
+        check_filter("o200k_base", crate::encoding::O200K_BASE_CHAIN);
     }
 
     #[cfg(feature = "vocab-cl100k_base")]

@@ -95,6 +95,34 @@ pub(crate) fn spill_tag(hash: u64) -> u64 {
     (hash >> 56) & 0xFF
 }
 
+/// Bits of the presence filter per key of 3+ bytes, at least (the filter's
+/// length is rounded up to a power of two words).
+pub(crate) const FILTER_BITS_PER_KEY: usize = 8;
+
+/// Where a key of 3+ bytes sits in the presence filter: the word (from the top
+/// `64 - shift` bits of a remix of its table hash) and the four bits of that
+/// word it sets. A remix, not the table hash itself: the table indexes by the
+/// hash's low bits, and in `hash_inline` the middle bits depend on the key's
+/// first bytes only.
+#[inline(always)]
+pub(crate) fn filter_bits(hash: u64, shift: u32) -> (usize, u64) {
+    let m = (hash as u128) * 0xD6E8_FEB8_6659_FD93u128;
+    let f = (m >> 64) as u64 ^ m as u64;
+    let word = (f >> shift) as usize;
+    let bits = (1u64 << (f & 63))
+        | (1u64 << ((f >> 6) & 63))
+        | (1u64 << ((f >> 12) & 63))
+        | (1u64 << ((f >> 18) & 63));
+    (word, bits)
+}
+
+/// The presence filter's `shift` for a filter of `words` words (a power of
+/// two, at least 2): `filter_bits` takes the word from the top bits.
+pub(crate) fn filter_shift(words: usize) -> u32 {
+    debug_assert!(words.is_power_of_two() && words >= 2);
+    64 - words.trailing_zeros()
+}
+
 /// The tables of one vocabulary, owned (what `build.rs` writes out and
 /// `Vocab::from_entries` keeps).
 pub(crate) struct Tables {
@@ -108,6 +136,11 @@ pub(crate) struct Tables {
     pub(crate) table: Vec<Slot>,
     /// Indexed by rank: where its bytes are in the arena, for decode.
     pub(crate) decoder: Vec<Span>,
+    /// A one-word-per-key Bloom filter of the keys of 3+ bytes (see
+    /// `filter_bits`), a power of two words long: a key whose four bits are
+    /// not all set is not in `table`. Small enough to stay in L2, so a miss
+    /// (most probes of a BPE merge) costs no load from the table.
+    pub(crate) filter: Vec<u64>,
 }
 
 /// Build the tables from (token bytes, rank) pairs, in the order given (the
@@ -148,6 +181,14 @@ pub(crate) fn build_tables<'a>(entries: impl ExactSizeIterator<Item = (&'a [u8],
     let mask = table_size - 1;
     let mut table = vec![EMPTY; table_size];
 
+    let long_keys = items.iter().filter(|&&(_, _, len)| len >= 3).count();
+    let filter_words = (long_keys * FILTER_BITS_PER_KEY)
+        .div_ceil(64)
+        .next_power_of_two()
+        .max(2);
+    let shift = filter_shift(filter_words);
+    let mut filter = vec![0u64; filter_words];
+
     for &(rank, offset, len) in &items {
         let token = &arena[offset as usize..(offset + len) as usize];
         match token.len() {
@@ -156,7 +197,10 @@ pub(crate) fn build_tables<'a>(entries: impl ExactSizeIterator<Item = (&'a [u8],
             2 => pair[(token[0] as usize) << 8 | token[1] as usize] = rank,
             l if l <= INLINE_MAX => {
                 let key = load_inline_key(token);
-                let mut idx = hash_inline(key, l) as usize & mask;
+                let hash = hash_inline(key, l);
+                let (word, bits) = filter_bits(hash, shift);
+                filter[word] |= bits;
+                let mut idx = hash as usize & mask;
                 while table[idx].len != 0 {
                     idx = (idx + 1) & mask;
                 }
@@ -168,6 +212,8 @@ pub(crate) fn build_tables<'a>(entries: impl ExactSizeIterator<Item = (&'a [u8],
             }
             l => {
                 let hash = hash_spill(token);
+                let (word, bits) = filter_bits(hash, shift);
+                filter[word] |= bits;
                 let mut idx = hash as usize & mask;
                 while table[idx].len != 0 {
                     idx = (idx + 1) & mask;
@@ -187,6 +233,7 @@ pub(crate) fn build_tables<'a>(entries: impl ExactSizeIterator<Item = (&'a [u8],
         pair,
         table,
         decoder,
+        filter,
     }
 }
 
