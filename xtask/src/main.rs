@@ -302,10 +302,27 @@ fn ci_steps() -> anyhow::Result<()> {
             "vocab_layout::",
             "piece_cache::",
             "run_end_matches_the_byte_loop",
-            // The Hangul fast path against the class table, every scalar (the
-            // proptests beside it, like all of pretokenize's, run in the full suite).
+            // The Hangul fast path against the class table, every scalar.
             "hangul_syllable_at",
-        ])
+        ])?;
+        // The Hangul fast paths (PATCH.md sections 9 and 11) against the regex, piece
+        // by piece, for four patterns: 32 cases each here (~10 s), 512 in the full
+        // suite (~75 s each), like the rest of pretokenize's proptests.
+        cargo_with_env(
+            &[
+                "test",
+                "--manifest-path",
+                "vendor/tiktoken/Cargo.toml",
+                "--no-default-features",
+                "--features",
+                "vocab-cl100k_base,vocab-o200k_base",
+                "--locked",
+                "--lib",
+                "--",
+                "prop_fast_matches_regex_hangul",
+            ],
+            &[("PROPTEST_CASES", std::ffi::OsStr::new("32"))],
+        )
     })?;
     // The shipped catalog is exactly what its rules make of the pinned LiteLLM file.
     step("catalog = LiteLLM release + overrides", 5, || {
