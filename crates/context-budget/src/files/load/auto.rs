@@ -1,13 +1,14 @@
 //! `detail: "auto"`: every file at the most detail the budget allows.
 //!
-//! Every file is read once ([`scan`]): its piece is measured as the answer holds it
-//! (JSON-escaped, counted alone) at each level, `full` (its text, cut by
-//! `max_file_tokens`), `outline` (when it has one smaller than its text) and `path`
-//! (one line with its full text's tokens), and what ranking needs is taken
+//! Every file is read once ([`costs::scan`]): its path line is measured as the
+//! answer holds it (JSON-escaped, counted alone), and what ranking needs is taken
 //! ([`rank::signals`]). Files the caller named come first, in order; the rest by
 //! [`rank::by_rank`]. [`select`] then gives every file a path line (those that do not
 //! fit even so are omitted, and the answer counts them), named files their text, then
 //! by rank each file its outline, then its text, each upgrade taken if it fits.
+//! A file's outline and whole piece are measured only when [`select`] reaches it
+//! with room for them ([`costs::resolve`], a batch at a time on all cores), so a
+//! tree many times the budget is not parsed whole.
 //!
 //! The text is built in that order and proven by [`Packing::finish`], which drops
 //! pieces from the end while the answer is over the budget. What the report around
@@ -19,16 +20,15 @@
 use std::sync::atomic::AtomicU64;
 
 use super::budget::Reserve;
+use super::costs::{self, Cost, Known, Learn, Level, Scanned};
 use super::packing::{Chosen, Packing, READ_AGAIN_BATCH, read_again};
-use super::rank::{self, MAX_MENTIONED_TOTAL, Signals};
-use crate::answer::{HIGHEST_ESTIMATE, js_length, json_escaped};
+use super::rank;
+use crate::ResolvedModel;
 use crate::files::error::FilesError;
 use crate::files::measure::{Measured, Measurer};
 use crate::files::output::{Excluded, IncludedFile, LoadedFiles, OmittedFile, Skipped};
-use crate::files::pack::{cut, path_line, piece, push_piece};
+use crate::files::pack::{cut, path_line, push_piece};
 use crate::files::query::LoadRequest;
-use crate::outline::Bounds;
-use crate::{ResolvedModel, Tokenizer};
 
 /// The share of the budget (percent) the answer fills whenever more detail remains.
 pub(super) const FILL_PERCENT: u64 = 90;
@@ -36,66 +36,6 @@ pub(super) const FILL_PERCENT: u64 = 90;
 const ROUNDS: usize = 6;
 /// Times files are chosen (no count: a pass over the files' costs).
 const SELECTIONS: usize = 24;
-
-/// Of a piece as the answer holds it: tokens for the model, by the highest
-/// estimate, characters (UTF-16), bytes.
-type Cost = (u64, u64, usize, usize);
-
-/// How much of a file is in the text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Level {
-    Omitted,
-    Path,
-    Outline,
-    Full,
-}
-
-impl Level {
-    fn name(self) -> &'static str {
-        match self {
-            Level::Omitted => "omitted",
-            Level::Path => "path",
-            Level::Outline => "outline",
-            Level::Full => "full",
-        }
-    }
-}
-
-/// One file as read for `auto`.
-struct Scanned {
-    /// Its index among the measured files.
-    index: usize,
-    /// Its full text's tokens, as its path line states.
-    tokens: u64,
-    path: Cost,
-    /// Its outline and its piece's cost, when it has one smaller than its text. Kept
-    /// for the call (outlines are smaller than the texts, which the call's read limit
-    /// bounds), so that each round does not parse again.
-    outline: Option<(String, Cost)>,
-    full: Cost,
-}
-
-impl Scanned {
-    fn cost(&self, level: Level) -> Cost {
-        match level {
-            Level::Omitted => (0, 0, 0, 0),
-            Level::Path => self.path,
-            Level::Outline => self.outline.as_ref().map_or(self.full, |o| o.1),
-            Level::Full => self.full,
-        }
-    }
-}
-
-/// A piece's [`Cost`].
-fn cost_of(tokenizer: Tokenizer, piece: &str) -> Cost {
-    let escaped = json_escaped(piece);
-    let tokens = tokenizer.count(&escaped) as u64;
-    let high = match tokenizer == HIGHEST_ESTIMATE {
-        true => tokens,
-        false => HIGHEST_ESTIMATE.count(&escaped) as u64,
-    };
-    (tokens, high, js_length(&escaped), escaped.len())
-}
 
 /// `load-files` under `detail: "auto"`, from the measured files on.
 #[allow(clippy::too_many_arguments)]
@@ -109,7 +49,7 @@ pub(super) fn load_auto(
     mut skipped: Vec<Skipped>,
     excluded: Excluded,
 ) -> Result<LoadedFiles, FilesError> {
-    let (files, signals) = scan(measurer, request, measured, &mut skipped)?;
+    let (mut files, signals) = costs::scan(measurer, measured, &mut skipped)?;
     let control = measurer.control;
     let degree =
         rank::in_degree(&signals, &|| control.is_cancelled()).ok_or(FilesError::Cancelled)?;
@@ -134,6 +74,8 @@ pub(super) fn load_auto(
         .collect();
     let named = named.len();
 
+    // Outlines and whole pieces are learned as the choice reaches them.
+    let mut learning = Learning::default();
     let slack = 4 + budget / 200;
     let mut room = reserve.text_tokens;
     // Rooms known to be proven within the budget (`good`) and to lose a piece (`bad`).
@@ -153,7 +95,20 @@ pub(super) fn load_auto(
             text_tokens: room,
             ..reserve
         };
-        let (levels, limit_bound) = select(&files, &order, named, &limits);
+        let (levels, limit_bound) = loop {
+            match select(&files, &order, named, &limits) {
+                Ok(chosen) => break chosen,
+                Err(need) => learn(
+                    measurer,
+                    request,
+                    measured,
+                    &mut files,
+                    &order,
+                    need,
+                    &mut learning,
+                )?,
+            }
+        };
         match built.iter().find(|(l, _)| *l == levels) {
             // The same choice lost a piece: narrower still, without building it.
             Some((_, true)) => {
@@ -230,86 +185,58 @@ pub(super) fn load_auto(
     best.map(|(answer, _)| answer).ok_or(FilesError::Cancelled)
 }
 
-/// Every measured file read once (in batches on all cores): its pieces' costs at
-/// each level, its outline, and its ranking signals. Files no longer readable go
-/// to `skipped`.
-fn scan(
+/// A cost [`select`] needs and does not know: that of file `file` (at `at` in the
+/// order) at `learn`'s level, with `room` tokens left for its upgrade.
+#[derive(Debug, Clone, Copy)]
+struct Need {
+    file: usize,
+    at: usize,
+    learn: Learn,
+    room: u64,
+}
+
+/// What was learned so far: files read again and how many of each kind (a batch
+/// grows with them, so a choice that needs many waits on few batches).
+#[derive(Default)]
+struct Learning {
+    read: AtomicU64,
+    learned: usize,
+}
+
+/// Learn what `need` asks of its file and of the next files in `order` that the
+/// same choice may ask it of (not known, their floor within the room left): a batch
+/// of [`READ_AGAIN_BATCH`] at most, on all cores.
+fn learn(
     measurer: &Measurer<'_>,
     request: &LoadRequest,
     measured: &[Measured],
-    skipped: &mut Vec<Skipped>,
-) -> Result<(Vec<Scanned>, Vec<Signals>), FilesError> {
-    let (tokenizer, control, format) = (measurer.tokenizer, measurer.control, request.format);
-    let read = AtomicU64::new(0);
-    let (mut files, mut signals) = (Vec::new(), Vec::new());
-    let mut mentioned = 0usize;
-    for (batch_index, batch) in measured.chunks(READ_AGAIN_BATCH).enumerate() {
-        if control.is_cancelled() {
-            return Err(FilesError::Cancelled);
-        }
-        control.progress(batch_index * READ_AGAIN_BATCH, 2 * measured.len());
-        let wanted = vec![true; batch.len()];
-        let texts = read_again(measurer.roots, batch, &wanted, measurer.limits, &read)?;
-        let pairs: Vec<(usize, &Measured, Option<_>)> = batch
-            .iter()
-            .zip(texts)
-            .enumerate()
-            .map(|(i, (m, t))| (batch_index * READ_AGAIN_BATCH + i, m, t))
-            .collect();
-        let work = |(index, m, text): (usize, &Measured, Option<_>)| {
-            let (text, stamp): (String, _) = match text {
-                Some(Ok(read)) => read,
-                Some(Err(reason)) => return Some(Err(Skipped::new(&m.candidate.relative, reason))),
-                None => return None,
-            };
-            let path = &m.candidate.relative;
-            let tokens = match stamp == m.stamp && m.counted {
-                true => m.measure.tokens,
-                false => tokenizer.count(&text) as u64,
-            };
-            let cut_text = request
-                .max_file_tokens
-                .and_then(|max| cut(tokenizer, &text, tokens, max));
-            let full = cost_of(
-                tokenizer,
-                &piece(format, path, cut_text.as_deref().unwrap_or(&text)),
-            );
-            let outline = crate::outline::outline(path, &text, &Bounds::default(), control)
-                .ok()
-                .map(|o| {
-                    let cost = cost_of(tokenizer, &piece(format, path, &o.text));
-                    (o.text, cost)
-                })
-                .filter(|(_, cost)| cost.0 < full.0);
-            let file_signals = rank::signals(path, &text, outline.as_ref().map(|o| o.0.as_str()));
-            let scanned = Scanned {
-                index,
-                tokens,
-                path: cost_of(tokenizer, &path_line(path, tokens)),
-                outline,
-                full,
-            };
-            Some(Ok((scanned, file_signals)))
-        };
-        let done = crate::fan_out::map(pairs, crate::fan_out::cores(), work);
-        if control.is_cancelled() {
-            return Err(FilesError::Cancelled);
-        }
-        for result in done.into_iter().flatten() {
-            match result {
-                Ok((scanned, mut file_signals)) => {
-                    if mentioned + file_signals.mentioned.len() > MAX_MENTIONED_TOTAL {
-                        file_signals.mentioned.clear();
-                    }
-                    mentioned += file_signals.mentioned.len();
-                    files.push(scanned);
-                    signals.push(file_signals);
-                }
-                Err(skip) => skipped.push(skip),
-            }
-        }
-    }
-    Ok((files, signals))
+    files: &mut [Scanned],
+    order: &[usize],
+    need: Need,
+    learning: &mut Learning,
+) -> Result<(), FilesError> {
+    let size = learning
+        .learned
+        .max(2 * crate::fan_out::cores())
+        .min(READ_AGAIN_BATCH);
+    let level = match need.learn {
+        Learn::Outline => Level::Outline,
+        Learn::Full => Level::Full,
+    };
+    let unknown = |f: &Scanned| match need.learn {
+        Learn::Outline => f.outline == Known::Not,
+        Learn::Full => f.full == Known::Not,
+    };
+    let wanted: Vec<usize> = std::iter::once(need.file)
+        .chain(order[need.at + 1..].iter().copied().filter(|&j| {
+            let file = &files[j];
+            unknown(file) && file.floor(level).saturating_sub(file.path.0) <= need.room
+        }))
+        .take(size)
+        .collect();
+    learning.learned += wanted.len();
+    let what = (wanted.as_slice(), need.learn);
+    costs::resolve(measurer, request, measured, files, what, &learning.read)
 }
 
 /// Each file's level (indexed like `files`) within `room`: path lines for all in
@@ -318,7 +245,13 @@ fn scan(
 /// outline, then its text, every upgrade that fits (one that does not is passed
 /// over, and later smaller ones may still fit). Also whether an upgrade that fit
 /// the budget was refused for the answer limit's characters, bytes or estimate.
-fn select(files: &[Scanned], order: &[usize], named: usize, room: &Reserve) -> (Vec<Level>, bool) {
+/// `Err`: the first cost the choice needs and does not know (its floor fits).
+fn select(
+    files: &[Scanned],
+    order: &[usize],
+    named: usize,
+    room: &Reserve,
+) -> Result<(Vec<Level>, bool), Need> {
     let mut chosen = Selection {
         files,
         room,
@@ -326,28 +259,28 @@ fn select(files: &[Scanned], order: &[usize], named: usize, room: &Reserve) -> (
         used: (0, 0, 0, 0),
         limit_bound: false,
     };
-    for &i in order {
-        chosen.upgrade(i, Level::Path);
+    for (at, &i) in order.iter().enumerate() {
+        chosen.upgrade(i, at, Level::Path)?;
     }
-    for &i in &order[..named] {
+    for (at, &i) in order[..named].iter().enumerate() {
         if chosen.levels[i] == Level::Path
-            && !chosen.upgrade(i, Level::Full)
-            && files[i].outline.is_some()
+            && !chosen.upgrade(i, at, Level::Full)?
+            && files[i].may_have_outline()
         {
-            chosen.upgrade(i, Level::Outline);
+            chosen.upgrade(i, at, Level::Outline)?;
         }
     }
-    for &i in order {
-        if chosen.levels[i] == Level::Path && files[i].outline.is_some() {
-            chosen.upgrade(i, Level::Outline);
+    for (at, &i) in order.iter().enumerate() {
+        if chosen.levels[i] == Level::Path && files[i].may_have_outline() {
+            chosen.upgrade(i, at, Level::Outline)?;
         }
     }
-    for &i in order {
+    for (at, &i) in order.iter().enumerate() {
         if matches!(chosen.levels[i], Level::Path | Level::Outline) {
-            chosen.upgrade(i, Level::Full);
+            chosen.upgrade(i, at, Level::Full)?;
         }
     }
-    (chosen.levels, chosen.limit_bound)
+    Ok((chosen.levels, chosen.limit_bound))
 }
 
 /// [`select`]'s levels as they are chosen, and what they use of the room.
@@ -360,18 +293,36 @@ struct Selection<'a> {
 }
 
 impl Selection<'_> {
-    /// Take file `i` to level `to` when that fits.
-    fn upgrade(&mut self, i: usize, to: Level) -> bool {
+    /// Take file `i` (at `at` in the order) to level `to` when that fits; `Err` when
+    /// its cost there is not known and its floor fits.
+    fn upgrade(&mut self, i: usize, at: usize, to: Level) -> Result<bool, Need> {
         let file = &self.files[i];
-        let (old, new) = (file.cost(self.levels[i]), file.cost(to));
+        // A level already chosen has its cost known.
+        let old = file.cost(self.levels[i]).unwrap_or_default();
         let used = self.used;
+        let room = self.room;
+        let Some(new) = file.cost(to) else {
+            let next = (used.0 + file.floor(to)).saturating_sub(old.0);
+            if next > room.text_tokens {
+                return Ok(false);
+            }
+            let learn = match (to, &file.outline) {
+                (Level::Outline, Known::Not) => Learn::Outline,
+                _ => Learn::Full,
+            };
+            return Err(Need {
+                file: i,
+                at,
+                learn,
+                room: (room.text_tokens + old.0).saturating_sub(used.0),
+            });
+        };
         let next = (
             (used.0 + new.0).saturating_sub(old.0),
             (used.1 + new.1).saturating_sub(old.1),
             (used.2 + new.2).saturating_sub(old.2),
             (used.3 + new.3).saturating_sub(old.3),
         );
-        let room = self.room;
         let within_budget = next.0 <= room.text_tokens;
         let within_limit =
             next.1 <= room.text_high && next.2 <= room.text_chars && next.3 <= room.text_bytes;
@@ -381,7 +332,7 @@ impl Selection<'_> {
             self.used = next;
             self.levels[i] = to;
         }
-        fits
+        Ok(fits)
     }
 }
 
@@ -431,7 +382,10 @@ fn build<'a>(
             }
             Level::Path => text.push_str(&path_line(path, file.tokens)),
             Level::Outline => {
-                let outline = file.outline.as_ref().map_or("", |o| o.0.as_str());
+                let outline = match &file.outline {
+                    Known::Is(Some(o)) => o.0.as_str(),
+                    _ => "",
+                };
                 push_piece(&mut text, format, path, outline);
             }
             Level::Full => {
