@@ -9,15 +9,13 @@
 //! every file fits by its bytes alone), `packing` (which files to count and in what
 //! order; files read again batch by batch, cut, kept or omitted; then pieces dropped
 //! from the end while the whole answer is over); `rank` (a leaf: which files others
-//! mention), `costs` (what each file costs at each level, learned as far as the
-//! choice needs it) and `auto` (`detail: "auto"`: every file at the detail the budget
+//! mention) and `auto` (`detail: "auto"`: every file at the detail the budget
 //! allows, by rank, proven by `packing`).
 
 mod answer;
 mod attribution;
 mod auto;
 mod budget;
-mod costs;
 mod packing;
 mod rank;
 
