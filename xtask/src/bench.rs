@@ -13,6 +13,7 @@ mod counting;
 mod family_goals;
 mod files;
 mod first_answer;
+mod languages;
 mod mcp;
 mod specs;
 mod startup;
@@ -44,6 +45,7 @@ const SECTIONS: &[(&str, Section)] = &[
     ("tokenizer-families", family_goals::goals),
     ("files", files::against_repomix),
     ("files-auto", files::auto_against_repomix_compress),
+    ("languages", languages::auto_by_language),
     ("tool-list", tool_list::definitions),
 ];
 

@@ -963,3 +963,108 @@ fn an_auto_load_stops_when_cancelled() {
         );
     }
 }
+
+/// Kinds whose members are items too: a class's, an `impl`'s, a trait's, an
+/// interface's, a namespace's, an export's declaration.
+const HOLDERS: &[&str] = &[
+    "impl_item",
+    "trait_item",
+    "mod_item",
+    "class_declaration",
+    "class_definition",
+    "class_specifier",
+    "struct_specifier",
+    "interface_declaration",
+    "abstract_class_declaration",
+    "namespace_definition",
+    "export_statement",
+    "decorated_definition",
+    "enum_declaration",
+    "record_declaration",
+    "template_declaration",
+    "linkage_specification",
+];
+
+/// The items of a parsed file, found by its grammar rather than listed by hand: the
+/// root's named children and, inside the kinds of [`HOLDERS`], their members; each
+/// as the start of its first line, up to an opening brace (where an elided body's
+/// marker may follow).
+fn items_by_grammar(language: Language, text: &str) -> Vec<String> {
+    let mut parser = tree_sitter::Parser::new();
+    parser
+        .set_language(&language.grammar().expect("a grammar"))
+        .expect("language");
+    let tree = parser.parse(text, None).expect("parsed");
+    let mut items = Vec::new();
+    let mut stack = vec![(tree.root_node(), 0)];
+    while let Some((node, depth)) = stack.pop() {
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            if child.is_extra() || child.kind().contains("comment") {
+                continue;
+            }
+            let start = child.start_byte();
+            let line_end = text[start..].find('\n').map_or(text.len(), |e| start + e);
+            let line = &text[start..line_end];
+            let head = line.find('{').map_or(line, |b| &line[..=b]).trim_end();
+            if !head.is_empty() {
+                items.push(head.to_string());
+            }
+            if depth < 3 && HOLDERS.contains(&child.kind()) {
+                // Members sit in the holder's body (or its declaration, for an
+                // export or a decorator).
+                let inner = ["body", "declaration", "definition"]
+                    .iter()
+                    .find_map(|field| child.child_by_field_name(field));
+                if let Some(inner) = inner {
+                    let holder = match HOLDERS.contains(&inner.kind()) {
+                        true => {
+                            stack.push((inner, depth + 1));
+                            continue;
+                        }
+                        false => inner,
+                    };
+                    stack.push((holder, depth + 1));
+                }
+            }
+        }
+    }
+    items
+}
+
+/// Every sample with a grammar: its outline parses back in its grammar with no
+/// ERROR or MISSING node, and every item its grammar finds at the top level or as
+/// a member of a class, `impl`, trait, interface or namespace is in the outline,
+/// its first line kept up to the body it opens. The items come from the parse, not
+/// from a list, so a new sample is checked as it is.
+#[test]
+fn every_item_the_grammar_finds_is_in_the_outline_and_it_parses_back() {
+    let dir = sample_path("");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&dir).expect("samples") {
+        let path = entry.expect("entry").path();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let Some(language) = Language::of(&name).filter(|l| l.grammar().is_some()) else {
+            continue;
+        };
+        let full = std::fs::read_to_string(&path).expect("sample");
+        let o = outline_of(&name, &full);
+        assert!(!o.elided.is_empty(), "{name}: nothing elided");
+        assert!(
+            parses_cleanly(language, &o.text),
+            "{name}: the outline does not parse back:\n{}",
+            o.text
+        );
+        let items = items_by_grammar(language, &full);
+        assert!(items.len() >= 5, "{name}: {items:?}");
+        for item in &items {
+            assert!(
+                o.text.contains(item.as_str()),
+                "{name}: {item:?} is missing from the outline:\n{}",
+                o.text
+            );
+        }
+        checked += 1;
+    }
+    assert_eq!(checked, 9, "one sample per grammar");
+}

@@ -420,14 +420,14 @@ pub fn against_repomix(bench: &mut Bench) -> anyhow::Result<String> {
 
 /// One process run: wall time, CPU time and peak resident memory.
 #[derive(Debug, Clone, Copy, Default)]
-struct Run {
-    wall_ms: f64,
-    cpu_ms: f64,
-    peak_rss_kib: u64,
+pub(super) struct Run {
+    pub(super) wall_ms: f64,
+    pub(super) cpu_ms: f64,
+    pub(super) peak_rss_kib: u64,
 }
 
 impl Run {
-    fn median(runs: &[Run]) -> Run {
+    pub(super) fn median(runs: &[Run]) -> Run {
         let pick = |f: fn(&Run) -> f64| median(&runs.iter().map(f).collect::<Vec<_>>());
         Run {
             wall_ms: pick(|r| r.wall_ms),
@@ -448,7 +448,7 @@ struct Runs {
 
 /// Run `command` under GNU time (`/usr/bin/time`, Debian package `time`), which
 /// reports the child's own peak RSS and CPU time from wait4.
-fn timed(command: &mut Command) -> anyhow::Result<Run> {
+pub(super) fn timed(command: &mut Command) -> anyhow::Result<Run> {
     let report = crate::target_dir().join("bench/files-out/time.txt");
     let program = command.get_program().to_owned();
     let args: Vec<_> = command.get_args().map(|a| a.to_owned()).collect();
@@ -499,20 +499,20 @@ fn timed(command: &mut Command) -> anyhow::Result<Run> {
 }
 
 /// A command that can be built again for each run.
-struct CommandLine {
+pub(super) struct CommandLine {
     program: PathBuf,
     args: Vec<String>,
 }
 
 impl CommandLine {
-    fn new(program: &Path, args: &[&str]) -> CommandLine {
+    pub(super) fn new(program: &Path, args: &[&str]) -> CommandLine {
         CommandLine {
             program: program.to_path_buf(),
             args: args.iter().map(|a| a.to_string()).collect(),
         }
     }
 
-    fn make(&self) -> Command {
+    pub(super) fn make(&self) -> Command {
         let mut command = Command::new(&self.program);
         command.args(&self.args);
         command
@@ -640,7 +640,7 @@ fn corpus(max_crates: usize) -> anyhow::Result<Corpus> {
 }
 
 /// Copy regular files and folders (links are not followed); returns bytes copied.
-fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<u64> {
+pub(super) fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<u64> {
     std::fs::create_dir_all(to)?;
     let mut bytes = 0;
     for entry in std::fs::read_dir(from)? {
@@ -821,7 +821,7 @@ pub fn auto_against_repomix_compress(bench: &mut Bench) -> anyhow::Result<String
 }
 
 /// `command`'s stdout, or its failure.
-fn run_ok(command: &mut Command) -> anyhow::Result<Vec<u8>> {
+pub(super) fn run_ok(command: &mut Command) -> anyhow::Result<Vec<u8>> {
     let output = command.output().context("cannot run")?;
     if !output.status.success() {
         bail!("failed: {}", String::from_utf8_lossy(&output.stderr));

@@ -1,14 +1,23 @@
 //! The rank `detail: "auto"` gives the files a folder or glob reached: a file whose
 //! names other files mention ranks high (Aider's repository map, reduced to an
-//! in-degree). A file's names are those its outline declares at the top level (the identifier after
-//! `fn`, `struct`, `class`, `def`, `func`, `interface`, ...) and its module name
-//! (its stem, or its folder's for `mod.rs`, `lib.rs`, `index.js`, `__init__.py`);
-//! a test, example or fixture (by folder or name) declares none, though what it
-//! mentions counts for the files it uses;
-//! its rank is how many other files mention one of them. A name declared by more
-//! than [`MAX_DECLARING_FILES`] files (`new`, `tests`, `main`) says nothing of
-//! which file is meant and is not counted. Ties go to the shallower path, then the
-//! smaller file, then the path.
+//! in-degree).
+//!
+//! - A file's names are its module name (its stem, or its folder's for `mod.rs`,
+//!   `lib.rs`, `index.js`, `__init__.py`) and the names its top-level lines declare
+//!   (the identifier after `fn`, `struct`, `class`, `def`, `func`, `interface`, ...).
+//!   Its top-level lines ([`top_level_lines`]) are, for source code in a language
+//!   with an outline, the lines not indented (where an outline keeps declarations,
+//!   and no function body is); Markdown's headings; none for other files. A line
+//!   scan, no parser: ranking a tree costs one pass over its text, and only the
+//!   files the budget can show are parsed for their outlines.
+//! - A test, example or fixture (by folder or name) declares none, though what it
+//!   mentions counts for the files it uses.
+//! - What a file mentions: identifiers that read as code ([`mentions`]).
+//! - Its rank is how many other files mention one of its names, each file counting
+//!   once with its weightiest name ([`DISTINCT_WEIGHT`] for a distinct one). A name
+//!   declared by more than [`MAX_DECLARING_FILES`] files (`new`, `tests`, `main`)
+//!   says nothing of which file is meant and is not counted.
+//! - Ties go to the shallower path, then the smaller file, then the path.
 //!
 //! Bounded: names of [`MIN_NAME_BYTES`] to [`MAX_NAME_BYTES`] bytes, at most
 //! [`MAX_DECLARED`] declared and [`MAX_MENTIONED`] distinct names mentioned per
@@ -89,20 +98,40 @@ fn hash(name: &str) -> u64 {
     hasher.finish()
 }
 
-/// The [`Signals`] of the file at `path`: its `text` and, when it has one, its
-/// outline.
-pub(super) fn signals(path: &str, text: &str, outline: Option<&str>) -> Signals {
+/// Which of a file's lines declare its names, by its kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum TopLevel {
+    /// None: a file without declarations (text, data, configuration).
+    None,
+    /// Source code: the lines that are not indented (a method's or a local's name,
+    /// `get`, `insert`, says little of which file is meant).
+    Code,
+    /// Markdown: its headings.
+    Headings,
+}
+
+/// The lines of `text` that are its top level, by `kind`.
+pub(super) fn top_level_lines(text: &str, kind: TopLevel) -> impl Iterator<Item = &str> {
+    text.lines().filter(move |line| match kind {
+        TopLevel::None => false,
+        TopLevel::Code => line.starts_with(|c: char| !c.is_whitespace()),
+        TopLevel::Headings => line.starts_with('#'),
+    })
+}
+
+/// The [`Signals`] of the file at `path`: its `text` and its `top_level` lines
+/// ([`top_level_lines`]).
+pub(super) fn signals<'a>(
+    path: &str,
+    text: &str,
+    top_level: impl Iterator<Item = &'a str>,
+) -> Signals {
     let mut declared = Vec::new();
     // What a test declares (`block_on`, `setup`) is what the code it tests declares
     // as methods, which are not counted: the test would take their mentions.
-    let outline = outline.filter(|_| !is_test(path));
+    let testing = is_test(path);
     declared.extend(module_name(path).map(|name| (hash(&name), weight(&name))));
-    // Top-level lines only (not indented): a method's name (`get`, `insert`)
-    // says little of which file is meant.
-    let top_level = outline
-        .into_iter()
-        .flat_map(str::lines)
-        .filter(|line| line.starts_with(|c: char| !c.is_whitespace()));
+    let top_level = top_level.filter(|_| !testing);
     for line in top_level {
         // What comes before a parameter list, a type, a value or a body:
         // `std::size_t total(const std::string& s)` declares no `std`.
@@ -318,6 +347,23 @@ fn identifiers(text: &str) -> impl Iterator<Item = &str> {
 mod tests {
     use super::*;
 
+    fn code(path: &str, text: &str) -> Signals {
+        signals(path, text, top_level_lines(text, TopLevel::Code))
+    }
+
+    #[test]
+    fn top_level_lines_are_unindented_code_or_headings() {
+        let text = "/// Doc.\npub fn f() {\n    let local = 1;\n}\n\n# Title\n";
+        let lines: Vec<&str> = top_level_lines(text, TopLevel::Code).collect();
+        assert_eq!(lines, ["/// Doc.", "pub fn f() {", "}", "# Title"]);
+        let headings: Vec<&str> = top_level_lines(text, TopLevel::Headings).collect();
+        assert_eq!(headings, ["# Title"]);
+        assert_eq!(top_level_lines(text, TopLevel::None).count(), 0);
+        // A name declared inside a body (indented) is not the file's.
+        let s = code("src/walker.rs", "fn outer() {\n    fn inner_name() {}\n}\n");
+        assert_eq!(s.declared.len(), 2, "walker and outer: {:?}", s.declared);
+    }
+
     #[test]
     fn module_names_skip_nameless_parts() {
         assert_eq!(module_name("src/walk.rs").as_deref(), Some("walk"));
@@ -329,7 +375,7 @@ mod tests {
         assert_eq!(module_name("pkg/__init__.py").as_deref(), Some("pkg"));
         assert_eq!(module_name("a.rs"), None, "too short to count");
         assert_eq!(module_name("tests/files.rs"), None);
-        let test = signals("src/time/tests/mod.rs", "", Some("fn block_on() {}"));
+        let test = code("src/time/tests/mod.rs", "fn block_on() {}");
         assert!(test.declared.is_empty(), "a test declares nothing");
         assert!(
             is_test("pkg/io_test.go") && is_test("src/a.spec.ts") && !is_test("src/testing.rs")
@@ -338,20 +384,15 @@ mod tests {
 
     #[test]
     fn a_file_whose_names_others_mention_ranks_first() {
-        let core = signals(
+        let core = code(
             "src/core.rs",
-            "pub struct Engine;",
-            Some("pub struct Engine;\npub fn start_engine() {}\n"),
+            "pub struct Engine;\npub fn start_engine() {\n    body_only_name();\n}\n",
         );
-        let user = |body: &str| signals("src/user.rs", body, Some(""));
+        let user = |body: &str| code("src/user.rs", body);
         let files = vec![
-            signals(
-                "tests/corpus.py",
-                "def unused(): pass",
-                Some("def unused(): ..."),
-            ),
+            code("tests/corpus.py", "def unused(): pass"),
             user("use crate::core::Engine;"),
-            user("fn go() { start_engine() }"),
+            user("fn go() {\n    start_engine()\n}"),
             core,
         ];
         let degree = in_degree(&files, &|| false).unwrap();
@@ -369,13 +410,13 @@ mod tests {
 
     #[test]
     fn names_declared_everywhere_are_not_counted_and_lists_are_bounded() {
-        let common = |path: &str| signals(path, "fn new() {}", Some("fn new() {}"));
+        let common = |path: &str| code(path, "fn new() {}");
         let files: Vec<Signals> = (0..5).map(|i| common(&format!("f{i}.rs"))).collect();
         assert_eq!(in_degree(&files, &|| false).unwrap(), [0; 5]);
         let many: String = (0..20_000)
             .map(|i| format!("fn name{i}() {{}}\n"))
             .collect();
-        let s = signals("big.rs", &many, Some(&many));
+        let s = code("big.rs", &many);
         assert_eq!(s.declared.len(), MAX_DECLARED);
         assert_eq!(s.mentioned.len(), MAX_MENTIONED);
     }
