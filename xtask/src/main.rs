@@ -286,41 +286,24 @@ fn ci_steps() -> anyhow::Result<()> {
     // other tests need the vocabularies we dropped (vendor/tiktoken/PATCH.md), and
     // the pre-tokenizer's are covered against tiktoken-rs by tests/differential.rs.
     step("vendored tiktoken: patched modules' unit tests", 20, || {
-        cargo(&[
-            "test",
-            "--manifest-path",
-            "vendor/tiktoken/Cargo.toml",
-            "--no-default-features",
-            "--features",
-            "vocab-cl100k_base,vocab-o200k_base",
-            "--locked",
-            "--lib",
-            "--",
-            "count_memo::",
-            "merge::",
-            "vocab::",
-            "vocab_layout::",
-            "piece_cache::",
-            "run_end_matches_the_byte_loop",
-            // The Hangul fast path against the class table, every scalar.
-            "hangul_syllable_at",
-        ])?;
+        vendored_tiktoken_tests(
+            &[
+                "count_memo::",
+                "merge::",
+                "vocab::",
+                "vocab_layout::",
+                "piece_cache::",
+                "run_end_matches_the_byte_loop",
+                // The Hangul fast path against the class table, every scalar.
+                "hangul_syllable_at",
+            ],
+            &[],
+        )?;
         // The Hangul fast paths (PATCH.md sections 9 and 11) against the regex, piece
         // by piece, for four patterns: 32 cases each here (~10 s), 512 in the full
         // suite (~75 s each), like the rest of pretokenize's proptests.
-        cargo_with_env(
-            &[
-                "test",
-                "--manifest-path",
-                "vendor/tiktoken/Cargo.toml",
-                "--no-default-features",
-                "--features",
-                "vocab-cl100k_base,vocab-o200k_base",
-                "--locked",
-                "--lib",
-                "--",
-                "prop_fast_matches_regex_hangul",
-            ],
+        vendored_tiktoken_tests(
+            &["prop_fast_matches_regex_hangul"],
             &[("PROPTEST_CASES", std::ffi::OsStr::new("32"))],
         )
     })?;
@@ -413,6 +396,28 @@ fn ignored_tests(filter: &str, env: &[(&str, &std::ffi::OsStr)]) -> anyhow::Resu
         "--ignored",
         filter,
     ];
+    cargo_with_env(&args, env)
+}
+
+/// The vendored tiktoken's library tests whose names hold one of `filters`, with the
+/// two vocabularies the workspace keeps (vendor/tiktoken/PATCH.md), one build for
+/// every call.
+fn vendored_tiktoken_tests(
+    filters: &[&str],
+    env: &[(&str, &std::ffi::OsStr)],
+) -> anyhow::Result<()> {
+    let mut args = vec![
+        "test",
+        "--manifest-path",
+        "vendor/tiktoken/Cargo.toml",
+        "--no-default-features",
+        "--features",
+        "vocab-cl100k_base,vocab-o200k_base",
+        "--locked",
+        "--lib",
+        "--",
+    ];
+    args.extend_from_slice(filters);
     cargo_with_env(&args, env)
 }
 
