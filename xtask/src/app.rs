@@ -68,7 +68,7 @@ pub fn run(screenshots: bool) -> anyhow::Result<()> {
 /// lockfile changed; from the npm cache under target/xtask), then bundle host.js with
 /// esbuild into dist/ beside the static files. The bundle takes under a second, so
 /// it is made every run rather than cached.
-fn build_host(target: &Path, node: &NodeEnv) -> anyhow::Result<PathBuf> {
+pub(crate) fn build_host(target: &Path, node: &NodeEnv) -> anyhow::Result<PathBuf> {
     let source = crate::workspace_root().join("xtask/app");
     let dir = target.join("xtask/app-host");
     let dist = dir.join("dist");

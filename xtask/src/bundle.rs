@@ -21,7 +21,7 @@ const MCPB: &str = "@anthropic-ai/mcpb@2.1.2";
 
 /// The mcpb package installed under target/xtask/mcpb (its CLI, and its library for
 /// the config resolution); returns the package directory.
-fn ensure_mcpb(target: &Path, node: &NodeEnv) -> anyhow::Result<PathBuf> {
+pub(crate) fn ensure_mcpb(target: &Path, node: &NodeEnv) -> anyhow::Result<PathBuf> {
     let prefix = target.join("xtask/mcpb");
     let package = prefix.join("node_modules/@anthropic-ai/mcpb");
     let stamp = prefix.join("installed.txt");

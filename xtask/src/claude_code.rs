@@ -382,7 +382,7 @@ fn count_for(counter: &TokenCounter, model: &str, text: &str) -> anyhow::Result<
 }
 
 /// The pinned packages in target/xtask/claude-code (once), and the native binary.
-fn install(target: &Path, node: &NodeEnv) -> anyhow::Result<PathBuf> {
+pub(crate) fn install(target: &Path, node: &NodeEnv) -> anyhow::Result<PathBuf> {
     let prefix = target.join("xtask/claude-code");
     let binary = prefix.join(BINARY);
     if installed_version(&binary).is_some_and(|v| v.contains(VERSION)) {

@@ -16,7 +16,7 @@ use std::process::{Command, Stdio};
 use anyhow::{Context, ensure};
 use serde_json::Value;
 
-const INSPECTOR: &str = "@modelcontextprotocol/inspector@2.12.0";
+pub(crate) const INSPECTOR: &str = "@modelcontextprotocol/inspector@2.12.0";
 
 /// The real agents, by the name `--only` takes.
 const AGENTS: [&str; 4] = ["claude-code", "codex", "gemini-cli", "copilot-cli"];

@@ -76,7 +76,7 @@ pub fn run(root: &Path, node: &NodeEnv) -> anyhow::Result<()> {
 }
 
 /// The pinned package in target/xtask/codex (once), and its native binary.
-fn install(dir: &Path, node: &NodeEnv) -> anyhow::Result<PathBuf> {
+pub(crate) fn install(dir: &Path, node: &NodeEnv) -> anyhow::Result<PathBuf> {
     real_clients::require_linux_x64("Codex")?;
     let binary = dir.join(BINARY);
     real_clients::install_client(node, dir, ("Codex", PACKAGE, VERSION), || {

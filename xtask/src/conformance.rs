@@ -10,7 +10,7 @@ use std::process::Stdio;
 
 use anyhow::{Context, bail};
 
-const SUITE: &str = "@modelcontextprotocol/conformance@0.1.16";
+pub(crate) const SUITE: &str = "@modelcontextprotocol/conformance@0.1.16";
 const BASELINE: &str = "xtask/conformance-expected-failures.yml";
 
 /// Added to the baseline for the stateless run only.

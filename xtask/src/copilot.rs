@@ -252,7 +252,7 @@ pub fn run(root: &Path, node: &NodeEnv) -> anyhow::Result<()> {
 }
 
 /// The pinned package in target/xtask/copilot-cli (once), and its native binary.
-fn install(dir: &Path, node: &NodeEnv) -> anyhow::Result<PathBuf> {
+pub(crate) fn install(dir: &Path, node: &NodeEnv) -> anyhow::Result<PathBuf> {
     real_clients::require_linux_x64("Copilot CLI")?;
     let binary = dir.join(BINARY);
     // Its first line: "GitHub Copilot CLI 1.0.102." (then a hint to update).

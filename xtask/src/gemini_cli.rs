@@ -288,14 +288,14 @@ fn first_text(value: &Value) -> Option<&str> {
 }
 
 /// The installed CLI and the Node that runs it.
-struct Gemini {
+pub(crate) struct Gemini {
     entry: PathBuf,
     path: String,
 }
 
 impl Gemini {
     /// The pinned package in target/xtask/gemini-cli (once).
-    fn install(dir: &Path, node: &NodeEnv) -> anyhow::Result<Gemini> {
+    pub(crate) fn install(dir: &Path, node: &NodeEnv) -> anyhow::Result<Gemini> {
         let gemini = Gemini {
             entry: dir.join(ENTRY),
             path: node.path.clone(),

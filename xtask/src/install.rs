@@ -126,7 +126,7 @@ pub fn stop_release_build() {
 }
 
 /// SIGKILL `pid`'s descendants (cargo's rustc processes), children first.
-fn kill_tree(pid: u32) {
+pub(crate) fn kill_tree(pid: u32) {
     for child in descendants(pid).into_iter().rev() {
         let _ = Command::new("kill")
             .args(["-KILL", &child.to_string()])

@@ -24,6 +24,7 @@ mod mcp_fleet;
 mod nginx;
 mod node;
 mod peer;
+mod prefetch;
 mod probe;
 mod python;
 mod real_clients;
@@ -139,6 +140,10 @@ enum Task {
         #[arg(long)]
         bench: bool,
     },
+    /// Install every pinned tool the ci steps use (Node, the real clients, npx
+    /// packages, npm peers, mcpb, the Python venvs, LiteLLM's wheel) where the steps
+    /// look for them; ci runs it in the background during clippy and the tests.
+    Prefetch,
     /// Check the marked examples of README.md and docs/*.md against the built binary
     /// (ci runs the same test); `--bless` rewrites the ones that differ from a real run.
     Readme {
@@ -168,6 +173,7 @@ fn main() -> anyhow::Result<()> {
         Task::Fuzz => fuzz::run(),
         Task::McpTokens { bench } => mcp_fleet::run(&workspace_root(), bench),
         Task::Readme { bless } => readme(bless),
+        Task::Prefetch => prefetch::run(),
         Task::Install => install::run(&workspace_root()),
         Task::Actionlint => actionlint::run(&workspace_root()),
         Task::Bundle => bundle::check(&workspace_root()),
@@ -214,6 +220,7 @@ fn ci() -> anyhow::Result<()> {
     let result = ci_steps();
     if result.is_err() {
         install::stop_release_build();
+        prefetch::stop();
     }
     // Where the time went, whether or not every step passed.
     eprintln!("\n{}", timing::table());
@@ -236,6 +243,9 @@ fn ci_steps() -> anyhow::Result<()> {
     // ci does: it starts now at nice 19, taking only what clippy and the tests leave
     // idle, and gets the normal priority once they are done (see install.rs).
     install::start_release_build(&workspace_root())?;
+    // Downloads and unpacking (clients, venvs, npm peers), while the compiler holds
+    // the CPU: they wait on the network, not on the cores.
+    prefetch::start()?;
     step("clippy (workspace, all targets)", 65, || {
         cargo(&[
             "clippy",
@@ -266,6 +276,12 @@ fn ci_steps() -> anyhow::Result<()> {
             ],
             &[("RUST_BACKTRACE", std::ffi::OsStr::new("0"))],
         )
+    })?;
+    // Whatever of the installs is still running is waited for here, before the first
+    // step that uses one (the fleet's venv): the table shows that wait.
+    step("prefetch (joined)", 5, || {
+        prefetch::join();
+        Ok(())
     })?;
     // The fleet times servers under a deadline (its Python servers start in ~4 s
     // against a 10 s limit): it runs while the release build still only takes idle
@@ -334,7 +350,7 @@ fn ci_steps() -> anyhow::Result<()> {
     })?;
     step(
         "Python SDK, MCP Inspector, Claude Code, Codex, Gemini CLI and Copilot CLI clients",
-        100,
+        95,
         || clients::run(&workspace_root(), &[]),
     )?;
     step("mcp-fuzzer (tools + protocol, stdio + HTTP)", 80, fuzz::run)?;

@@ -521,13 +521,13 @@ impl CommandLine {
 
 /// repomix, installed with `npm ci` from bench/peers/repomix's lockfile into
 /// target/bench/peers/repomix, run on Node ≥ 22 (what it requires).
-struct Repomix {
+pub(super) struct Repomix {
     bin: PathBuf,
     path: String,
 }
 
 impl Repomix {
-    fn install() -> anyhow::Result<Repomix> {
+    pub(super) fn install() -> anyhow::Result<Repomix> {
         let target = crate::target_dir();
         let node = crate::node::ensure(&target)?;
         let source = workspace_root().join("bench/peers/repomix");
