@@ -76,6 +76,13 @@ impl Bench {
         crate::target_dir().join(self.profile).join(relative)
     }
 
+    /// `engine_bench MODE` (the engine's benchmark example, one binary for its modes).
+    pub fn engine_bench(&self, mode: &str) -> Command {
+        let mut command = Command::new(self.artifact("examples/engine_bench"));
+        command.arg(mode);
+        command
+    }
+
     /// The TypeScript SDK peer, installed on first use.
     pub fn peer(&mut self) -> anyhow::Result<&Peer> {
         if self.peer.is_none() {
@@ -181,12 +188,8 @@ pub fn build(release: bool) -> anyhow::Result<&'static str> {
     for target in [
         &["-p", "context-loader", "--bin", "context-loader"][..],
         &["-p", "context-loader", "--example", "mcp_load"][..],
-        &["-p", "context-budget", "--example", "count_throughput"][..],
+        &["-p", "context-budget", "--example", "engine_bench"][..],
         &["-p", "context-budget", "--example", "tiktoken_rs_count"][..],
-        &["-p", "context-budget", "--example", "spec_scan"][..],
-        &["-p", "context-budget", "--example", "fit_messages_bench"][..],
-        &["-p", "context-budget", "--example", "family_throughput"][..],
-        &["-p", "context-budget", "--example", "files_bench"][..],
     ] {
         let mut build = vec!["build", "--locked", "--release"];
         build.extend_from_slice(target);

@@ -1,7 +1,5 @@
 //! Row 1: counting throughput, ours vs tiktoken-rs, same texts, same process
-//! (example `count_throughput` of context-budget).
-
-use std::process::Command;
+//! (`engine_bench count_throughput`, an example of context-budget).
 
 use anyhow::{Context, bail};
 
@@ -10,7 +8,8 @@ use crate::load_generator::key_values;
 
 pub fn throughput(bench: &mut Bench) -> anyhow::Result<String> {
     let rounds = bench.size("5", "1");
-    let output = Command::new(bench.artifact("examples/count_throughput"))
+    let output = bench
+        .engine_bench("count_throughput")
         .arg("throughput")
         .args(bench.corpora.specs())
         .args(["--rounds", rounds, "--threads", "1,2"])
@@ -138,7 +137,8 @@ pub fn throughput(bench: &mut Bench) -> anyhow::Result<String> {
 /// merge still finishes, and ours alone at 8 MiB.
 pub fn pathological(bench: &mut Bench) -> anyhow::Result<String> {
     let (bytes, rounds) = (bench.size("65536", "8192"), bench.size("3", "1"));
-    let output = Command::new(bench.artifact("examples/count_throughput"))
+    let output = bench
+        .engine_bench("count_throughput")
         .args(["pathological", "--bytes", bytes, "--rounds", rounds])
         .output()
         .context("cannot run count_throughput pathological")?;

@@ -9,7 +9,7 @@
 //!   world"`): at most 15 ms (the ratio against a minimal tiktoken-rs program is the
 //!   first-answer section's).
 //!
-//! Each side counts in a fresh process per family and text (example
+//! Each side counts in a fresh process per family and text (`engine_bench`
 //! `family_throughput`; `tokenizer_refs.py bench`), as in the tokenizer-families
 //! section.
 
@@ -132,7 +132,7 @@ pub fn goals(bench: &mut Bench) -> anyhow::Result<String> {
     ))
 }
 
-/// Ours (example `family_throughput`) and the reference on one text, one thread.
+/// Ours (`engine_bench family_throughput`) and the reference on one text, one thread.
 fn one_thread(
     bench: &Bench,
     python: &Path,
@@ -141,7 +141,8 @@ fn one_thread(
     text: &PathBuf,
     seconds: &str,
 ) -> anyhow::Result<Rates> {
-    let output = Command::new(bench.artifact("examples/family_throughput"))
+    let output = bench
+        .engine_bench("family_throughput")
         .arg(family)
         .arg(text)
         .arg("--refs")

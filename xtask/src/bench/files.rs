@@ -11,7 +11,7 @@
 //! Processes against processes: `context-loader files` / `load` (a fresh process,
 //! so nothing is cached) against `repomix` with its token cache off (cold) and on
 //! (warm: its cache is a file that outlives the process). In-process figures (the
-//! loop, warm calls of a long-lived server) come from the `files_bench` example.
+//! loop, warm calls of a long-lived server) come from `engine_bench files_bench`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -174,7 +174,8 @@ pub fn against_repomix(bench: &mut Bench) -> anyhow::Result<String> {
     let rounds = bench.size(3, 1);
 
     // In-process rows: the loop, cold and warm calls, and the tiktoken-rs check.
-    let output = Command::new(bench.artifact("examples/files_bench"))
+    let output = bench
+        .engine_bench("files_bench")
         .arg(&corpus.dir)
         .args(["--rounds", &rounds.to_string(), "--model", "gpt-4o"])
         .output()

@@ -1,8 +1,6 @@
-//! Rows 5 and 6: spec measurement on the generated 2,000-spec corpus (example
-//! `spec_scan` of context-budget), and fit-messages on a 10,000-message history
-//! (example `fit_messages_bench`, which measures its baselines in the same process).
-
-use std::process::Command;
+//! Rows 5 and 6: spec measurement on the generated 2,000-spec corpus (`engine_bench
+//! spec_scan`, an example of context-budget), and fit-messages on a 10,000-message history
+//! (`engine_bench fit_messages_bench`, which measures its baselines in the same process).
 
 use anyhow::{Context, bail};
 
@@ -19,7 +17,8 @@ pub fn listing(bench: &mut Bench) -> anyhow::Result<String> {
     let specs = bench.size(2000, 100);
     let dir = crate::target_dir().join("bench/spec-corpus");
     let (files, bytes) = spec_corpus::generate(&dir, specs)?;
-    let output = Command::new(bench.artifact("examples/spec_scan"))
+    let output = bench
+        .engine_bench("spec_scan")
         .arg(&dir)
         .args(["--rounds", &bench.size(5, 1).to_string()])
         .output()
@@ -84,7 +83,7 @@ pub fn listing(bench: &mut Bench) -> anyhow::Result<String> {
 }
 
 pub fn fit_messages(bench: &mut Bench) -> anyhow::Result<String> {
-    let mut command = Command::new(bench.artifact("examples/fit_messages_bench"));
+    let mut command = bench.engine_bench("fit_messages_bench");
     if bench.quick {
         command.arg("--quick");
     }

@@ -17,7 +17,7 @@ pub fn encoder_load(bench: &mut Bench) -> anyhow::Result<String> {
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for launch in 0..launches {
         // Alternate which library loads first, so neither always pays for cold pages.
-        let mut command = Command::new(bench.artifact("examples/count_throughput"));
+        let mut command = bench.engine_bench("count_throughput");
         command.arg("load");
         if launch % 2 == 1 {
             command.arg("--reference-first");

@@ -1,7 +1,7 @@
 //! Counting per non-OpenAI tokenizer family against its Python reference on the same
 //! text: Gemini (Gemma 3) vs `sentencepiece`, Llama 3.1 / Qwen3 / DeepSeek V3 vs
-//! `tokenizers`. Each side runs in a fresh process per family (example
-//! `family_throughput` of context-budget; `tokenizer_refs.py bench`), so first-count
+//! `tokenizers`. Each side runs in a fresh process per family (`engine_bench
+//! family_throughput` of context-budget; `tokenizer_refs.py bench`), so first-count
 //! latency includes the vocabulary load and memory is that vocabulary's alone.
 
 use std::process::Command;
@@ -35,7 +35,8 @@ pub fn families(bench: &mut Bench) -> anyhow::Result<String> {
     let mut one_thread = Vec::new();
     let mut worst_one_thread = f64::INFINITY;
     for family in FAMILIES {
-        let output = Command::new(bench.artifact("examples/family_throughput"))
+        let output = bench
+            .engine_bench("family_throughput")
             .arg(family)
             .arg(&text_path)
             .arg("--refs")

@@ -3,7 +3,7 @@
 //! file-tokens), in the same process; and every file's count against tiktoken-rs.
 //! Prints a Markdown table of medians and `key=value` lines for `cargo xtask bench`.
 //!
-//! Usage: files_bench DIR [--rounds N] [--model NAME]
+//! Usage: engine_bench files_bench DIR [--rounds N] [--model NAME]
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -28,12 +28,12 @@ struct Cli {
     model_name: String,
 }
 
-fn main() {
+pub fn run(args: Vec<std::ffi::OsString>) {
     let Cli {
         dir,
         rounds,
         model_name,
-    } = Cli::parse();
+    } = Cli::parse_from(args);
     let model = Catalog::builtin()
         .resolve(&model_name)
         .expect("model is in the catalog");

@@ -3,14 +3,14 @@
 //! builds the corpora and turns the `key=value` lines printed here into the report.
 //!
 //! ```text
-//! count_throughput load [--reference-first]
+//! engine_bench count_throughput load [--reference-first]
 //!     cold load of cl100k_base + o200k_base by each library, and RSS growth:
 //!     `load ours_ms=… reference_ms=… ours_rss_kib=… reference_rss_kib=…`
-//! count_throughput throughput NAME=FILE[@PIECE] ... [--rounds N] [--threads 1,2]
+//! engine_bench count_throughput throughput NAME=FILE[@PIECE] ... [--rounds N] [--threads 1,2]
 //!     MB/s per corpus, encoding and thread count; `@256` counts the file as
 //!     separate ~256-byte messages (chat-sized calls) instead of one text:
 //!     `row corpus=… encoding=… threads=… bytes=… ours_mbps=… reference_mbps=…`
-//! count_throughput pathological [--bytes N] [--rounds N]
+//! engine_bench count_throughput pathological [--bytes N] [--rounds N]
 //!     long runs of one kind of character (one letter, spaces, digits, a mixed
 //!     pattern), N bytes each, counted with cl100k_base by both libraries:
 //!     `pathological input=… bytes=… ours_mbps=… reference_mbps=…`; and each input
@@ -70,8 +70,8 @@ fn at_least_one() -> clap::builder::RangedU64ValueParser<usize> {
     clap::builder::RangedU64ValueParser::new().range(1..)
 }
 
-fn main() {
-    match Cli::parse().mode {
+pub fn run(args: Vec<std::ffi::OsString>) {
+    match Cli::parse_from(args).mode {
         Mode::Load { reference_first } => load(reference_first),
         Mode::Throughput {
             corpora,

@@ -3,7 +3,7 @@
 //! `fit_messages` is the function the server's fit-messages tool runs (input check,
 //! model resolution, counting, selection, the output with the kept messages).
 //!
-//! Usage: fit_messages_bench [--quick] [--rounds N]
+//! Usage: engine_bench fit_messages_bench [--quick] [--rounds N]
 //!
 //! Baselines, both with the same per-message overhead rule (so only the algorithm
 //! differs):
@@ -157,8 +157,8 @@ struct Cli {
     rounds: usize,
 }
 
-fn main() {
-    let Cli { quick, mut rounds } = Cli::parse();
+pub fn run(args: Vec<std::ffi::OsString>) {
+    let Cli { quick, mut rounds } = Cli::parse_from(args);
     if quick {
         rounds = rounds.min(3);
     }

@@ -3,7 +3,7 @@
 //! bench`, which runs the Python reference on the same text and prints the ratios.
 //!
 //! ```text
-//! family_throughput FAMILY TEXT [--refs DIR] [--seconds S]
+//! engine_bench family_throughput FAMILY TEXT [--refs DIR] [--seconds S]
 //!   FAMILY: gemma3 | llama-3.1 | qwen3 | deepseek-v3 (tokenizer.json from DIR)
 //!   prints: row tokenizer=… first_count_s=… rss_kib=… one_thread_mbps=… two_threads_mbps=… tokens=…
 //! ```
@@ -34,13 +34,13 @@ struct Cli {
     seconds: f64,
 }
 
-fn main() {
+pub fn run(args: Vec<std::ffi::OsString>) {
     let Cli {
         family,
         text: text_path,
         refs,
         seconds,
-    } = Cli::parse();
+    } = Cli::parse_from(args);
     let text = std::fs::read_to_string(&text_path).unwrap_or_else(|e| {
         eprintln!("{}: {e}", text_path.display());
         std::process::exit(2);

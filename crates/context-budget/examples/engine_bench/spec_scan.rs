@@ -3,7 +3,7 @@
 //! store, unchanged files), one spec, and 50 single-spec calls in one session.
 //! Prints a Markdown table of medians; `cargo xtask bench` runs it.
 //!
-//! Usage: spec_scan DIR [--rounds N]
+//! Usage: engine_bench spec_scan DIR [--rounds N]
 
 use std::time::Instant;
 
@@ -22,8 +22,8 @@ struct Cli {
     rounds: usize,
 }
 
-fn main() {
-    let Cli { dir, rounds } = Cli::parse();
+pub fn run(args: Vec<std::ffi::OsString>) {
+    let Cli { dir, rounds } = Cli::parse_from(args);
     let model = Catalog::builtin()
         .resolve("gpt-4")
         .expect("gpt-4 is in the catalog");
