@@ -413,15 +413,24 @@ fn ignored_tests(filter: &str, env: &[(&str, &std::ffi::OsStr)]) -> anyhow::Resu
 
 /// The vendored tiktoken's library tests whose names hold one of `filters`, with the
 /// two vocabularies the workspace keeps (vendor/tiktoken/PATCH.md), one build for
-/// every call.
+/// every call. It is its own workspace, built in ours' target/ ([`cargo_command`]):
+/// with ours' dev profiles ([`dev_profiles`]) it reuses 23 of its 35 crates from the
+/// tests step, where its own (full debug info, no opt-level overrides) built all 35
+/// again, into 0.5 GB.
 fn vendored_tiktoken_tests(
     filters: &[&str],
     env: &[(&str, &std::ffi::OsStr)],
 ) -> anyhow::Result<()> {
+    let profiles = target_dir().join("xtask/workspace-dev-profiles.toml");
+    std::fs::create_dir_all(profiles.parent().context("xtask folder")?)?;
+    let manifest = std::fs::read_to_string(workspace_root().join("Cargo.toml"))?;
+    std::fs::write(&profiles, dev_profiles(&manifest))?;
     let mut args = vec![
         "test",
         "--manifest-path",
         "vendor/tiktoken/Cargo.toml",
+        "--config",
+        profiles.to_str().context("target path is not UTF-8")?,
         "--no-default-features",
         "--features",
         "vocab-cl100k_base,vocab-o200k_base",
@@ -431,6 +440,23 @@ fn vendored_tiktoken_tests(
     ];
     args.extend_from_slice(filters);
     cargo_with_env(&args, env)
+}
+
+/// The `[profile.dev]` and `[profile.dev.package.*]` tables of the workspace's
+/// Cargo.toml, as they are: cargo's config files take the same tables.
+fn dev_profiles(manifest: &str) -> String {
+    let mut out = String::new();
+    let mut keep = false;
+    for line in manifest.lines() {
+        if line.starts_with('[') {
+            keep = line == "[profile.dev]" || line.starts_with("[profile.dev.package.");
+        }
+        if keep && !line.trim_start().starts_with('#') {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// Build the server as the tests step built it (target/debug/context-loader): with
@@ -523,5 +549,26 @@ mod tests {
             .find(|(name, _)| *name == "CARGO_TARGET_DIR")
             .and_then(|(_, value)| value);
         assert_eq!(target, Some(super::target_dir().as_os_str()));
+    }
+
+    /// The vendored tiktoken's tests get exactly the workspace's dev profiles.
+    #[test]
+    fn dev_profiles_are_the_workspace_dev_tables_only() {
+        let manifest = "[workspace]\nmembers = []\n\n[profile.release]\nlto = true\n\n\
+            # why\n[profile.dev]\ndebug = \"line-tables-only\"\n\n\
+            [profile.dev.package.\"*\"]\ndebug = false\n[profile.dev.package.bpe]\n\
+            opt-level = 3\n\n[patch.crates-io]\ntiktoken = { path = \"vendor/tiktoken\" }\n";
+        assert_eq!(
+            super::dev_profiles(manifest),
+            "[profile.dev]\ndebug = \"line-tables-only\"\n\n\
+             [profile.dev.package.\"*\"]\ndebug = false\n[profile.dev.package.bpe]\n\
+             opt-level = 3\n\n"
+        );
+        let real = std::fs::read_to_string(super::workspace_root().join("Cargo.toml")).unwrap();
+        let profiles = super::dev_profiles(&real);
+        assert!(
+            profiles.contains("[profile.dev.package.tiktoken]\nopt-level = 3"),
+            "{profiles}"
+        );
     }
 }
