@@ -3,8 +3,8 @@
 //! `files --outline`: each file's outline tokens beside its full tokens, files
 //! without an outline said per reason, secret-looking files never read for one, and
 //! a mistyped `outline` refused with a structured error. `load-files` at each
-//! detail, `auto` included (every file at the detail the budget allows, by rank),
-//! over the same transports and the CLI's `load --detail`.
+//! detail, `auto` included (every file at the detail the budget allows, by rank or
+//! the `order` asked), over the same transports and the CLI's `load --detail`.
 
 use context_budget::outline::{Bounds, outline};
 use context_budget::{Tokenizer, Unobserved};
