@@ -63,7 +63,13 @@ macro_rules! wire_names {
 wire_names!(Strategy { Last => "last", First => "first" });
 wire_names!(SortOrder { Tokens => "tokens", Name => "name" });
 wire_names!(FileSort { Tokens => "tokens", Path => "path" });
-wire_names!(PackOrder { Given => "given", Smallest => "smallest", Path => "path" });
+wire_names!(PackOrder {
+    Given => "given",
+    Smallest => "smallest",
+    Path => "path",
+    Mentioned => "mentioned",
+    Recent => "recent",
+});
 wire_names!(PackFormat { Xml => "xml", Markdown => "markdown", Plain => "plain" });
 wire_names!(Detail { Full => "full", Outline => "outline", Path => "path", Auto => "auto" });
 

@@ -536,7 +536,7 @@ fn load_files_packs_in_each_format_and_reports_what_it_left_out() {
         &roots,
         &["."],
         &LoadRequest {
-            order: PackOrder::Path,
+            order: Some(PackOrder::Path),
             ..LoadRequest::default()
         },
         "gpt-4o",
@@ -607,7 +607,7 @@ proptest! {
         }
         let store = FileStore::new(FileLimits::default());
         let query = FileQuery { paths: vec![".".into()], ..FileQuery::default() };
-        let request = LoadRequest { budget: Some(budget), order, format, detail, max_file_tokens, ..LoadRequest::default() };
+        let request = LoadRequest { budget: Some(budget), order: Some(order), format, detail, max_file_tokens, ..LoadRequest::default() };
         let tokenizer = model(model_name).tokenizer();
         match store.load_files(&roots(&tree), &query, &request, &model(model_name), &Unobserved) {
             Ok(loaded) => {

@@ -3,8 +3,8 @@
 //! `files --outline`: each file's outline tokens beside its full tokens, files
 //! without an outline said per reason, secret-looking files never read for one, and
 //! a mistyped `outline` refused with a structured error. `load-files` at each
-//! detail, `auto` included (every file at the detail the budget allows, by rank),
-//! over the same transports and the CLI's `load --detail`.
+//! detail, `auto` included (every file at the detail the budget allows, by rank or
+//! the `order` asked), over the same transports and the CLI's `load --detail`.
 
 use context_budget::outline::{Bounds, outline};
 use context_budget::{Tokenizer, Unobserved};
@@ -441,5 +441,175 @@ fn the_cli_loads_auto() {
     assert!(
         stderr.contains("not even their path lines fit the budget of 300"),
         "{stderr}"
+    );
+}
+
+/// [`auto_project`] with its files' times set: every file an hour old but for
+/// `src/user07.rs` (the newest) and `a.rs` (the next); `src/deep/core.rs`, the one
+/// the others mention, stays an hour old. `notes.txt` is the smallest.
+fn dated_project(tag: &str) -> TempTree {
+    use std::time::{Duration, SystemTime};
+    let dir = auto_project(tag);
+    let hour_ago = SystemTime::now() - Duration::from_secs(3600);
+    let mut files = vec![
+        "src/deep/core.rs".to_string(),
+        "a.rs".into(),
+        "notes.txt".into(),
+    ];
+    files.extend((0..12).map(|i| format!("src/user{i:02}.rs")));
+    for path in &files {
+        let at = match path.as_str() {
+            "src/user07.rs" => hour_ago + Duration::from_secs(600),
+            "a.rs" => hour_ago + Duration::from_secs(300),
+            _ => hour_ago,
+        };
+        let file = std::fs::File::options()
+            .write(true)
+            .open(dir.join("root").join(path))
+            .expect("open to date");
+        file.set_modified(at).expect("set the time");
+    }
+    dir
+}
+
+/// The first file of an answer, and the detail it is at.
+fn first_file(answer: &Value) -> (&str, &str) {
+    let first = &answer["included"][0];
+    (
+        first["path"].as_str().unwrap_or_default(),
+        first["detail"].as_str().unwrap_or("full"),
+    )
+}
+
+/// The detail `path` is at in an answer listing every row.
+fn detail_of<'a>(answer: &'a Value, path: &str) -> &'a str {
+    let rows = answer["included"].as_array().expect("rows");
+    let row = rows.iter().find(|r| r["path"] == path).expect("listed");
+    row["detail"].as_str().unwrap_or("full")
+}
+
+/// `order` under `detail: "auto"` over stdio, HTTP and stateless HTTP: at a budget
+/// that shows three files whole, `recent` shows the newest file first and whole
+/// (the file the others mention an outline), `smallest` the smallest, while the
+/// default (`mentioned`, the same answer byte for byte) shows the file the others
+/// mention first and whole (the newest an outline); named files stay first whatever
+/// the order. `recent` and `mentioned` order the other details too.
+#[tokio::test]
+async fn load_files_auto_takes_the_order_asked_over_every_transport() {
+    let dir = dated_project("order");
+    let root = root_arg(&dir);
+    let mut answers = Vec::new();
+    for transport in ALL {
+        let conn = BIN.connect(transport, &["--root", &root]).await;
+        let load = |args: Value| {
+            let client = &conn.client;
+            async move {
+                let result = call(client, "load-files", args).await;
+                assert_eq!(result.is_error, Some(false), "{transport:?}: {result:?}");
+                structured(&result).clone()
+            }
+        };
+        let auto = |order: Option<&str>| {
+            let mut args = json!({"budget": 2200, "model": "gpt-4o", "detail": "auto", "rows": 0});
+            if let Some(order) = order {
+                args["order"] = order.into();
+            }
+            load(args)
+        };
+        let default = auto(None).await;
+        assert_eq!(
+            first_file(&default),
+            ("src/deep/core.rs", "full"),
+            "{default}"
+        );
+        assert_eq!(detail_of(&default, "src/user07.rs"), "outline", "{default}");
+        assert_eq!(default["order"], "mentioned", "{default}");
+        let mentioned = auto(Some("mentioned")).await;
+        assert_eq!(
+            serde_json::to_string(&mentioned).unwrap(),
+            serde_json::to_string(&default).unwrap(),
+            "{transport:?}: `mentioned` is the default"
+        );
+        let recent = auto(Some("recent")).await;
+        assert_eq!(first_file(&recent), ("src/user07.rs", "full"), "{recent}");
+        assert_eq!(recent["included"][1]["path"], "a.rs", "{recent}");
+        assert_eq!(
+            detail_of(&recent, "src/deep/core.rs"),
+            "outline",
+            "{recent}"
+        );
+        let levels = &recent["levels"];
+        assert!(
+            levels["full"].as_u64() < Some(AUTO_PROJECT_FILES),
+            "a budget that shows only some files whole: {levels}"
+        );
+        let smallest = auto(Some("smallest")).await;
+        assert_eq!(first_file(&smallest), ("notes.txt", "full"), "{smallest}");
+        assert_eq!(
+            detail_of(&smallest, "src/user07.rs"),
+            "outline",
+            "{smallest}"
+        );
+        // Named files first, whatever the order.
+        let named = load(json!({"paths": ["src/user03.rs", "src"], "budget": 2200,
+            "model": "gpt-4o", "detail": "auto", "order": "recent"}))
+        .await;
+        assert_eq!(first_file(&named).0, "src/user03.rs", "{named}");
+        assert_eq!(named["included"][1]["path"], "src/user07.rs", "{named}");
+        // The other details: `recent` by time, `mentioned` by rank.
+        for (detail, order, first) in [
+            ("full", "recent", "src/user07.rs"),
+            ("path", "recent", "src/user07.rs"),
+            ("outline", "mentioned", "src/deep/core.rs"),
+            ("full", "mentioned", "src/deep/core.rs"),
+        ] {
+            let r = load(json!({"budget": 1500, "model": "gpt-4o", "detail": detail,
+                "order": order}))
+            .await;
+            assert_eq!(first_file(&r).0, first, "{detail} by {order}: {r}");
+            assert_eq!(r["order"], order, "{r}");
+        }
+        answers.push(recent);
+    }
+    assert_eq!(answers[0], answers[1], "stdio vs http");
+    assert_eq!(answers[0], answers[2], "stdio vs stateless http");
+}
+
+#[test]
+fn the_cli_loads_auto_in_the_order_asked() {
+    let dir = dated_project("order-cli");
+    let load = |args: &[&str]| {
+        let mut all = vec!["load", "--budget", "2000", "--model", "gpt-4o"];
+        all.extend_from_slice(args);
+        let out = run_cli(&dir, &all);
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let default = load(&["--detail", "auto"]);
+    assert!(
+        default.starts_with("<file path=\"src/deep/core.rs\">\n"),
+        "{default}"
+    );
+    assert_eq!(load(&["--detail", "auto", "--order", "mentioned"]), default);
+    let recent = load(&["--detail", "auto", "--order", "recent"]);
+    assert!(
+        recent.starts_with("<file path=\"src/user07.rs\">\n"),
+        "{recent}"
+    );
+    let smallest = load(&["--detail", "auto", "--order", "smallest"]);
+    assert!(
+        smallest.starts_with("<file path=\"notes.txt\">\nPlain notes"),
+        "{smallest}"
+    );
+    let full = load(&["--order", "mentioned"]);
+    assert!(
+        full.starts_with("<file path=\"src/deep/core.rs\">\n"),
+        "{full}"
+    );
+    let help = run_cli(&dir, &["load", "--help"]);
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        help.contains("default mentioned with --detail auto, given otherwise"),
+        "{help}"
     );
 }

@@ -62,7 +62,7 @@ pub fn run(args: Vec<std::ffi::OsString>) {
     // A budget that holds the whole tree: load-files packs everything, as repomix does.
     let pack_all = LoadRequest {
         budget: Some(u64::MAX / 4),
-        order: PackOrder::Given,
+        order: Some(PackOrder::Given),
         format: PackFormat::Xml,
         detail: Default::default(),
         max_file_tokens: None,
@@ -98,7 +98,7 @@ pub fn run(args: Vec<std::ffi::OsString>) {
         let fresh = FileStore::new(limits.clone());
         packed.push(ms(|| packed_tokens = load(&fresh, &pack_all).tokens));
         let default_budget = LoadRequest {
-            order: PackOrder::Smallest,
+            order: Some(PackOrder::Smallest),
             ..LoadRequest::default()
         };
         packed_budget.push(ms(|| budget_tokens = load(&fresh, &default_budget).tokens));

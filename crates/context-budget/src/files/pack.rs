@@ -26,7 +26,10 @@ pub enum PackFormat {
     Plain,
 }
 
-/// The order files are taken in (and appear in the text).
+/// The order files are taken in (and appear in the text). Under
+/// [`Detail::Auto`] the files the caller named come first whatever the order, and
+/// the order ranks the rest; a request without one takes [`PackOrder::Mentioned`]
+/// there and [`PackOrder::Given`] otherwise (`LoadRequest::order`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PackOrder {
@@ -37,6 +40,12 @@ pub enum PackOrder {
     Smallest,
     /// By path.
     Path,
+    /// The files whose names other files mention most first (`load::rank`): one
+    /// more read of every file.
+    Mentioned,
+    /// Most recently modified first, by the time the opened file's metadata gives;
+    /// ties as [`PackOrder::Mentioned`]'s (shallower path, fewer tokens, path).
+    Recent,
 }
 
 /// How much of each file `load-files` packs.

@@ -41,7 +41,8 @@ pub enum FileSort {
 pub struct LoadRequest {
     /// Token budget for `text`; default [`super::load::default_budget`].
     pub budget: Option<u64>,
-    pub order: PackOrder,
+    /// The order asked for; `None`: [`LoadRequest::order`]'s default.
+    pub order: Option<PackOrder>,
     pub format: PackFormat,
     /// How much of each file: the text (default), its outline, or a path line.
     pub detail: Detail,
@@ -53,6 +54,18 @@ pub struct LoadRequest {
     /// The server's bound on any answer: the budget may not be over its tokens, and
     /// the answer stays within its characters and tokens too.
     pub answer_limit: AnswerLimit,
+}
+
+impl LoadRequest {
+    /// The order the files take: the one asked for, else `mentioned` under
+    /// `detail: "auto"` (a rank is what lets it show the files that matter in more
+    /// detail) and `given` otherwise (the files as the caller listed them).
+    pub fn order(&self) -> PackOrder {
+        self.order.unwrap_or(match self.detail {
+            Detail::Auto => PackOrder::Mentioned,
+            _ => PackOrder::Given,
+        })
+    }
 }
 
 /// Rows `load-files` lists per list unless asked: enough to see what was left out,

@@ -31,17 +31,21 @@ pub struct LoadFilesParams {
         help = "Token budget (default: 90 % of the model's window minus a reserve for the answer)"
     )]
     pub budget: Option<u64>,
-    /// Default `given`; `smallest` fits most.
-    #[arg(long, value_parser = wire_value::<PackOrder>(), help = "Order of the files")]
+    /// Default `given`, auto `mentioned`.
+    #[arg(
+        long,
+        value_parser = wire_value::<PackOrder>(),
+        help = "Order of the files (under --detail auto, of those not named): as given, smallest first, by path, mentioned (the files others name most first) or recent (last modified first); default mentioned with --detail auto, given otherwise"
+    )]
     pub order: Option<PackOrder>,
     /// Default `xml`.
     #[arg(long, value_parser = wire_value::<PackFormat>(), help = "How files are wrapped")]
     pub format: Option<PackFormat>,
-    /// Default `full`; `outline` elides bodies; `auto` fits all, ranked.
+    /// Default `full`; `outline` elides bodies; `auto` fits all.
     #[arg(
         long,
         value_parser = wire_value::<Detail>(),
-        help = "How much of each file: its text, its outline (declarations kept, bodies elided), its path with its tokens, or auto: every file at the most detail the budget allows, named files first, then the files others mention most"
+        help = "How much of each file: its text, its outline (declarations kept, bodies elided), its path with its tokens, or auto: every file at the most detail the budget allows, named files first, then the rest by --order"
     )]
     pub detail: Option<Detail>,
     /// Cut larger files.
@@ -98,7 +102,7 @@ context-loader load crates/mcp-common/src --format markdown --order smallest --b
         };
         let request = LoadRequest {
             budget: params.budget,
-            order: params.order.unwrap_or_default(),
+            order: params.order,
             format: params.format.unwrap_or_default(),
             detail: params.detail.unwrap_or_default(),
             max_file_tokens: params.max_file_tokens,

@@ -1,11 +1,14 @@
 //! `detail: "auto"`: every file at the most detail the budget allows.
 //!
 //! Every file is read once ([`scan`]): its path line is measured as the
-//! answer holds it (JSON-escaped, counted alone), and what ranking needs is taken
-//! ([`rank::signals`]). Files the caller named come first, in order; the rest by
-//! [`rank::by_rank`]. [`select`] then gives every file a path line (those that do not
-//! fit even so are omitted, and the answer counts them), named files their text, then
-//! by rank each file its outline, then its text, each upgrade taken if it fits.
+//! answer holds it (JSON-escaped, counted alone), and under `order: "mentioned"`
+//! (the default here) what ranking needs is taken ([`rank::signals`]). Files the
+//! caller named come first, in order; the rest in the request's order
+//! ([`rank::by_order`]). [`select`] then gives every file a path line (those that do
+//! not fit even so are omitted, and the answer counts them), named files their
+//! text, then in that order each file its outline, then its text, each upgrade
+//! taken if it fits. The same scan ranks the files for `mentioned` at the other
+//! details ([`mentioned`]).
 //!
 //! What each file costs is learned only as far as the choice needs it. [`scan`]
 //! takes what is cheap: the path line's cost, the ranking signals (from a scan of
@@ -31,13 +34,13 @@ use std::sync::atomic::AtomicU64;
 
 use super::budget::Reserve;
 use super::packing::{Chosen, Packing, READ_AGAIN_BATCH, ReadAgain, read_again};
-use super::rank::{self, MAX_MENTIONED_TOTAL, Signals, TopLevel};
+use super::rank::{self, Key, MAX_MENTIONED_TOTAL, Signals, TopLevel};
 use crate::ResolvedModel;
 use crate::answer::{HIGHEST_ESTIMATE, js_length, json_escaped};
 use crate::files::error::FilesError;
 use crate::files::measure::{Measured, Measurer};
 use crate::files::output::{Excluded, IncludedFile, LoadedFiles, OmittedFile, Skipped};
-use crate::files::pack::{cut, path_line, piece, push_piece};
+use crate::files::pack::{PackOrder, cut, path_line, piece, push_piece};
 use crate::files::query::LoadRequest;
 use crate::outline::{Bounds, Language, MAX_OUTLINE_BYTES};
 
@@ -60,28 +63,35 @@ pub(super) fn load_auto(
     mut skipped: Vec<Skipped>,
     excluded: Excluded,
 ) -> Result<LoadedFiles, FilesError> {
-    let (mut files, signals) = scan(measurer, measured, &mut skipped)?;
-    let control = measurer.control;
-    let degree =
-        rank::in_degree(&signals, &|| control.is_cancelled()).ok_or(FilesError::Cancelled)?;
+    let order = request.order();
+    let ranking = order == PackOrder::Mentioned;
+    let (mut files, signals) = scan(measurer, measured, &mut skipped, ranking)?;
+    let degree = match ranking {
+        true => rank::in_degree(&signals, &|| measurer.control.is_cancelled())
+            .ok_or(FilesError::Cancelled)?,
+        false => vec![0; files.len()],
+    };
     drop(signals);
-    // Named files first, as given; then the rest by rank.
+    // Named files first, as given; then the rest in the order asked.
     let (named, walked): (Vec<usize>, Vec<usize>) =
         (0..files.len()).partition(|&i| measured[files[i].index].candidate.explicit);
-    let paths: Vec<&str> = walked
+    let keys: Vec<Key<'_>> = walked
         .iter()
-        .map(|&i| measured[files[i].index].candidate.relative.as_str())
+        .map(|&i| {
+            let m = &measured[files[i].index];
+            Key {
+                root: m.candidate.root,
+                path: &m.candidate.relative,
+                tokens: files[i].tokens,
+                modified: m.stamp.modified,
+                degree: degree[i],
+            }
+        })
         .collect();
-    let tokens: Vec<u64> = walked.iter().map(|&i| files[i].tokens).collect();
-    let degrees: Vec<u32> = walked.iter().map(|&i| degree[i]).collect();
     let order: Vec<usize> = named
         .iter()
         .copied()
-        .chain(
-            rank::by_rank(&degrees, &paths, &tokens)
-                .into_iter()
-                .map(|r| walked[r]),
-        )
+        .chain(rank::by_order(order, &keys).into_iter().map(|r| walked[r]))
         .collect();
     let named = named.len();
 
@@ -194,6 +204,29 @@ pub(super) fn load_auto(
         room = next;
     }
     best.map(|(answer, _)| answer).ok_or(FilesError::Cancelled)
+}
+
+/// Each of `measured`'s rank ([`rank::in_degree`]) for `order: "mentioned"` at a
+/// detail other than auto, from the one read of every file that ranks auto's
+/// ([`scan`]). The files that read no longer finds readable leave `measured` for
+/// `skipped`, as under auto.
+pub(super) fn mentioned(
+    measurer: &Measurer<'_>,
+    measured: &mut Vec<Measured>,
+    skipped: &mut Vec<Skipped>,
+) -> Result<Vec<u32>, FilesError> {
+    let (files, signals) = scan(measurer, measured, skipped, true)?;
+    let degree = rank::in_degree(&signals, &|| measurer.control.is_cancelled())
+        .ok_or(FilesError::Cancelled)?;
+    // `files` keeps `measured`'s order: what it holds, in turn, is what stays.
+    let mut read = files.iter().map(|f| f.index).peekable();
+    let mut index = 0;
+    measured.retain(|_| {
+        let kept = read.next_if_eq(&index).is_some();
+        index += 1;
+        kept
+    });
+    Ok(degree)
 }
 
 /// A cost [`select`] needs and does not know: that of file `file` (at `at` in the
@@ -570,11 +603,13 @@ fn top_level_of(path: &str) -> TopLevel {
 }
 
 /// Every measured file read once (in batches on all cores): its path line's cost,
-/// its ranking signals and its floors. Files no longer readable go to `skipped`.
+/// its floors and, when `ranking`, its ranking signals (else empty ones). Files no
+/// longer readable go to `skipped`.
 fn scan(
     measurer: &Measurer<'_>,
     measured: &[Measured],
     skipped: &mut Vec<Skipped>,
+    ranking: bool,
 ) -> Result<(Vec<Scanned>, Vec<Signals>), FilesError> {
     let (tokenizer, control) = (measurer.tokenizer, measurer.control);
     let read = AtomicU64::new(0);
@@ -609,7 +644,10 @@ fn scan(
             let top_bytes: usize = rank::top_level_lines(&text, top_level)
                 .map(|line| line.len() + 1)
                 .sum();
-            let file_signals = rank::signals(path, &text, rank::top_level_lines(&text, top_level));
+            let file_signals = match ranking {
+                true => rank::signals(path, &text, rank::top_level_lines(&text, top_level)),
+                false => Signals::default(),
+            };
             let scanned = Scanned {
                 index,
                 tokens,

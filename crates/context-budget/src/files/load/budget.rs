@@ -123,7 +123,7 @@ impl Reserve {
             answer_tokens: wide,
             tokens: wide,
             format: request.format,
-            order: request.order,
+            order: request.order(),
             detail: request.detail,
             // Numbers as wide as they can get.
             levels: (request.detail == Detail::Auto).then_some(Levels {

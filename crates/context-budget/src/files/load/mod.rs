@@ -8,9 +8,10 @@
 //! `budget` (the budget, the `Reserve` the report around the text takes, and whether
 //! every file fits by its bytes alone), `packing` (which files to count and in what
 //! order; files read again batch by batch, cut, kept or omitted; then pieces dropped
-//! from the end while the whole answer is over); `rank` (a leaf: which files others
-//! mention) and `auto` (`detail: "auto"`: every file at the detail the budget
-//! allows, by rank, proven by `packing`).
+//! from the end while the whole answer is over); `rank` (a leaf: the orders, and
+//! which files others mention) and `auto` (`detail: "auto"`: every file at the
+//! detail the budget allows, in order, proven by `packing`; its scan also ranks
+//! `order: "mentioned"` at the other details).
 
 mod answer;
 mod attribution;
@@ -27,7 +28,7 @@ use packing::{Packing, order, reading};
 use super::error::FilesError;
 use super::measure::{Measurer, walk_while_loading};
 use super::output::LoadedFiles;
-use super::pack::Detail;
+use super::pack::{Detail, PackOrder};
 use super::query::{FileQuery, LoadRequest};
 use super::walk::walk_query;
 use crate::ResolvedModel;
@@ -71,7 +72,12 @@ pub(super) fn load_files(
     if !fit_by_bytes.1 {
         measurer.count_missing(&mut measured)?;
     }
-    order(&mut measured, request.order);
+    // `mentioned` needs every file read for its rank: auto's scan does it.
+    let degree = match request.order() {
+        PackOrder::Mentioned => auto::mentioned(measurer, &mut measured, &mut skipped)?,
+        _ => Vec::new(),
+    };
+    order(&mut measured, request.order(), &degree);
     let mut packing = Packing::new(request, measurer, (budget.0, reserve), fit_by_bytes);
     packing.pack(measurer, &mut measured, walked.entries, &mut skipped)?;
     packing.finish(model, budget.1, skipped, walked.excluded)

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use super::answer::{list_rows, measure_answer};
 use super::attribution::count_pieces;
 use super::budget::Reserve;
+use super::rank::{self, Key};
 use crate::answer::{HIGHEST_ESTIMATE, js_length, json_escaped};
 use crate::cache::FileStamp;
 use crate::files::error::FilesError;
@@ -28,7 +29,8 @@ use crate::{ResolvedModel, Tokenizer};
 /// cuts; otherwise they are needed only when the files might not all fit, which
 /// their bytes can rule out ([`super::budget::all_fit_by_bytes`]).
 fn needs_counts(request: &LoadRequest) -> bool {
-    request.order == PackOrder::Smallest
+    // `mentioned` and `recent` tie by tokens.
+    !matches!(request.order(), PackOrder::Given | PackOrder::Path)
         || request.max_file_tokens.is_some()
         || matches!(request.detail, Detail::Path | Detail::Auto)
 }
@@ -42,23 +44,23 @@ pub(super) fn reading(request: &LoadRequest) -> Reading {
     }
 }
 
-/// Put `measured` in the order the request packs them.
-pub(super) fn order(measured: &mut [Measured], order: PackOrder) {
-    match order {
-        PackOrder::Given => {}
-        PackOrder::Smallest => measured.sort_by(|a, b| {
-            a.measure
-                .tokens
-                .cmp(&b.measure.tokens)
-                .then_with(|| a.candidate.relative.cmp(&b.candidate.relative))
-        }),
-        PackOrder::Path => measured.sort_by(|a, b| {
-            a.candidate
-                .root
-                .cmp(&b.candidate.root)
-                .then_with(|| a.candidate.relative.cmp(&b.candidate.relative))
-        }),
-    }
+/// Put `measured` in `order` ([`rank::by_order`]); `degree`, each file's rank,
+/// is read under [`PackOrder::Mentioned`] alone.
+pub(super) fn order(measured: &mut Vec<Measured>, order: PackOrder, degree: &[u32]) {
+    let keys: Vec<Key<'_>> = measured
+        .iter()
+        .enumerate()
+        .map(|(i, m)| Key {
+            root: m.candidate.root,
+            path: &m.candidate.relative,
+            tokens: m.measure.tokens,
+            modified: m.stamp.modified,
+            degree: degree.get(i).copied().unwrap_or(0),
+        })
+        .collect();
+    let sequence = rank::by_order(order, &keys);
+    let mut taken: Vec<Option<Measured>> = std::mem::take(measured).into_iter().map(Some).collect();
+    measured.extend(sequence.into_iter().filter_map(|i| taken[i].take()));
 }
 
 /// The packed text as it grows, and what was left out of it.
@@ -395,7 +397,7 @@ impl<'a> Packing<'a> {
                 answer_tokens: 0,
                 tokens,
                 format: self.request.format,
-                order: self.request.order,
+                order: self.request.order(),
                 detail: self.request.detail,
                 levels: (self.request.detail == Detail::Auto)
                     .then(|| Levels::of(self.chosen.iter().map(|c| c.file.detail))),

@@ -1,6 +1,6 @@
-//! The rank `detail: "auto"` gives the files a folder or glob reached: a file whose
-//! names other files mention ranks high (Aider's repository map, reduced to an
-//! in-degree).
+//! The orders files take ([`by_order`]), and the rank of `order: "mentioned"`, the
+//! one `detail: "auto"` takes unless asked for another: a file whose names other
+//! files mention ranks high (Aider's repository map, reduced to an in-degree).
 //!
 //! - A file's names are its module name (its stem, or its folder's for `mod.rs`,
 //!   `lib.rs`, `index.js`, `__init__.py`) and the names its top-level lines declare
@@ -17,16 +17,21 @@
 //!   once with its weightiest name ([`DISTINCT_WEIGHT`] for a distinct one). A name
 //!   declared by more than [`MAX_DECLARING_FILES`] files (`new`, `tests`, `main`)
 //!   says nothing of which file is meant and is not counted.
-//! - Ties go to the shallower path, then the smaller file, then the path.
+//! - Ties go to the shallower path, then the smaller file, then the path; so do
+//!   `order: "recent"`'s, the files last modified first.
 //!
 //! Bounded: names of [`MIN_NAME_BYTES`] to [`MAX_NAME_BYTES`] bytes, at most
 //! [`MAX_DECLARED`] declared and [`MAX_MENTIONED`] distinct names mentioned per
-//! file and [`MAX_MENTIONED_TOTAL`] per call, read from the file's text, which the file limits already bound; the
-//! counting looks at cancellation every [`CHECK_EVERY_FILES`] files. A leaf of
-//! `load/`: text in, numbers out.
+//! file and [`MAX_MENTIONED_TOTAL`] per call, read from the file's text, which the
+//! file limits already bound; the counting looks at cancellation every
+//! [`CHECK_EVERY_FILES`] files. A leaf of `load/`: text in, numbers out.
 
+use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 use std::hash::{DefaultHasher, Hash, Hasher};
+use std::time::SystemTime;
+
+use crate::files::pack::PackOrder;
 
 /// Shortest name counted: shorter ones (`id`, `x`, `Ok`) are everywhere.
 pub(super) const MIN_NAME_BYTES: usize = 3;
@@ -235,19 +240,44 @@ pub(super) fn in_degree(files: &[Signals], cancelled: &dyn Fn() -> bool) -> Opti
     Some(degree)
 }
 
-/// The order of files `0..degree.len()` by rank: most mentioned first, then the
-/// shallower path, then the fewer tokens, then the path.
-pub(super) fn by_rank(degree: &[u32], paths: &[&str], tokens: &[u64]) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..degree.len()).collect();
-    let depth = |i: usize| paths[i].matches('/').count();
-    order.sort_by(|&a, &b| {
-        degree[b]
-            .cmp(&degree[a])
-            .then_with(|| depth(a).cmp(&depth(b)))
-            .then_with(|| tokens[a].cmp(&tokens[b]))
-            .then_with(|| paths[a].cmp(paths[b]))
-    });
-    order
+/// What the orders sort one file by.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Key<'a> {
+    pub(super) root: usize,
+    pub(super) path: &'a str,
+    pub(super) tokens: u64,
+    /// When it was last modified, as the handle opened to measure it said.
+    pub(super) modified: Option<SystemTime>,
+    /// Its rank ([`in_degree`]), read by [`PackOrder::Mentioned`] alone.
+    pub(super) degree: u32,
+}
+
+/// The order of `files` (their indices) by `order`, every sort stable: `given` as
+/// they are; `smallest` the fewer tokens first, then the path; `path` by root, then
+/// path; `mentioned` the higher rank first; `recent` the latest modified first (an
+/// unknown time last). The last two tie alike ([`ties`]).
+pub(super) fn by_order(order: PackOrder, files: &[Key<'_>]) -> Vec<usize> {
+    let mut sequence: Vec<usize> = (0..files.len()).collect();
+    let compare: fn(&Key<'_>, &Key<'_>) -> Ordering = match order {
+        PackOrder::Given => return sequence,
+        PackOrder::Smallest => |a, b| a.tokens.cmp(&b.tokens).then_with(|| a.path.cmp(b.path)),
+        PackOrder::Path => |a, b| (a.root, a.path).cmp(&(b.root, b.path)),
+        PackOrder::Mentioned => |a, b| b.degree.cmp(&a.degree).then_with(|| ties(a, b)),
+        // `None < Some`: compared the other way round, an unknown time goes last.
+        PackOrder::Recent => |a, b| b.modified.cmp(&a.modified).then_with(|| ties(a, b)),
+    };
+    sequence.sort_by(|&a, &b| compare(&files[a], &files[b]));
+    sequence
+}
+
+/// How files of one rank or time follow each other: the shallower path (a crate's
+/// `lib.rs` before its modules), then the fewer tokens, then the path.
+fn ties(a: &Key<'_>, b: &Key<'_>) -> Ordering {
+    let depth = |k: &Key<'_>| k.path.matches('/').count();
+    depth(a)
+        .cmp(&depth(b))
+        .then_with(|| a.tokens.cmp(&b.tokens))
+        .then_with(|| a.path.cmp(b.path))
 }
 
 /// The module a path names: its stem, or for `mod.rs`, `lib.rs`, `index.js`,
@@ -404,8 +434,42 @@ mod tests {
             "src/user.rs",
             "src/core.rs",
         ];
-        assert_eq!(by_rank(&degree, &paths, &[9, 1, 2, 50])[0], 3);
+        let keys = keys(&paths, &[9, 1, 2, 50], &degree, &[None; 4]);
+        assert_eq!(by_order(PackOrder::Mentioned, &keys)[0], 3);
         assert!(in_degree(&files, &|| true).is_none(), "cancelled");
+    }
+
+    fn keys<'a>(
+        paths: &[&'a str],
+        tokens: &[u64],
+        degree: &[u32],
+        modified: &[Option<SystemTime>],
+    ) -> Vec<Key<'a>> {
+        (0..paths.len())
+            .map(|i| Key {
+                root: 0,
+                path: paths[i],
+                tokens: tokens[i],
+                modified: modified[i],
+                degree: degree[i],
+            })
+            .collect()
+    }
+
+    #[test]
+    fn each_order_sorts_by_its_key_and_recent_ties_as_the_rank() {
+        let at = |secs: u64| Some(SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(secs));
+        let paths = ["b/deep/x.rs", "a.rs", "c.rs", "b/y.rs"];
+        let tokens = [5, 30, 10, 20];
+        let degree = [4, 0, 9, 1];
+        // `a.rs` and `c.rs` were modified together: the fewer tokens first.
+        let modified = [at(10), at(50), at(50), None];
+        let keys = keys(&paths, &tokens, &degree, &modified);
+        assert_eq!(by_order(PackOrder::Given, &keys), [0, 1, 2, 3]);
+        assert_eq!(by_order(PackOrder::Smallest, &keys), [0, 2, 3, 1]);
+        assert_eq!(by_order(PackOrder::Path, &keys), [1, 0, 3, 2]);
+        assert_eq!(by_order(PackOrder::Mentioned, &keys), [2, 0, 3, 1]);
+        assert_eq!(by_order(PackOrder::Recent, &keys), [2, 1, 0, 3]);
     }
 
     #[test]
