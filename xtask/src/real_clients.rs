@@ -130,7 +130,7 @@ pub(crate) fn install_client(
             text.lines().next().unwrap_or_default().trim().to_string()
         })
     };
-    npm_install(
+    let answer = npm_install(
         node,
         dir,
         &[format!("{package}@{version}")],
@@ -138,24 +138,22 @@ pub(crate) fn install_client(
         answered,
     )
     .with_context(|| format!("{client} {version} cannot start here"))?;
-    println!(
-        "{client}: {}",
-        answered().unwrap_or_else(|| "no version".to_string())
-    );
+    println!("{client}: {answer}");
     Ok(())
 }
 
 /// `npm install --ignore-scripts PACKAGES` into `prefix` unless `installed` already
-/// answers `version`; then `installed` must.
+/// answers `version`; then `installed` must. Its answer, asked once: Gemini CLI takes
+/// seconds to start.
 pub(crate) fn npm_install(
     node: &NodeEnv,
     prefix: &Path,
     packages: &[String],
     version: &str,
     installed: impl Fn() -> Option<String>,
-) -> anyhow::Result<()> {
-    if installed().is_some_and(|v| v.contains(version)) {
-        return Ok(());
+) -> anyhow::Result<String> {
+    if let Some(answer) = installed().filter(|v| v.contains(version)) {
+        return Ok(answer);
     }
     eprintln!(
         "npm install {} into {}",
@@ -185,7 +183,7 @@ pub(crate) fn npm_install(
         packages.join(" ")
     );
     match installed() {
-        Some(v) if v.contains(version) => Ok(()),
+        Some(v) if v.contains(version) => Ok(v),
         Some(v) => bail!(
             "installed {} reports {v:?}, not {version}",
             packages.join(" ")
