@@ -85,17 +85,17 @@ pub fn run(args: Vec<std::ffi::OsString>) {
 /// Cold vocabulary load by each library, in the given order, in a fresh process.
 fn load(reference_first: bool) {
     let ours = || {
-        let rss = rss_kib();
+        let rss = crate::rss_kib();
         let seconds = time(|| Tokenizer::OPENAI.iter().for_each(|t| t.preload()));
-        (seconds, rss_kib().saturating_sub(rss))
+        (seconds, crate::rss_kib().saturating_sub(rss))
     };
     let reference = || {
-        let rss = rss_kib();
+        let rss = crate::rss_kib();
         let seconds = time(|| {
             let _ = tiktoken_rs::cl100k_base_singleton();
             let _ = tiktoken_rs::o200k_base_singleton();
         });
-        (seconds, rss_kib().saturating_sub(rss))
+        (seconds, crate::rss_kib().saturating_sub(rss))
     };
     let ((ours_s, ours_rss), (reference_s, reference_rss)) = if reference_first {
         let r = reference();
@@ -138,11 +138,11 @@ fn pathological(bytes: usize, rounds: usize) {
         println!(
             "pathological input={name} bytes={} ours_mbps={:.2} reference_mbps={:.2}",
             text.len(),
-            median(&mut ours),
-            median(&mut theirs)
+            crate::median(&ours),
+            crate::median(&theirs)
         );
         let large = unit.repeat(8 * 1024 * 1024 / unit.len());
-        let mut ours = vec![
+        let ours = vec![
             large.len() as f64
                 / 1e6
                 / time(|| {
@@ -152,7 +152,7 @@ fn pathological(bytes: usize, rounds: usize) {
         println!(
             "pathological_large input={name} bytes={} ours_mbps={:.2}",
             large.len(),
-            median(&mut ours)
+            crate::median(&ours)
         );
     }
 }
@@ -217,8 +217,8 @@ fn throughput(specs: &[String], rounds: usize, thread_counts: &[usize]) {
                     tokenizer.name(),
                     corpus.bytes,
                     corpus.pieces.len(),
-                    median(&mut ours),
-                    median(&mut theirs)
+                    crate::median(&ours),
+                    crate::median(&theirs)
                 );
             }
         }
@@ -287,21 +287,4 @@ fn time(work: impl FnOnce()) -> f64 {
     let start = Instant::now();
     work();
     start.elapsed().as_secs_f64()
-}
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
-
-fn rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|n| n.parse().ok())
-        })
-        .unwrap_or(0)
 }

@@ -46,7 +46,7 @@ pub fn run(args: Vec<std::ffi::OsString>) {
         std::process::exit(2);
     });
 
-    let rss_before = rss_kib();
+    let rss_before = crate::rss_kib();
     let started = Instant::now();
     let count: Box<dyn Fn(&str) -> usize + Sync> = match family.as_str() {
         "gemma3" => Box::new(|t: &str| Tokenizer::Gemma3.count(t)),
@@ -61,7 +61,7 @@ pub fn run(args: Vec<std::ffi::OsString>) {
     };
     count("hello world");
     let first_count = started.elapsed().as_secs_f64();
-    let rss = rss_kib().saturating_sub(rss_before);
+    let rss = crate::rss_kib().saturating_sub(rss_before);
 
     let tokens = count(&text);
     let text: &'static str = Box::leak(text.into_boxed_str());
@@ -103,15 +103,4 @@ fn median_rate(bytes: usize, seconds: f64, mut run: impl FnMut()) -> f64 {
     }
     rates.sort_by(f64::total_cmp);
     rates[rates.len() / 2]
-}
-
-fn rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmRSS:"))
-                .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        })
-        .unwrap_or(0)
 }

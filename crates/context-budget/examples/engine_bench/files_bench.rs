@@ -131,11 +131,11 @@ pub fn run(args: Vec<std::ffi::OsString>) {
         .count();
 
     let (cold, warm, packed, packed_budget, looped) = (
-        median(cold),
-        median(warm),
-        median(packed),
-        median(packed_budget),
-        median(looped),
+        crate::median(&cold),
+        crate::median(&warm),
+        crate::median(&packed),
+        crate::median(&packed_budget),
+        crate::median(&looped),
     );
     println!("| operation | median ms | vs the loop |");
     println!("|---|---:|---:|");
@@ -206,9 +206,4 @@ fn cpu_ms() -> f64 {
     unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
     let ms = |t: libc::timeval| t.tv_sec as f64 * 1e3 + t.tv_usec as f64 / 1e3;
     ms(usage.ru_utime) + ms(usage.ru_stime)
-}
-
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
 }

@@ -12,14 +12,35 @@ mod spec_scan;
 
 use std::ffi::OsString;
 
-/// Each mode's name and entry point; it parses the arguments after MODE.
-const MODES: [(&str, fn(Vec<OsString>)); 5] = [
+/// A mode's name and entry point; it parses the arguments after MODE.
+type Mode = (&'static str, fn(Vec<OsString>));
+
+const MODES: [Mode; 5] = [
     ("count_throughput", count_throughput::run),
     ("family_throughput", family_throughput::run),
     ("files_bench", files_bench::run),
     ("fit_messages_bench", fit_messages_bench::run),
     ("spec_scan", spec_scan::run),
 ];
+
+/// The middle of `values` once sorted (the upper one of an even count); NaN for none.
+fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted.get(sorted.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+/// This process's resident memory (VmRSS), in KiB; 0 where /proc says nothing.
+fn rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        })
+        .unwrap_or(0)
+}
 
 fn main() {
     let mut args = std::env::args_os().skip(1);

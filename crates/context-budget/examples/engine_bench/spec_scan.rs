@@ -105,7 +105,11 @@ pub fn run(args: Vec<std::ffi::OsString>) {
         ("one spec, sub-specs + detailed, warm", &one_warm),
         ("50 single-spec calls in one session", &fifty),
     ] {
-        println!("| {name} | {:.2} | {:.2} |", median(values), max(values));
+        println!(
+            "| {name} | {:.2} | {:.2} |",
+            crate::median(values),
+            max(values)
+        );
     }
     stages(&dir);
 }
@@ -153,12 +157,6 @@ fn ms(work: impl FnOnce()) -> f64 {
     let start = Instant::now();
     work();
     start.elapsed().as_secs_f64() * 1e3
-}
-
-fn median(values: &[f64]) -> f64 {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    sorted[sorted.len() / 2]
 }
 
 fn max(values: &[f64]) -> f64 {
