@@ -839,9 +839,27 @@ fn o200k_like_ascii_next<
         return ascii_num_punct::<MAX_DIGITS, SLASH_TAIL>(b, i);
     };
 
+    // context-loader patch: a word whose first letter is lowercase (most
+    // words) is rule A's `[a-z]+` from there: no uppercase run to scan.
+    let mut q = p;
+    if b[p].is_ascii_lowercase() {
+        let r = lowercase_run_end(b, p + 1);
+        if r < n && b[r] >= 0x80 {
+            return o200k_word_mixed::<CONTRACTIONS, HAN_APART>(b, i, p);
+        }
+        let mut end = r;
+        if CONTRACTIONS
+            && end < n
+            && b[end] == b'\''
+            && let Some(len) = match_contraction(b, end)
+        {
+            end += len;
+        }
+        return Some((i, end));
+    }
+
     // Scan the uppercase run from `p`; a non-ASCII byte at any decision point
     // hands the whole word over to the CJK-aware cold scanner.
-    let mut q = p;
     while q < n && b[q] < 0x80 && b[q].is_ascii_uppercase() {
         q += 1;
     }
@@ -1848,6 +1866,33 @@ mod tests {
             .unwrap_or(512)
     }
 
+    /// The lowercase-word shortcut (PATCH.md section 13) at its edges, for
+    /// each o200k-like scanner, against the regex: contractions in either
+    /// case after runs shorter and longer than the 8-byte step, a quote
+    /// that starts none, a combining mark or a non-ASCII letter that
+    /// continues the word, an uppercase letter that ends it, the text's end.
+    #[test]
+    fn lowercase_words_cut_as_the_regex_cuts_them() {
+        let texts = [
+            "it's we'LL don't they'Ve i'M he'D x'y ab'",
+            "abcdefghijklmnop's abcdefghijklmnopq'RE abcdefg'll abcdefgh'T",
+            "caf\u{e9} cafe\u{301}s abc\u{3099}d abc\u{d55c}d ab\u{1c5}c",
+            "fooBar abcdefghiJ abcdefghijklmnopqrsTuv x y z 'abc 'abc's",
+            "abc\nabc\r\nabc.abc,abc0abc/abc's\u{2019}s abc",
+            "lowercase",
+        ];
+        for spec in [O200K, MISTRAL, KIMI] {
+            let pt = spec.tokenizer();
+            for text in texts {
+                assert_eq!(
+                    collect_matches(&pt, text),
+                    reference_matches(spec, text),
+                    "fast/regex mismatch for {text:?}"
+                );
+            }
+        }
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(proptest_cases()))]
 
@@ -2033,6 +2078,23 @@ mod tests {
             text in "[가힣\u{D7A4}\u{3131} \t\r\n\u{0B}\u{0C}\u{3000}\u{A0}\u{2002}\u{85}a.0]*"
         ) {
             for spec in [CL100K, O200K, QWEN2, KIMI] {
+                let pt = spec.tokenizer();
+                let fast = collect_matches(&pt, &text);
+                let reference = reference_matches(spec, &text);
+                proptest::prop_assert_eq!(fast, reference, "fast/regex mismatch for {:?}", text);
+            }
+        }
+
+        /// Words that start lowercase (the o200k-family shortcut of PATCH.md
+        /// section 13) beside uppercase letters, contraction quotes and their
+        /// letters, non-ASCII letters and combining marks that continue a
+        /// word, digits and spaces: runs of every length around the 8-byte
+        /// step, for each o200k-like scanner, against the regex.
+        #[test]
+        fn prop_fast_matches_regex_lowercase_words(
+            text in "[abstdmlrveSTDMLRVE'’ \u{301}\u{3099}éÉ한ǅ0.\n]{0,40}"
+        ) {
+            for spec in [O200K, MISTRAL, KIMI] {
                 let pt = spec.tokenizer();
                 let fast = collect_matches(&pt, &text);
                 let reference = reference_matches(spec, &text);
