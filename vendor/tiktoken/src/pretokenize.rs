@@ -488,12 +488,7 @@ fn ascii_num_punct<const MAX_DIGITS: usize, const SLASH_TAIL: bool>(
     if c0 == b' ' {
         // optional single leading space, but only if a punct run follows
         match b.get(i + 1) {
-            Some(&c1)
-                if c1 < 0x80
-                    && !is_ascii_ws(c1)
-                    && !c1.is_ascii_alphabetic()
-                    && !c1.is_ascii_digit() =>
-            {
+            Some(&c1) if is_ascii_punct(c1) => {
                 j = i + 1;
             }
             // space + CJK punctuation starts the run just as well (a CJK
@@ -506,14 +501,9 @@ fn ascii_num_punct<const MAX_DIGITS: usize, const SLASH_TAIL: bool>(
         }
     }
     let cj = b[j];
-    if cj < 0x80 && !is_ascii_ws(cj) && !cj.is_ascii_alphabetic() && !cj.is_ascii_digit() {
-        let mut k = j;
-        while k < n
-            && b[k] < 0x80
-            && !is_ascii_ws(b[k])
-            && !b[k].is_ascii_alphabetic()
-            && !b[k].is_ascii_digit()
-        {
+    if is_ascii_punct(cj) {
+        let mut k = j + 1;
+        while k < n && is_ascii_punct(b[k]) {
             k += 1;
         }
         if k < n && b[k] >= 0x80 {
@@ -1355,9 +1345,7 @@ fn ascii_whitespace_next(b: &[u8], i: usize) -> Option<(usize, usize)> {
         } else {
             c1.is_ascii_alphabetic()
         };
-        if (!newline && letter)
-            || (c0 == b' ' && !letter && !is_ascii_ws(c1) && !c1.is_ascii_alphanumeric())
-        {
+        if (!newline && letter) || (c0 == b' ' && is_ascii_punct(c1)) {
             return None;
         }
     }
@@ -1392,6 +1380,26 @@ fn ascii_whitespace_next(b: &[u8], i: usize) -> Option<(usize, usize)> {
 #[inline(always)]
 const fn is_ascii_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0B | 0x0C)
+}
+
+/// context-loader patch: for each byte, whether it is ASCII and in
+/// `[^\s\p{L}\p{N}]` (the punctuation rule's class over ASCII): one load per
+/// byte of a punctuation run instead of four tests (code is full of them).
+static ASCII_PUNCT: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut c = 0;
+    while c < 0x80 {
+        let b = c as u8;
+        table[c] = !is_ascii_ws(b) && !b.is_ascii_alphabetic() && !b.is_ascii_digit();
+        c += 1;
+    }
+    table
+};
+
+/// `b` is ASCII and neither whitespace, a letter nor a digit.
+#[inline(always)]
+fn is_ascii_punct(b: u8) -> bool {
+    ASCII_PUNCT[b as usize]
 }
 
 #[cfg(test)]
@@ -1866,6 +1874,17 @@ mod tests {
             .unwrap_or(512)
     }
 
+    /// The punctuation table (PATCH.md section 14) is the class test it
+    /// replaced, byte for byte.
+    #[test]
+    fn the_punctuation_table_is_the_class_test() {
+        for b in 0..=255u8 {
+            let class =
+                b < 0x80 && !is_ascii_ws(b) && !b.is_ascii_alphabetic() && !b.is_ascii_digit();
+            assert_eq!(is_ascii_punct(b), class, "byte {b:#04x}");
+        }
+    }
+
     /// The lowercase-word shortcut (PATCH.md section 13) at its edges, for
     /// each o200k-like scanner, against the regex: contractions in either
     /// case after runs shorter and longer than the 8-byte step, a quote
@@ -2095,6 +2114,23 @@ mod tests {
             text in "[abstdmlrveSTDMLRVE'’ \u{301}\u{3099}éÉ한ǅ0.\n]{0,40}"
         ) {
             for spec in [O200K, MISTRAL, KIMI] {
+                let pt = spec.tokenizer();
+                let fast = collect_matches(&pt, &text);
+                let reference = reference_matches(spec, &text);
+                proptest::prop_assert_eq!(fast, reference, "fast/regex mismatch for {:?}", text);
+            }
+        }
+
+        /// Punctuation runs (PATCH.md section 14: the run's class from a
+        /// table) beside every ASCII whitespace byte, letters, digits, the
+        /// line tail's `\r`, `\n` and `/`, DEL and NUL, and non-ASCII
+        /// punctuation, letters and spaces, for each scanner that cuts them,
+        /// against the regex.
+        #[test]
+        fn prop_fast_matches_regex_punctuation_runs(
+            text in "[!-/:-@\\[-`{-~\u{7f}\u{0} \t\n\r\u{0B}\u{0C}aZ09、。é\u{3000}\u{A0}]{0,40}"
+        ) {
+            for spec in [CL100K, O200K, QWEN2, MISTRAL, KIMI] {
                 let pt = spec.tokenizer();
                 let fast = collect_matches(&pt, &text);
                 let reference = reference_matches(spec, &text);
