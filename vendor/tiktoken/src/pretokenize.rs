@@ -626,10 +626,7 @@ fn cl100k_ascii_next<const MAX_DIGITS: usize>(b: &[u8], i: usize) -> Option<(usi
 
     // Rule 2: [^\r\n\p{L}\p{N}]?\p{L}+
     // case A: one leading non-CRLF non-alnum char, then letters
-    if c0 != b'\r'
-        && c0 != b'\n'
-        && !c0.is_ascii_alphabetic()
-        && !c0.is_ascii_digit()
+    if is_ascii_lead(c0)
         && let Some(&c1) = b.get(i + 1)
     {
         if c1 < 0x80 && c1.is_ascii_alphabetic() {
@@ -812,7 +809,7 @@ fn o200k_like_ascii_next<
     // leading non-CRLF non-alnum char followed by an ASCII letter.
     let p = if c0.is_ascii_alphabetic() {
         i
-    } else if c0 != b'\r' && c0 != b'\n' && !c0.is_ascii_digit() {
+    } else if is_ascii_lead(c0) {
         // eligible leading char (punct/space). The word rules apply only if a
         // letter follows; otherwise it's a digit/punct/ws piece.
         match b.get(i + 1) {
@@ -1402,6 +1399,26 @@ fn is_ascii_punct(b: u8) -> bool {
     ASCII_PUNCT[b as usize]
 }
 
+/// context-loader patch: for each byte, whether it is ASCII and in
+/// `[^\r\n\p{L}\p{N}]` (the class of the character a word may start with
+/// before its letters): one load instead of four tests at most pieces' start.
+static ASCII_LEAD: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut c = 0;
+    while c < 0x80 {
+        let b = c as u8;
+        table[c] = b != b'\r' && b != b'\n' && !b.is_ascii_alphabetic() && !b.is_ascii_digit();
+        c += 1;
+    }
+    table
+};
+
+/// `b` is ASCII and neither `\r`, `\n`, a letter nor a digit.
+#[inline(always)]
+fn is_ascii_lead(b: u8) -> bool {
+    ASCII_LEAD[b as usize]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1882,6 +1899,38 @@ mod tests {
             let class =
                 b < 0x80 && !is_ascii_ws(b) && !b.is_ascii_alphabetic() && !b.is_ascii_digit();
             assert_eq!(is_ascii_punct(b), class, "byte {b:#04x}");
+        }
+    }
+
+    /// The table of characters a word may start with (PATCH.md section 15)
+    /// is the class test it replaced, byte for byte.
+    #[test]
+    fn the_word_lead_table_is_the_class_test() {
+        for b in 0..=255u8 {
+            let class = b < 0x80
+                && b != b'\r'
+                && b != b'\n'
+                && !b.is_ascii_alphabetic()
+                && !b.is_ascii_digit();
+            assert_eq!(is_ascii_lead(b), class, "byte {b:#04x}");
+        }
+    }
+
+    /// Every ASCII character before a word's letters (PATCH.md section 15:
+    /// which may start a word, from a table) and before digits and
+    /// punctuation, in each scanner, against the regex.
+    #[test]
+    fn every_ascii_character_before_a_word_cuts_as_the_regex_cuts_it() {
+        for spec in [CL100K, O200K, QWEN2, MISTRAL, KIMI] {
+            let pt = spec.tokenizer();
+            for c in (0u8..0x80).map(char::from) {
+                let text = format!("{c}ab {c}Ab x{c}aB\n{c}AB{c}{c}z {c}1{c}.{c}");
+                assert_eq!(
+                    collect_matches(&pt, &text),
+                    reference_matches(spec, &text),
+                    "fast/regex mismatch for {text:?}"
+                );
+            }
         }
     }
 
