@@ -280,8 +280,8 @@ impl CoreBpe {
                     (1, _) => 1,
                     (2, _) if self.vocab.get_pair(piece[0], piece[1]).is_some() => 1,
                     (3..=count_memo::KEY_MAX, Some(memo)) => {
-                        let key = count_memo::Key::of(piece);
-                        match memo.get(&key) {
+                        let (key, hit) = memo.get_text(text.as_bytes(), start, end);
+                        match hit {
                             Some(n) => n,
                             None => {
                                 self.vocab.prefetch(piece);

@@ -66,16 +66,27 @@ impl Lines {
         Self { words, skip }
     }
 
+    /// Slot `at`, which callers take from the top bits of a hash: always one
+    /// of the slots `new` was given room for. context-loader patch: read
+    /// without the slice's bounds checks (two compares and a branch on every
+    /// piece of a count).
     #[inline(always)]
     fn slot(&self, at: usize) -> &Slot {
         let from = self.skip + at * 4;
-        self.words[from..from + 4].try_into().unwrap()
+        assert_in_bounds(from, self.words.len());
+        // SAFETY: `from + 4 <= words.len()` (checked above in debug builds): `at`
+        // is a slot index below the count `new` allocated `4 * slots + LINE / 8`
+        // words for, and `skip < LINE / 8`; a `Slot` is 4 words, u64-aligned
+        // like the boxed slice.
+        unsafe { &*self.words.as_ptr().add(from).cast::<Slot>() }
     }
 
     #[inline(always)]
     fn slot_mut(&mut self, at: usize) -> &mut Slot {
         let from = self.skip + at * 4;
-        (&mut self.words[from..from + 4]).try_into().unwrap()
+        assert_in_bounds(from, self.words.len());
+        // SAFETY: as in `slot`; `&mut self` makes the borrow unique.
+        unsafe { &mut *self.words.as_mut_ptr().add(from).cast::<Slot>() }
     }
 
     /// A hint to load slot `at`'s line; no effect on any answer.
@@ -91,6 +102,12 @@ impl Lines {
         #[cfg(not(target_arch = "x86_64"))]
         let _ = slot;
     }
+}
+
+/// Debug builds (tests) check what `Lines::slot`'s callers guarantee.
+#[inline(always)]
+fn assert_in_bounds(from: usize, words: usize) {
+    debug_assert!(from + 4 <= words, "slot out of range: {from} of {words}");
 }
 
 /// One encoding's memo on one thread: two levels.
@@ -134,6 +151,32 @@ impl Memo {
     #[inline(always)]
     pub(crate) fn get(&self, key: &Key) -> Option<usize> {
         count_if_same(self.first.slot(key.first), &key.slot)
+    }
+
+    /// The key of the piece `text[start..end]` and its count from the first
+    /// level: [`Key::of`] then [`Self::get`]. context-loader patch: a piece of
+    /// at most 8 bytes with 8 bytes of `text` from its start is read with one
+    /// load (no `load_inline_key`, its two overlapping loads and branch), and
+    /// its key compared on two words, its bytes and its length:
+    /// a slot holding a key of that length has zero words 1 and 2 (every key is
+    /// zero-padded), as the piece's key has. Caller guarantees
+    /// `3 <= end - start <= KEY_MAX`.
+    #[inline(always)]
+    pub(crate) fn get_text(&self, text: &[u8], start: usize, end: usize) -> (Key, Option<usize>) {
+        let len = end - start;
+        match text.get(start..start + 8) {
+            Some(eight) if len <= 8 => {
+                let key = Key::of_word(u64::from_le_bytes(eight.try_into().unwrap()), len);
+                let slot = self.first.slot(key.first);
+                let hit = slot[0] == key.slot[0] && slot[3] & !COUNT_MASK == key.slot[3];
+                (key, hit.then_some((slot[3] >> 56) as usize))
+            }
+            _ => {
+                let key = Key::of(&text[start..end]);
+                let n = self.get(&key);
+                (key, n)
+            }
+        }
     }
 
     /// Start loading the second level's bucket for `key`, to be read by
@@ -199,6 +242,21 @@ pub(crate) struct Key {
 }
 
 impl Key {
+    /// The key of a piece of `len` bytes (`3 <= len <= 8`) that are the low
+    /// bytes of `eight` (8 bytes of the text from the piece's start,
+    /// little-endian; the bytes past the piece are masked off).
+    #[inline(always)]
+    fn of_word(eight: u64, len: usize) -> Self {
+        let word = eight & u64::MAX >> (64 - 8 * len);
+        let slot = [word, 0, 0, (len as u64) << 48];
+        let hash = hash(&slot);
+        Self {
+            slot,
+            hash,
+            first: first_index(hash),
+        }
+    }
+
     /// The key of `piece`. Caller guarantees `3 <= piece.len() <= KEY_MAX`.
     #[inline(always)]
     pub(crate) fn of(piece: &[u8]) -> Self {
@@ -416,6 +474,50 @@ mod tests {
             let got: Vec<u8> = key.iter().flat_map(|w| w.to_le_bytes()).collect();
             assert_eq!(got, expected, "length {len}");
         }
+    }
+
+    /// `Memo::get_text` (one load from the text, a two-word compare for short
+    /// pieces) makes the key `Key::of` makes from the piece alone, and finds
+    /// what `Memo::get` finds, for every length, wherever the piece sits in
+    /// the text (8 bytes after its start or not), whatever bytes follow it:
+    /// with the memo empty, holding every piece, and holding pieces of
+    /// other lengths in the same slots.
+    #[test]
+    fn a_lookup_in_the_text_is_the_pieces_lookup() {
+        let text: Vec<u8> = (0..64u32).map(|i| (i * 151 + 7) as u8 | 1).collect();
+        let spans = || {
+            (0..text.len()).flat_map(|start| {
+                (start + 3..=(start + KEY_MAX).min(text.len())).map(move |end| (start, end))
+            })
+        };
+        let check = |m: &Memo| {
+            for (start, end) in spans() {
+                let (key, hit) = m.get_text(&text, start, end);
+                let of = Key::of(&text[start..end]);
+                assert_eq!(key.slot, of.slot, "{start}..{end}");
+                assert_eq!(key.hash, of.hash, "{start}..{end}");
+                assert_eq!(key.first, of.first, "{start}..{end}");
+                assert_eq!(hit, m.get(&of), "{start}..{end}");
+            }
+        };
+        let mut m = Memo::new();
+        check(&m);
+        for (start, end) in spans() {
+            m.put(&Key::of(&text[start..end]), (end - start) % 7 + 1);
+        }
+        check(&m);
+        // Each piece's slot taken by a piece of another length (and other
+        // bytes): a short piece must not match a slot whose words 1 and 2
+        // are not its own, nor one of another length.
+        let mut m = Memo::new();
+        for (start, end) in spans() {
+            let other = Key::of(&text[start..end]);
+            let mut slot = other.slot;
+            slot[3] = ((end - start + 8).min(KEY_MAX) as u64) << 48;
+            slot[1] |= 1;
+            *m.first.slot_mut(other.first) = [slot[0], slot[1], slot[2], slot[3] | 1 << 56];
+        }
+        check(&m);
     }
 
     #[test]

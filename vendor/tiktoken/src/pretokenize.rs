@@ -488,12 +488,7 @@ fn ascii_num_punct<const MAX_DIGITS: usize, const SLASH_TAIL: bool>(
     if c0 == b' ' {
         // optional single leading space, but only if a punct run follows
         match b.get(i + 1) {
-            Some(&c1)
-                if c1 < 0x80
-                    && !is_ascii_ws(c1)
-                    && !c1.is_ascii_alphabetic()
-                    && !c1.is_ascii_digit() =>
-            {
+            Some(&c1) if is_ascii_punct(c1) => {
                 j = i + 1;
             }
             // space + CJK punctuation starts the run just as well (a CJK
@@ -506,14 +501,9 @@ fn ascii_num_punct<const MAX_DIGITS: usize, const SLASH_TAIL: bool>(
         }
     }
     let cj = b[j];
-    if cj < 0x80 && !is_ascii_ws(cj) && !cj.is_ascii_alphabetic() && !cj.is_ascii_digit() {
-        let mut k = j;
-        while k < n
-            && b[k] < 0x80
-            && !is_ascii_ws(b[k])
-            && !b[k].is_ascii_alphabetic()
-            && !b[k].is_ascii_digit()
-        {
+    if is_ascii_punct(cj) {
+        let mut k = j + 1;
+        while k < n && is_ascii_punct(b[k]) {
             k += 1;
         }
         if k < n && b[k] >= 0x80 {
@@ -636,10 +626,7 @@ fn cl100k_ascii_next<const MAX_DIGITS: usize>(b: &[u8], i: usize) -> Option<(usi
 
     // Rule 2: [^\r\n\p{L}\p{N}]?\p{L}+
     // case A: one leading non-CRLF non-alnum char, then letters
-    if c0 != b'\r'
-        && c0 != b'\n'
-        && !c0.is_ascii_alphabetic()
-        && !c0.is_ascii_digit()
+    if is_ascii_lead(c0)
         && let Some(&c1) = b.get(i + 1)
     {
         if c1 < 0x80 && c1.is_ascii_alphabetic() {
@@ -822,7 +809,7 @@ fn o200k_like_ascii_next<
     // leading non-CRLF non-alnum char followed by an ASCII letter.
     let p = if c0.is_ascii_alphabetic() {
         i
-    } else if c0 != b'\r' && c0 != b'\n' && !c0.is_ascii_digit() {
+    } else if is_ascii_lead(c0) {
         // eligible leading char (punct/space). The word rules apply only if a
         // letter follows; otherwise it's a digit/punct/ws piece.
         match b.get(i + 1) {
@@ -839,9 +826,27 @@ fn o200k_like_ascii_next<
         return ascii_num_punct::<MAX_DIGITS, SLASH_TAIL>(b, i);
     };
 
+    // context-loader patch: a word whose first letter is lowercase (most
+    // words) is rule A's `[a-z]+` from there: no uppercase run to scan.
+    let mut q = p;
+    if b[p].is_ascii_lowercase() {
+        let r = lowercase_run_end(b, p + 1);
+        if r < n && b[r] >= 0x80 {
+            return o200k_word_mixed::<CONTRACTIONS, HAN_APART>(b, i, p);
+        }
+        let mut end = r;
+        if CONTRACTIONS
+            && end < n
+            && b[end] == b'\''
+            && let Some(len) = match_contraction(b, end)
+        {
+            end += len;
+        }
+        return Some((i, end));
+    }
+
     // Scan the uppercase run from `p`; a non-ASCII byte at any decision point
     // hands the whole word over to the CJK-aware cold scanner.
-    let mut q = p;
     while q < n && b[q] < 0x80 && b[q].is_ascii_uppercase() {
         q += 1;
     }
@@ -1337,9 +1342,7 @@ fn ascii_whitespace_next(b: &[u8], i: usize) -> Option<(usize, usize)> {
         } else {
             c1.is_ascii_alphabetic()
         };
-        if (!newline && letter)
-            || (c0 == b' ' && !letter && !is_ascii_ws(c1) && !c1.is_ascii_alphanumeric())
-        {
+        if (!newline && letter) || (c0 == b' ' && is_ascii_punct(c1)) {
             return None;
         }
     }
@@ -1374,6 +1377,46 @@ fn ascii_whitespace_next(b: &[u8], i: usize) -> Option<(usize, usize)> {
 #[inline(always)]
 const fn is_ascii_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0B | 0x0C)
+}
+
+/// context-loader patch: for each byte, whether it is ASCII and in
+/// `[^\s\p{L}\p{N}]` (the punctuation rule's class over ASCII): one load per
+/// byte of a punctuation run instead of four tests (code is full of them).
+static ASCII_PUNCT: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut c = 0;
+    while c < 0x80 {
+        let b = c as u8;
+        table[c] = !is_ascii_ws(b) && !b.is_ascii_alphabetic() && !b.is_ascii_digit();
+        c += 1;
+    }
+    table
+};
+
+/// `b` is ASCII and neither whitespace, a letter nor a digit.
+#[inline(always)]
+fn is_ascii_punct(b: u8) -> bool {
+    ASCII_PUNCT[b as usize]
+}
+
+/// context-loader patch: for each byte, whether it is ASCII and in
+/// `[^\r\n\p{L}\p{N}]` (the class of the character a word may start with
+/// before its letters): one load instead of four tests at most pieces' start.
+static ASCII_LEAD: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut c = 0;
+    while c < 0x80 {
+        let b = c as u8;
+        table[c] = b != b'\r' && b != b'\n' && !b.is_ascii_alphabetic() && !b.is_ascii_digit();
+        c += 1;
+    }
+    table
+};
+
+/// `b` is ASCII and neither `\r`, `\n`, a letter nor a digit.
+#[inline(always)]
+fn is_ascii_lead(b: u8) -> bool {
+    ASCII_LEAD[b as usize]
 }
 
 #[cfg(test)]
@@ -1848,6 +1891,76 @@ mod tests {
             .unwrap_or(512)
     }
 
+    /// The punctuation table (PATCH.md section 14) is the class test it
+    /// replaced, byte for byte.
+    #[test]
+    fn the_punctuation_table_is_the_class_test() {
+        for b in 0..=255u8 {
+            let class =
+                b < 0x80 && !is_ascii_ws(b) && !b.is_ascii_alphabetic() && !b.is_ascii_digit();
+            assert_eq!(is_ascii_punct(b), class, "byte {b:#04x}");
+        }
+    }
+
+    /// The table of characters a word may start with (PATCH.md section 15)
+    /// is the class test it replaced, byte for byte.
+    #[test]
+    fn the_word_lead_table_is_the_class_test() {
+        for b in 0..=255u8 {
+            let class = b < 0x80
+                && b != b'\r'
+                && b != b'\n'
+                && !b.is_ascii_alphabetic()
+                && !b.is_ascii_digit();
+            assert_eq!(is_ascii_lead(b), class, "byte {b:#04x}");
+        }
+    }
+
+    /// Every ASCII character before a word's letters (PATCH.md section 15:
+    /// which may start a word, from a table) and before digits and
+    /// punctuation, in each scanner, against the regex.
+    #[test]
+    fn every_ascii_character_before_a_word_cuts_as_the_regex_cuts_it() {
+        for spec in [CL100K, O200K, QWEN2, MISTRAL, KIMI] {
+            let pt = spec.tokenizer();
+            for c in (0u8..0x80).map(char::from) {
+                let text = format!("{c}ab {c}Ab x{c}aB\n{c}AB{c}{c}z {c}1{c}.{c}");
+                assert_eq!(
+                    collect_matches(&pt, &text),
+                    reference_matches(spec, &text),
+                    "fast/regex mismatch for {text:?}"
+                );
+            }
+        }
+    }
+
+    /// The lowercase-word shortcut (PATCH.md section 13) at its edges, for
+    /// each o200k-like scanner, against the regex: contractions in either
+    /// case after runs shorter and longer than the 8-byte step, a quote
+    /// that starts none, a combining mark or a non-ASCII letter that
+    /// continues the word, an uppercase letter that ends it, the text's end.
+    #[test]
+    fn lowercase_words_cut_as_the_regex_cuts_them() {
+        let texts = [
+            "it's we'LL don't they'Ve i'M he'D x'y ab'",
+            "abcdefghijklmnop's abcdefghijklmnopq'RE abcdefg'll abcdefgh'T",
+            "caf\u{e9} cafe\u{301}s abc\u{3099}d abc\u{d55c}d ab\u{1c5}c",
+            "fooBar abcdefghiJ abcdefghijklmnopqrsTuv x y z 'abc 'abc's",
+            "abc\nabc\r\nabc.abc,abc0abc/abc's\u{2019}s abc",
+            "lowercase",
+        ];
+        for spec in [O200K, MISTRAL, KIMI] {
+            let pt = spec.tokenizer();
+            for text in texts {
+                assert_eq!(
+                    collect_matches(&pt, text),
+                    reference_matches(spec, text),
+                    "fast/regex mismatch for {text:?}"
+                );
+            }
+        }
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(proptest_cases()))]
 
@@ -2033,6 +2146,40 @@ mod tests {
             text in "[가힣\u{D7A4}\u{3131} \t\r\n\u{0B}\u{0C}\u{3000}\u{A0}\u{2002}\u{85}a.0]*"
         ) {
             for spec in [CL100K, O200K, QWEN2, KIMI] {
+                let pt = spec.tokenizer();
+                let fast = collect_matches(&pt, &text);
+                let reference = reference_matches(spec, &text);
+                proptest::prop_assert_eq!(fast, reference, "fast/regex mismatch for {:?}", text);
+            }
+        }
+
+        /// Words that start lowercase (the o200k-family shortcut of PATCH.md
+        /// section 13) beside uppercase letters, contraction quotes and their
+        /// letters, non-ASCII letters and combining marks that continue a
+        /// word, digits and spaces: runs of every length around the 8-byte
+        /// step, for each o200k-like scanner, against the regex.
+        #[test]
+        fn prop_fast_matches_regex_lowercase_words(
+            text in "[abstdmlrveSTDMLRVE'’ \u{301}\u{3099}éÉ한ǅ0.\n]{0,40}"
+        ) {
+            for spec in [O200K, MISTRAL, KIMI] {
+                let pt = spec.tokenizer();
+                let fast = collect_matches(&pt, &text);
+                let reference = reference_matches(spec, &text);
+                proptest::prop_assert_eq!(fast, reference, "fast/regex mismatch for {:?}", text);
+            }
+        }
+
+        /// Punctuation runs (PATCH.md section 14: the run's class from a
+        /// table) beside every ASCII whitespace byte, letters, digits, the
+        /// line tail's `\r`, `\n` and `/`, DEL and NUL, and non-ASCII
+        /// punctuation, letters and spaces, for each scanner that cuts them,
+        /// against the regex.
+        #[test]
+        fn prop_fast_matches_regex_punctuation_runs(
+            text in "[!-/:-@\\[-`{-~\u{7f}\u{0} \t\n\r\u{0B}\u{0C}aZ09、。é\u{3000}\u{A0}]{0,40}"
+        ) {
+            for spec in [CL100K, O200K, QWEN2, MISTRAL, KIMI] {
                 let pt = spec.tokenizer();
                 let fast = collect_matches(&pt, &text);
                 let reference = reference_matches(spec, &text);
