@@ -308,14 +308,25 @@ fn ci_steps() -> anyhow::Result<()> {
                 "run_end_matches_the_byte_loop",
                 // The Hangul fast path against the class table, every scalar.
                 "hangul_syllable_at",
+                // PATCH.md 12-15: the memo's one-load lookup, and the tables and
+                // lowercase-word path against the class tests, every ASCII byte.
+                "the_punctuation_table_is_the_class_test",
+                "the_word_lead_table_is_the_class_test",
+                "every_ascii_character_before_a_word",
+                "lowercase_words_cut_as_the_regex_cuts_them",
             ],
             &[],
         )?;
-        // The Hangul fast paths (PATCH.md sections 9 and 11) against the regex, piece
-        // by piece, for four patterns: 32 cases each here (~10 s), 512 in the full
-        // suite (~75 s each), like the rest of pretokenize's proptests.
+        // The fast paths of PATCH.md 9, 11, 13 and 14 (Hangul, lowercase words,
+        // punctuation runs) against the regex, piece by piece, for several patterns:
+        // 32 cases each here, 512 in the full suite, like the rest of pretokenize's
+        // proptests.
         vendored_tiktoken_tests(
-            &["prop_fast_matches_regex_hangul"],
+            &[
+                "prop_fast_matches_regex_hangul",
+                "prop_fast_matches_regex_lowercase_words",
+                "prop_fast_matches_regex_punctuation_runs",
+            ],
             &[("PROPTEST_CASES", std::ffi::OsStr::new("32"))],
         )
     })?;
