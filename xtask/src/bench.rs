@@ -107,16 +107,16 @@ impl Bench {
     }
 }
 
-/// Run every section (or those named in `only`); a full run of every section writes
-/// BENCHMARKS.md, a run of some sections only target/bench/report.md.
-///
-/// `no_build` uses the artifacts already in target/ (for `--only` after building just
-/// what those sections run).
 /// repomix, the files sections' peer, installed from its lockfile (for `prefetch`).
 pub fn install_repomix() -> anyhow::Result<()> {
     files::Repomix::install().map(drop)
 }
 
+/// Run every section (or those named in `only`); a full run of every section writes
+/// BENCHMARKS.md, a run of some sections only target/bench/report.md.
+///
+/// `no_build` uses the artifacts already in target/ (for `--only` after building just
+/// what those sections run).
 pub fn run(quick: bool, only: &[String], no_build: bool) -> anyhow::Result<()> {
     if let Some(unknown) = only.iter().find(|n| !section_names().contains(&n.as_str())) {
         anyhow::bail!(
