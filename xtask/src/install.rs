@@ -12,11 +12,8 @@
 //! it takes only the CPU clippy and the tests leave idle (their links, the tests'
 //! waits on servers); started first at the same priority it slowed clippy 52 -> 138 s
 //! and the run lost more than it gained. When the tests are done
-//! ([`raise_release_build`]) it goes above the steps that follow, to nice
-//! [`RAISED_NICE`]: at nice 0 beside them it was still the critical path (a clean
-//! clone: done 1,107 s after it started, the install step waiting 218 s with one core
-//! idle while its fat-LTO link ran), and those steps mostly wait on processes. Cargo
-//! locks each profile's folder on its own, so the
+//! ([`raise_release_build`]) it goes back to the normal priority for the steps that
+//! mostly wait on processes. Cargo locks each profile's folder on its own, so the
 //! debug steps are not blocked. Its output goes to a log, shown when it fails.
 
 use std::path::{Path, PathBuf};
@@ -41,8 +38,8 @@ struct Background {
     log: PathBuf,
 }
 
-/// Start `cargo install` in the background at nice 19; [`raise_release_build`] puts
-/// it above the steps, [`release_binary`] waits for it, and
+/// Start `cargo install` in the background at nice 19; [`raise_release_build`] gives
+/// it the normal priority, [`release_binary`] waits for it, and
 /// [`stop_release_build`] ends it when ci stops early.
 pub fn start_release_build(root: &Path) -> anyhow::Result<()> {
     let log = crate::target_dir().join("xtask/release-build.log");
@@ -81,14 +78,10 @@ pub fn start_release_build(root: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The background build's nice value once the tests are done: above the steps (0),
-/// taking ~3/4 of a core they also want.
-const RAISED_NICE: i32 = -5;
-
-/// Put the background build at nice [`RAISED_NICE`]: cargo first, so what it starts
-/// from then on inherits it, then every process it had already started. Lowering a
-/// nice value needs root (or CAP_SYS_NICE); without it the build goes on at nice 19,
-/// which is said, and only makes the install step wait longer.
+/// Give the background build the normal priority (nice 0): cargo first, so what it
+/// starts from then on inherits it, then every process it had already started.
+/// Lowering a nice value needs root (or CAP_SYS_NICE); without it the build goes on
+/// at nice 19, which is said, and only makes the install step wait longer.
 pub fn raise_release_build() {
     let mut guard = BACKGROUND.lock().unwrap_or_else(|e| e.into_inner());
     let Some(background) = guard.as_mut() else {
@@ -104,7 +97,7 @@ pub fn raise_release_build() {
     let mut raised = 0;
     for pid in &pids {
         let ok = Command::new("renice")
-            .args(["-n", &RAISED_NICE.to_string(), "-p", &pid.to_string()])
+            .args(["-n", "0", "-p", &pid.to_string()])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status()
@@ -112,13 +105,13 @@ pub fn raise_release_build() {
         raised += usize::from(ok);
         if !ok && *pid == root {
             eprintln!(
-                "release build: stays at nice 19 (renice -n {RAISED_NICE} needs root or \
-                 CAP_SYS_NICE); the install step will wait longer for it"
+                "release build: stays at nice 19 (renice -n 0 needs root or CAP_SYS_NICE); \
+                 the install step will wait longer for it"
             );
             return;
         }
     }
-    eprintln!("release build: now at nice {RAISED_NICE} ({raised} processes)");
+    eprintln!("release build: back to nice 0 ({raised} processes)");
 }
 
 /// ci stopped before it needed the release build: end it and the compilers it started,

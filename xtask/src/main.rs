@@ -241,7 +241,7 @@ fn ci_steps() -> anyhow::Result<()> {
     step("fmt", 5, || cargo(&["fmt", "--all", "--", "--check"]))?;
     // The release build (fat LTO: ~600 s, its link on one core) is the longest thing
     // ci does: it starts now at nice 19, taking only what clippy and the tests leave
-    // idle, and goes above the steps once they are done (see install.rs).
+    // idle, and gets the normal priority once they are done (see install.rs).
     install::start_release_build(&workspace_root())?;
     // Downloads and unpacking (clients, venvs, npm peers), while the compiler holds
     // the CPU: they wait on the network, not on the cores.
@@ -287,8 +287,8 @@ fn ci_steps() -> anyhow::Result<()> {
         45,
         || mcp_fleet::run(&workspace_root(), false),
     )?;
-    // The steps below mostly wait on processes: the release build, the critical
-    // path, now goes above them.
+    // The steps below mostly wait on processes: the release build now gets the
+    // normal priority beside them.
     install::raise_release_build();
     step("doc tests", 5, || {
         cargo(&["test", "--workspace", "--doc", "--locked"])
