@@ -6,10 +6,11 @@
 //! means the step tries again and fails with its own reason.
 //!
 //! Inside `cargo xtask ci` ([`start`], [`join`]) it runs as a child process at nice 10
-//! while clippy and the test build keep both cores busy: these installs wait on the
-//! network and the disk (on a clean clone, ~100 s of them on the critical path
-//! before), not on the CPU. Its output goes to target/xtask/prefetch.log, not between
-//! the compiler's lines. Once every npm install is done, npm's tarball cache is
+//! while clippy and the test build keep both cores busy: these installs mostly wait on
+//! the network and the disk (on a clean clone they were ~100 s inside the steps), but
+//! unpacking and pip's byte-compiling do take CPU from clippy and the tests (measured:
+//! the clients step 183 -> 151 s, while clippy and the tests ran slower beside it).
+//! Its output goes to target/xtask/prefetch.log, not between the compiler's lines. Once every npm install is done, npm's tarball cache is
 //! removed: it would only hold the installed packages a second time.
 
 use std::path::Path;
