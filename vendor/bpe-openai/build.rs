@@ -17,11 +17,8 @@ fn main() {
         include_bytes!("data/o200k_base.tiktoken.gz"),
         17846336922010275747,
     );
-    serialize_tiktoken_bpe(
-        "voyage3_base",
-        include_bytes!("data/voyage3_base.tiktoken.gz"),
-        17846336922010275747,
-    );
+    // context-loader patch: no voyage3_base (24 MB of the rlib, and a third of
+    // this script's time); the workspace counts cl100k and o200k only.
     println!("cargo::rerun-if-changed=build.rs");
 }
 

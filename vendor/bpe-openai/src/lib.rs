@@ -43,16 +43,6 @@ static BPE_O200K_BASE: LazyLock<Tokenizer> = LazyLock::new(|| {
         .expect("valid regex")
 });
 
-static BPE_VOYAGE3_BASE: LazyLock<Tokenizer> = LazyLock::new(|| {
-    let bytes = include_bytes!(concat!(env!("OUT_DIR"), "/bpe_voyage3_base.dict"));
-    let bpe = rmp_serde::from_slice(bytes).expect("valid bpe data");
-    let pat1 = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+$";
-    let pat2 = "\\s+\\s";
-    let pat3 = "\\s+";
-    Tokenizer::new_lookahead(bpe, &[(pat1, false), (pat2, true), (pat3, false)], true)
-        .expect("valid regex")
-});
-
 /// A byte-pair encoding tokenizer that supports a pre-tokenization regex.
 /// The direct methods on this type pre-tokenize the input text and should
 /// produce the same output as the tiktoken tokenizers. The type gives access
@@ -224,9 +214,7 @@ pub fn o200k_base() -> &'static Tokenizer {
     &BPE_O200K_BASE
 }
 
-pub fn voyage3_base() -> &'static Tokenizer {
-    &BPE_VOYAGE3_BASE
-}
+// context-loader patch: `voyage3_base()` removed with its data (see build.rs).
 
 #[cfg(test)]
 mod tests {
