@@ -52,6 +52,36 @@ pub async fn cpu_ticks_during(pid: u32, window: Duration) -> u64 {
     cpu_ticks(pid) - before
 }
 
+/// From the moment a call was abandoned, waits until the process's CPU time stops
+/// growing (a whole second with under a tenth of a second used), failing as soon as
+/// it has used `bound` seconds or more: the call stopped, rather than ran to its end.
+/// Settling, not a fixed window after a grace period: on a loaded machine the call's
+/// unwinding (dropping what it parsed) can outlast any fixed grace in wall time.
+pub async fn assert_cpu_settles_within(pid: u32, what: &str, bound: f64) {
+    let started = Instant::now();
+    let first = cpu_seconds(pid);
+    let mut last = first;
+    loop {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let now = cpu_seconds(pid);
+        let used = now - first;
+        assert!(
+            used < bound,
+            "{what}: the server kept working: {used:.1} s of CPU in {:?} after the call was \
+             abandoned",
+            started.elapsed()
+        );
+        if now - last < 0.1 {
+            return;
+        }
+        last = now;
+        assert!(
+            started.elapsed() < 2 * crate::PATIENCE,
+            "{what}: CPU never settled"
+        );
+    }
+}
+
 /// Send the process SIGTERM, as `kill` or an orchestrator does; it must still exist.
 pub fn sigterm(pid: u32) {
     let pid = i32::try_from(pid).expect("a pid");

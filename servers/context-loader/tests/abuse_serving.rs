@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use test_support::client::initialize_request;
 use test_support::http1::{authority, head, post_mcp, request, wait_ready};
-use test_support::process::{cpu_seconds, output_within, sigterm};
+use test_support::process::{assert_cpu_settles_within, cpu_seconds, output_within, sigterm};
 use test_support::{Binary, PATIENCE, TempTree};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -227,37 +227,9 @@ fn slow_call_of(id: u64, bytes: usize) -> Vec<u8> {
     .into_bytes()
 }
 
-/// From the moment a call was abandoned, wait until the server's CPU time stops
-/// growing (a whole second with under a tenth of a second used), then check it used
-/// little meanwhile: the call stopped, rather than ran to its end.
+/// [`assert_cpu_settles_within`] the bound of an abandoned slow call.
 async fn assert_cpu_settles(pid: u32, what: &str) {
     assert_cpu_settles_within(pid, what, CPU_AFTER_ABANDON).await;
-}
-
-/// [`assert_cpu_settles`] with its own bound on the CPU seconds used meanwhile.
-async fn assert_cpu_settles_within(pid: u32, what: &str, bound: f64) {
-    let started = Instant::now();
-    let first = cpu_seconds(pid);
-    let mut last = first;
-    loop {
-        tokio::time::sleep(Duration::from_secs(1)).await;
-        let now = cpu_seconds(pid);
-        let used = now - first;
-        assert!(
-            used < bound,
-            "{what}: the server kept working: {used:.1} s of CPU in {:?} after the call was \
-             abandoned",
-            started.elapsed()
-        );
-        if now - last < 0.1 {
-            return;
-        }
-        last = now;
-        assert!(
-            started.elapsed() < 2 * PATIENCE,
-            "{what}: CPU never settled"
-        );
-    }
 }
 
 /// The server is busy with the call: its CPU time grows.
