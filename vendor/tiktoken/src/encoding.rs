@@ -354,11 +354,19 @@ pub fn p50k_edit() -> CoreBpe {
     )
 }
 
+/// context-loader patch: o200k_base's tables, for o200k_base and o200k_harmony. Each
+/// `embedded_vocab!` holds its own copy of the tables: expanded in both, it put
+/// 11.3 MB of the same bytes twice in every binary.
+#[cfg(feature = "vocab-o200k_base")]
+fn o200k_base_vocab() -> crate::vocab::Vocab {
+    embedded_vocab!("o200k_base")
+}
+
 /// Construct the o200k_base encoding (GPT-4o, o1, o3, o4-mini).
 /// Vocabulary size: 199,998 regular tokens + 2 special tokens.
 #[cfg(feature = "vocab-o200k_base")]
 pub fn o200k_base() -> CoreBpe {
-    let encoder = embedded_vocab!("o200k_base");
+    let encoder = o200k_base_vocab();
     let special = special_tokens(&[("<|endoftext|>", 199999), ("<|endofprompt|>", 200018)]);
     CoreBpe::with_vocab(
         encoder,
@@ -379,7 +387,7 @@ pub fn o200k_base() -> CoreBpe {
 /// at the same id; this mirrors the upstream Python implementation.
 #[cfg(feature = "vocab-o200k_base")]
 pub fn o200k_harmony() -> CoreBpe {
-    let encoder = embedded_vocab!("o200k_base");
+    let encoder = o200k_base_vocab();
     let mut special: FxHashMap<Vec<u8>, u32> = FxHashMap::default();
     for (name, id) in [
         ("<|startoftext|>", 199998_u32),
