@@ -4,7 +4,7 @@
 //! Why: counting a source tree spent a quarter of its loop on one load, the
 //! probe of o200k_base's 8 MB open-addressing table for a whole piece, a cache
 //! (and TLB) miss. Code repeats its pieces (identifiers, keywords, indentation,
-//! punctuation runs), so a 256 KiB direct-mapped memo that stays in L2 answers
+//! punctuation runs), so a 1 MiB direct-mapped memo that stays in L2 answers
 //! most of them without touching the big table, and answers the pieces that are
 //! not one token (a BPE merge) just as cheaply.
 //!
@@ -32,9 +32,14 @@ use std::cell::RefCell;
 /// Longest piece memoised: a slot is 32 bytes, 24 of key, then its length and
 /// count. Most code pieces (identifiers, indentation, operators) are shorter.
 pub(crate) const KEY_MAX: usize = 24;
-/// First-level slots, direct-mapped, a power of two: 8,192 × 32 B = 256 KiB,
-/// so the memo and the merge's pair table stay in one core's L2.
-const SLOTS: usize = 8192;
+/// First-level slots, direct-mapped, a power of two: 32,768 × 32 B = 1 MiB,
+/// half of one core's L2 on the benchmark machine (2 MiB), beside the
+/// vocabulary's Bloom filter. context-loader patch (PATCH.md section 16): it
+/// was 8,192 slots (256 KiB); 1.4 MB of English prose meets more distinct
+/// pieces than that, and each first-level miss cost a Bloom probe, a prefetch
+/// of the vocabulary's slot and a probe of the 4 MiB second level; one warm
+/// thread counted 8-15 % faster with 32,768 (English, code, chat, Korean).
+const SLOTS: usize = 32768;
 /// Second-level buckets of two slots (one cache line), a power of two:
 /// 65,536 × 64 B = 4 MiB per thread and encoding, zero pages until touched.
 const BUCKETS: usize = 1 << 16;
@@ -353,7 +358,7 @@ thread_local! {
 static RETIRED: Retired = Retired::new();
 
 /// Memos kept after their threads exit: a bound on the memory held for threads
-/// that no longer exist (each memo is 256 KiB, plus 4 MiB once its second level
+/// that no longer exist (each memo is 1 MiB, plus 4 MiB once its second level
 /// exists); as many as a machine runs counting threads at once, mostly.
 const RETIRED_MAX: usize = 8;
 
@@ -447,7 +452,7 @@ mod tests {
         }
         assert!(
             m.second.is_none(),
-            "a thread counting short texts holds 256 KiB"
+            "a thread counting short texts holds 1 MiB"
         );
         // Hits are not misses.
         m.count(&piece(SLOTS - 2), || unreachable!("first level"));

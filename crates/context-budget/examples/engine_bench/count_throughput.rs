@@ -9,7 +9,8 @@
 //! engine_bench count_throughput throughput NAME=FILE[@PIECE] ... [--rounds N] [--threads 1,2]
 //!     MB/s per corpus, encoding and thread count; `@256` counts the file as
 //!     separate ~256-byte messages (chat-sized calls) instead of one text:
-//!     `row corpus=… encoding=… threads=… bytes=… ours_mbps=… reference_mbps=…`
+//!     `row corpus=… encoding=… threads=… bytes=… ours_mbps=… reference_mbps=…
+//!     ours_spread=… reference_spread=…` (spread: (highest − lowest) / median)
 //! engine_bench count_throughput pathological [--bytes N] [--rounds N]
 //!     long runs of one kind of character (one letter, spaces, digits, a mixed
 //!     pattern), N bytes each, counted with cl100k_base by both libraries:
@@ -18,8 +19,18 @@
 //!     `pathological_large input=… bytes=… ours_mbps=…`
 //! ```
 //!
-//! With T threads, each thread counts the whole corpus at once and MB/s is the total
-//! over the wall time: how counting scales when a server serves T calls in parallel.
+//! With one thread: steady state on one warm thread, the thread's CPU time, each round
+//! repeated for at least 50 ms, texts of 256 KiB or more counted in parts below that
+//! size (see `one_core_parts`). The rounds were one pass each (7-20 ms) on a fresh
+//! thread, timed by the wall clock: the corpora are over 256 KiB, so `count` sent
+//! half of each to its helper thread, and on a shared 2-core machine a round waited
+//! for the other core (the same build read 60-460 MB/s from round to round); the
+//! first round's thread started with an empty memo (2,400 page faults filling it),
+//! and each later round started with caches tiktoken-rs's round had just evicted.
+//!
+//! With T > 1 threads, each thread counts the whole corpus at once and MB/s is the
+//! total over the wall time: how counting scales when a server serves T calls in
+//! parallel.
 
 use std::time::Instant;
 
@@ -195,34 +206,138 @@ fn throughput(specs: &[String], rounds: usize, thread_counts: &[usize]) {
             for &threads in thread_counts {
                 let mb = (corpus.bytes * threads) as f64 / 1e6;
                 let (mut ours, mut theirs) = (Vec::new(), Vec::new());
-                for _ in 0..rounds {
-                    ours.push(
-                        mb / parallel(
-                            threads,
-                            || count_all(&corpus.pieces, |p| tokenizer.count(p)),
-                            total,
-                        ),
-                    );
-                    theirs.push(
-                        mb / parallel(
-                            threads,
-                            || count_all(&corpus.pieces, |p| reference.encode_ordinary(p).len()),
-                            total,
-                        ),
-                    );
+                if threads == 1 {
+                    // One caller on one core, steady state (see `one_core`).
+                    let parts = one_core_parts(tokenizer, &corpus.pieces);
+                    let ours_count = || parts.iter().map(|p| tokenizer.count(p)).sum::<usize>();
+                    let theirs_count =
+                        || count_all(&corpus.pieces, |p| reference.encode_ordinary(p).len());
+                    // Each round repeats its count for at least ROUND_SECONDS of CPU: a
+                    // round of one pass of ours (5-10 ms) is mostly the cache misses of
+                    // starting where tiktoken-rs's round left the core's caches.
+                    let ours_passes = passes(thread_cpu_seconds(ours_count, total));
+                    let theirs_passes = passes(thread_cpu_seconds(theirs_count, total));
+                    for _ in 0..rounds {
+                        ours.push(
+                            mb * ours_passes as f64
+                                / thread_cpu_seconds(
+                                    || repeat(ours_passes, ours_count),
+                                    total * ours_passes,
+                                ),
+                        );
+                        theirs.push(
+                            mb * theirs_passes as f64
+                                / thread_cpu_seconds(
+                                    || repeat(theirs_passes, theirs_count),
+                                    total * theirs_passes,
+                                ),
+                        );
+                    }
+                } else {
+                    for _ in 0..rounds {
+                        ours.push(
+                            mb / parallel(
+                                threads,
+                                || count_all(&corpus.pieces, |p| tokenizer.count(p)),
+                                total,
+                            ),
+                        );
+                        theirs.push(
+                            mb / parallel(
+                                threads,
+                                || {
+                                    count_all(&corpus.pieces, |p| {
+                                        reference.encode_ordinary(p).len()
+                                    })
+                                },
+                                total,
+                            ),
+                        );
+                    }
                 }
                 println!(
-                    "row corpus={} encoding={} threads={threads} bytes={} pieces={} ours_mbps={:.2} reference_mbps={:.2}",
+                    "row corpus={} encoding={} threads={threads} bytes={} pieces={} ours_mbps={:.2} reference_mbps={:.2} ours_spread={:.2} reference_spread={:.2}",
                     corpus.name,
                     tokenizer.name(),
                     corpus.bytes,
                     corpus.pieces.len(),
                     crate::median(&ours),
-                    crate::median(&theirs)
+                    crate::median(&theirs),
+                    spread(&ours),
+                    spread(&theirs),
                 );
             }
         }
     }
+}
+
+/// `pieces` as the texts one caller counts on one core: each piece of
+/// [`context_budget::PARALLEL_MIN_BYTES`] or more is cut where counts add up
+/// (`Tokenizer::additive_cut`) into parts below that size, which `count` counts on
+/// the calling thread alone, as it counts every text an MCP call sends (a text of
+/// 256 KiB or more would go in two halves to two cores; the issue's goals are per
+/// thread). The parts' counts add up to the whole's: `throughput` checks it.
+fn one_core_parts(tokenizer: Tokenizer, pieces: &[String]) -> Vec<&str> {
+    let below = context_budget::PARALLEL_MIN_BYTES * 3 / 4;
+    let mut parts = Vec::new();
+    for piece in pieces {
+        let mut rest = piece.as_str();
+        while rest.len() >= context_budget::PARALLEL_MIN_BYTES {
+            let cut = tokenizer.additive_cut(rest, below).unwrap_or(rest.len());
+            parts.push(&rest[..cut]);
+            rest = &rest[cut..];
+        }
+        if !rest.is_empty() {
+            parts.push(rest);
+        }
+    }
+    parts
+}
+
+/// CPU time a timed round of the one-core rows lasts at least.
+const ROUND_SECONDS: f64 = 0.05;
+
+/// Passes of a count that took `seconds` for a round of [`ROUND_SECONDS`].
+fn passes(seconds: f64) -> usize {
+    (ROUND_SECONDS / seconds).ceil().clamp(1.0, 1000.0) as usize
+}
+
+/// The sum of `passes` runs of `count`.
+fn repeat(passes: usize, count: impl Fn() -> usize) -> usize {
+    (0..passes).map(|_| count()).sum()
+}
+
+/// Seconds of this thread's CPU time that `work` takes (checked against
+/// `expected`). CPU time, not wall time: on a shared machine a round that waits
+/// for a core (another process's build) would otherwise count the wait.
+/// `CLOCK_THREAD_CPUTIME_ID` reads the scheduler's runtime to the nanosecond
+/// (`/proc/thread-self/schedstat` moves in 4 ms ticks here).
+fn thread_cpu_seconds(work: impl FnOnce() -> usize, expected: usize) -> f64 {
+    let start = thread_cpu();
+    assert_eq!(work(), expected);
+    thread_cpu() - start
+}
+
+fn thread_cpu() -> f64 {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `now` is a valid, writable timespec for the call's duration, and
+    // CLOCK_THREAD_CPUTIME_ID is a clock every Linux kernel since 2.6.12 has.
+    let status = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) };
+    assert_eq!(status, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
+    now.tv_sec as f64 + now.tv_nsec as f64 * 1e-9
+}
+
+/// (highest − lowest) / median of `values`: how far apart the rounds were.
+fn spread(values: &[f64]) -> f64 {
+    let (lo, hi) = values
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
+            (lo.min(v), hi.max(v))
+        });
+    (hi - lo) / crate::median(values)
 }
 
 /// `NAME=FILE` (one text) or `NAME=FILE@N` (messages of about N bytes).
