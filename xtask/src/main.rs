@@ -435,7 +435,8 @@ fn vendored_tiktoken_tests(
     let profiles = target_dir().join("xtask/workspace-dev-profiles.toml");
     std::fs::create_dir_all(profiles.parent().context("xtask folder")?)?;
     let manifest = std::fs::read_to_string(workspace_root().join("Cargo.toml"))?;
-    std::fs::write(&profiles, dev_profiles(&manifest))?;
+    let from_env = |key: &str| std::env::var_os(profile_env_var(key)).is_some();
+    std::fs::write(&profiles, dev_profiles(&manifest, from_env))?;
     let mut args = vec![
         "test",
         "--manifest-path",
@@ -454,20 +455,32 @@ fn vendored_tiktoken_tests(
 }
 
 /// The `[profile.dev]` and `[profile.dev.package.*]` tables of the workspace's
-/// Cargo.toml, as they are: cargo's config files take the same tables.
-fn dev_profiles(manifest: &str) -> String {
+/// Cargo.toml, as they are: cargo's config files take the same tables. A key of
+/// `[profile.dev]` the environment sets (`from_env`: .ci/run sets
+/// `CARGO_PROFILE_DEV_DEBUG`) is left to it: it already wins over the manifest in
+/// the workspace, and a `--config` file would win over it here, so the vendored
+/// crate would be built under another profile than the tests step's.
+fn dev_profiles(manifest: &str, from_env: impl Fn(&str) -> bool) -> String {
     let mut out = String::new();
-    let mut keep = false;
+    let mut table = "";
     for line in manifest.lines() {
         if line.starts_with('[') {
-            keep = line == "[profile.dev]" || line.starts_with("[profile.dev.package.");
+            table = line;
         }
-        if keep && !line.trim_start().starts_with('#') {
+        let keep = table == "[profile.dev]" || table.starts_with("[profile.dev.package.");
+        let key = line.split('=').next().unwrap_or("").trim();
+        let set_by_env = table == "[profile.dev]" && !line.starts_with('[') && from_env(key);
+        if keep && !set_by_env && !line.trim_start().starts_with('#') {
             out.push_str(line);
             out.push('\n');
         }
     }
     out
+}
+
+/// The environment variable cargo reads for `key` of `[profile.dev]`.
+fn profile_env_var(key: &str) -> String {
+    format!("CARGO_PROFILE_DEV_{}", key.to_uppercase().replace('-', "_"))
 }
 
 /// Build the server as the tests step built it (target/debug/context-loader): with
@@ -570,13 +583,22 @@ mod tests {
             [profile.dev.package.\"*\"]\ndebug = false\n[profile.dev.package.bpe]\n\
             opt-level = 3\n\n[patch.crates-io]\ntiktoken = { path = \"vendor/tiktoken\" }\n";
         assert_eq!(
-            super::dev_profiles(manifest),
+            super::dev_profiles(manifest, |_| false),
             "[profile.dev]\ndebug = \"line-tables-only\"\n\n\
              [profile.dev.package.\"*\"]\ndebug = false\n[profile.dev.package.bpe]\n\
              opt-level = 3\n\n"
         );
+        // CARGO_PROFILE_DEV_DEBUG set: the profile's own `debug` is left to it, the
+        // packages' are kept.
+        assert_eq!(
+            super::dev_profiles(manifest, |key| super::profile_env_var(key)
+                == "CARGO_PROFILE_DEV_DEBUG"),
+            "[profile.dev]\n\n\
+             [profile.dev.package.\"*\"]\ndebug = false\n[profile.dev.package.bpe]\n\
+             opt-level = 3\n\n"
+        );
         let real = std::fs::read_to_string(super::workspace_root().join("Cargo.toml")).unwrap();
-        let profiles = super::dev_profiles(&real);
+        let profiles = super::dev_profiles(&real, |_| false);
         assert!(
             profiles.contains("[profile.dev.package.tiktoken]\nopt-level = 3"),
             "{profiles}"
