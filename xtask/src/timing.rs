@@ -27,19 +27,7 @@ struct Done {
 /// (utime, stime, cutime, cstime of /proc/self/stat, in Linux's fixed 1/100 s ticks).
 /// Zero where /proc is not there: the column then says nothing, and nothing fails.
 pub fn cpu_seconds() -> f64 {
-    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
-        return 0.0;
-    };
-    // The command name (field 2) is in parentheses and may hold spaces: count after it.
-    let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
-        return 0.0;
-    };
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // Fields 14-17 of the whole line (utime, stime, cutime, cstime), 11-14 after it.
-    let ticks: u64 = (11..15)
-        .filter_map(|i| fields.get(i).and_then(|f| f.parse::<u64>().ok()))
-        .sum();
-    ticks as f64 / 100.0
+    test_support::process::stat_times("self").map_or(0.0, |t| t.iter().sum::<u64>() as f64 / 100.0)
 }
 
 static DONE: Mutex<Vec<Done>> = Mutex::new(Vec::new());

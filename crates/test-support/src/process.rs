@@ -29,14 +29,21 @@ fn status_kib(pid: u32, field: &str) -> u64 {
 /// The CPU time the process has used so far, user and system (`utime + stime` of
 /// `/proc/<pid>/stat`), in clock ticks of 1/100 s (Linux's fixed `USER_HZ`).
 pub fn cpu_ticks(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .unwrap_or_else(|e| panic!("cannot read /proc/{pid}/stat: {e}"));
+    let [utime, stime, _, _] = stat_times(&pid.to_string())
+        .unwrap_or_else(|| panic!("cannot read the CPU times of /proc/{pid}/stat"));
+    utime + stime
+}
+
+/// `utime`, `stime`, `cutime` and `cstime` (fields 14-17, ticks of 1/100 s) of
+/// `/proc/<process>/stat`, `process` a pid or `self`; `None` where it cannot be read.
+pub fn stat_times(process: &str) -> Option<[u64; 4]> {
+    let stat = std::fs::read_to_string(format!("/proc/{process}/stat")).ok()?;
     // The command name (field 2) is in parentheses and may hold spaces: count after it.
-    let rest = &stat[stat.rfind(')').expect("a command name") + 2..];
+    let rest = &stat[stat.rfind(')')? + 1..];
     let fields: Vec<&str> = rest.split_whitespace().collect();
-    // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after `) `.
-    let ticks = |i: usize| fields[i].parse::<u64>().expect("a tick count");
-    ticks(11) + ticks(12)
+    let tick = |i: usize| fields.get(i)?.parse::<u64>().ok();
+    // Fields 14-17 of the whole line are 11-14 after the name.
+    Some([tick(11)?, tick(12)?, tick(13)?, tick(14)?])
 }
 
 /// [`cpu_ticks`] in seconds.
