@@ -255,17 +255,26 @@ pub fn run(root: &Path, node: &NodeEnv) -> anyhow::Result<()> {
 pub(crate) fn install(dir: &Path, node: &NodeEnv) -> anyhow::Result<PathBuf> {
     real_clients::require_linux_x64("Copilot CLI")?;
     let binary = dir.join(BINARY);
+    // Even `--version` unpacks the runtime (~235 MB, 1–3 s) into $HOME/.cache on a
+    // home's first start: give it a home of its own and drop that once it answered.
+    // Each run unpacks into its own fresh home anyway.
+    let home = dir.join("version-home");
     // Its first line: "GitHub Copilot CLI 1.0.102." (then a hint to update).
-    real_clients::install_client(node, dir, ("Copilot CLI", PACKAGE, VERSION), || {
-        let mut command = Command::new(&binary);
-        command
-            .arg("--version")
-            .env_clear()
-            .env("PATH", "/usr/bin:/bin")
-            .env("HOME", dir)
-            .env("COPILOT_OFFLINE", "true");
-        command
-    })?;
+    let installed =
+        real_clients::install_client(node, dir, ("Copilot CLI", PACKAGE, VERSION), || {
+            let mut command = Command::new(&binary);
+            command
+                .arg("--version")
+                .env_clear()
+                .env("PATH", "/usr/bin:/bin")
+                .env("HOME", &home)
+                .env("COPILOT_OFFLINE", "true");
+            command
+        });
+    if home.exists() {
+        std::fs::remove_dir_all(&home).with_context(|| format!("remove {}", home.display()))?;
+    }
+    installed?;
     Ok(binary)
 }
 
