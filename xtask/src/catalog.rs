@@ -94,7 +94,8 @@ pub fn check(root: &Path) -> anyhow::Result<()> {
 }
 
 /// The pinned LiteLLM JSON under target/xtask/litellm, fetched from PyPI (the wheel,
-/// no dependencies) on first use and checked against its SHA-256.
+/// no dependencies, removed once the JSON is out) on first use and checked against
+/// its SHA-256.
 pub fn pinned_litellm_json(target: &Path) -> anyhow::Result<PathBuf> {
     let dir = target.join("xtask/litellm");
     let json = dir.join(format!("model_prices-{LITELLM_VERSION}.json"));
@@ -144,5 +145,13 @@ pub fn pinned_litellm_json(target: &Path) -> anyhow::Result<PathBuf> {
         bail!("could not extract {WHEEL_MEMBER} from the litellm wheel (or its SHA-256 differs)");
     }
     std::fs::rename(&partial, &json)?;
+    // The 40 MB wheel is read once: later runs take the JSON beside it.
+    for entry in std::fs::read_dir(&dir)? {
+        let path = entry?.path();
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        if name.starts_with(&format!("litellm-{LITELLM_VERSION}-")) && name.ends_with(".whl") {
+            std::fs::remove_file(&path).with_context(|| format!("remove {}", path.display()))?;
+        }
+    }
     Ok(json)
 }
