@@ -53,6 +53,7 @@ mod pretokenize;
 pub mod pricing;
 mod vocab;
 mod vocab_layout;
+mod wide;
 
 pub use bpe::CoreBpe;
 
