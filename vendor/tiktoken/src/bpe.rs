@@ -10,7 +10,6 @@ use crate::pretokenize::{
     FastPath, PreTokenizer, RegexPreTokenizer, WhitespaceRules, with_fast_path,
 };
 use crate::vocab::Vocab;
-use crate::wide;
 
 /// A Byte Pair Encoding tokenizer engine.
 ///
@@ -272,29 +271,7 @@ impl CoreBpe {
             // the first level misses are the rare ones) overlap the scan instead
             // of stalling it.
             let mut pending: Option<(&[u8], count_memo::Key)> = None;
-            // context-loader experiment (issue 43): ASCII pieces from the masks
-            // of a window of the text (`wide`), the scanner for the rest.
-            const CL100K: u8 = FastPath::Cl100k as u8;
-            const O200K: u8 = FastPath::O200k as u8;
-            let mut cl100k = wide::Window::<true>::new();
-            let mut o200k = wide::Window::<false>::new();
-            let bytes = text.as_bytes();
-            loop {
-                if pos >= bytes.len() {
-                    break;
-                }
-                let decided = match FAST {
-                    CL100K => cl100k.piece(bytes, pos),
-                    O200K => o200k.piece(bytes, pos),
-                    _ => None,
-                };
-                let (start, end) = match decided {
-                    Some(end) => (pos, end),
-                    None => match self.pre_tokenizer.next_match_for::<FAST>(text, pos) {
-                        Some(piece) => piece,
-                        None => break,
-                    },
-                };
+            while let Some((start, end)) = self.pre_tokenizer.next_match_for::<FAST>(text, pos) {
                 let piece = &text.as_bytes()[start..end];
                 count += match (piece.len(), memo.as_deref_mut()) {
                     // Half of code's pieces: a byte (always one token: merging

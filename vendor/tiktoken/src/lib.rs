@@ -53,7 +53,6 @@ mod pretokenize;
 pub mod pricing;
 mod vocab;
 mod vocab_layout;
-mod wide;
 
 pub use bpe::CoreBpe;
 
