@@ -14,6 +14,7 @@ use tokio::task::JoinHandle;
 
 use crate::PATIENCE;
 use crate::client::{http_transport, initialize_request};
+use crate::http1::{authority, post_mcp};
 
 #[derive(Clone, Copy, Debug)]
 pub enum Transport {
@@ -23,6 +24,31 @@ pub enum Transport {
 }
 
 pub const ALL: [Transport; 3] = [Transport::Stdio, Transport::Http, Transport::HttpStateless];
+
+/// One `tools/call` as it crossed the wire: the messages the server sent before the
+/// response, in the order it sent them, and the response.
+pub struct WireCall {
+    pub before: Vec<Value>,
+    pub response: Value,
+}
+
+impl WireCall {
+    /// `(progress, total, progressToken)` of each `notifications/progress`, in order.
+    pub fn progress(&self) -> Vec<(f64, Option<f64>, Value)> {
+        self.before
+            .iter()
+            .filter(|m| m["method"] == "notifications/progress")
+            .map(|m| {
+                let p = &m["params"];
+                (
+                    p["progress"].as_f64().expect("progress is a number"),
+                    p["total"].as_f64(),
+                    p["progressToken"].clone(),
+                )
+            })
+            .collect()
+    }
+}
 
 /// A server process and a connected client; the process dies with it.
 pub struct Connection<H: ClientHandler = ()> {
@@ -197,6 +223,65 @@ impl Binary {
         )
     }
 
+    /// Call `tool` with `arguments` and a `progressToken`, reading the raw stdio lines
+    /// or the HTTP response's SSE events. For tests of notification order: rmcp's
+    /// client runs each notification's handler in a task of its own, so a handler can
+    /// see them in another order than the server sent them.
+    pub async fn call_on_the_wire(
+        self,
+        transport: Transport,
+        global_args: &[&str],
+        tool: &str,
+        arguments: Value,
+        progress_token: &str,
+    ) -> WireCall {
+        let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": tool, "arguments": arguments, "_meta": {"progressToken": progress_token}}});
+        let mut messages = match transport {
+            Transport::Stdio => {
+                let mut stdio = self.raw_stdio_with(global_args);
+                stdio.initialize("wire-test").await;
+                stdio.send_json(&call).await;
+                let mut messages = vec![stdio.next().await];
+                while messages.last().is_some_and(|m| m["id"] != 2) {
+                    messages.push(stdio.next().await);
+                }
+                messages
+            }
+            Transport::Http | Transport::HttpStateless => {
+                let flags: &[&str] = match transport {
+                    Transport::HttpStateless => &["--stateless"],
+                    _ => &[],
+                };
+                let (_server, url) = self.spawn_http(global_args, flags).await;
+                let addr = authority(&url);
+                let init = post_mcp(
+                    &addr,
+                    &[],
+                    initialize_request("wire-test").to_string().as_bytes(),
+                )
+                .await;
+                assert_eq!(init.status, 200, "{init:?}");
+                let session = init.header("mcp-session-id").map(str::to_owned);
+                let mut headers = vec![("MCP-Protocol-Version", "2025-06-18")];
+                if let Some(id) = session.as_deref() {
+                    headers.push(("Mcp-Session-Id", id));
+                }
+                let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+                post_mcp(&addr, &headers, initialized.to_string().as_bytes()).await;
+                let reply = post_mcp(&addr, &headers, call.to_string().as_bytes()).await;
+                assert_eq!(reply.status, 200, "{reply:?}");
+                sse_data(&reply.body)
+            }
+        };
+        let response = messages.pop().expect("a response");
+        assert_eq!(response["id"], 2, "{response}");
+        WireCall {
+            before: messages,
+            response,
+        }
+    }
+
     /// `stdio` with no client: the test writes JSON-RPC lines and reads the replies.
     pub fn raw_stdio(self) -> RawStdio {
         self.raw_stdio_with(&[])
@@ -275,4 +360,21 @@ impl RawStdio {
         assert_eq!(pong["id"], id, "{pong}");
         assert!(pong.get("result").is_some(), "{pong}");
     }
+}
+
+/// The JSON messages of an SSE body (or a plain JSON one), in order; events with
+/// empty data (priming events) are skipped.
+fn sse_data(body: &str) -> Vec<Value> {
+    if body.trim_start().starts_with('{') {
+        return vec![serde_json::from_str(body).expect("JSON body")];
+    }
+    body.lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .map(str::trim)
+        .filter(|data| !data.is_empty())
+        .map(|data| {
+            serde_json::from_str(data)
+                .unwrap_or_else(|e| panic!("SSE data is not JSON ({e}): {data}"))
+        })
+        .collect()
 }

@@ -1,10 +1,8 @@
 //! rmcp's MCP client as a test uses it: transports, tool calls with a deadline, and
 //! the two views of a tool result (structuredContent and the JSON text).
 
-use std::sync::{Arc, Mutex};
-
-use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, ProgressNotificationParam};
-use rmcp::service::{NotificationContext, RoleClient, RunningService};
+use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject};
+use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
@@ -76,29 +74,6 @@ pub fn initialize_request(client_name: &str) -> Value {
     json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {},
         "clientInfo": {"name": client_name, "version": "1"}}})
-}
-
-/// A client that records the progress notifications it receives.
-#[derive(Clone, Default)]
-pub struct ProgressRecorder(Arc<Mutex<Vec<ProgressNotificationParam>>>);
-
-impl rmcp::ClientHandler for ProgressRecorder {
-    async fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _: NotificationContext<RoleClient>,
-    ) {
-        if let Ok(mut seen) = self.0.lock() {
-            seen.push(params);
-        }
-    }
-}
-
-impl ProgressRecorder {
-    /// The notifications received so far.
-    pub fn seen(&self) -> Vec<ProgressNotificationParam> {
-        self.0.lock().map(|s| s.clone()).unwrap_or_default()
-    }
 }
 
 /// A client that names itself `name` at `initialize` (`clientInfo.name`), as a real

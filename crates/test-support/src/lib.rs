@@ -6,7 +6,8 @@
 //! - [`client`]: rmcp's MCP client over each [`Transport`], tool calls and their
 //!   results;
 //! - [`RawStdio`] and [`http1`]: hand-written JSON-RPC lines and HTTP/1.1 requests,
-//!   for tests about exactly what goes over the wire;
+//!   for tests about exactly what goes over the wire ([`Binary::call_on_the_wire`]:
+//!   a tool call's notifications in the order the server sent them);
 //! - [`anthropic`]: a fake Anthropic count_tokens API on loopback;
 //! - [`discover_only`]: an rmcp server that answers only `server/discover`;
 //! - [`fixtures`]: tokenizer.json files the engine's and the server's tests share;
@@ -45,7 +46,7 @@ mod temp_tree;
 
 use std::time::Duration;
 
-pub use binary::{ALL, Binary, Connection, RawStdio, Transport};
+pub use binary::{ALL, Binary, Connection, RawStdio, Transport, WireCall};
 pub use client::{Client, call, structured, text_json};
 pub use temp_tree::TempTree;
 

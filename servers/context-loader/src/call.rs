@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use context_budget::AnswerLimit;
+use mcp_common::progress::ProgressReporter;
 use rmcp::RoleServer;
 use rmcp::service::RequestContext;
 use tokio_util::sync::CancellationToken;
@@ -22,6 +23,8 @@ pub struct Call {
     pub cancelled: CancellationToken,
     /// Progress and cancellation for scans over many files.
     pub scan: SharedScan,
+    /// Where `scan`'s progress goes when the client asked for it.
+    progress: Option<Arc<ProgressReporter>>,
     /// The MCP request, to ask the client for its roots (none on the CLI).
     request: Option<RequestContext<RoleServer>>,
 }
@@ -30,10 +33,12 @@ impl Call {
     /// A call serving an MCP request (on the runtime: progress is sent from there),
     /// its answer held to `answer_limit`.
     pub fn request(context: &RequestContext<RoleServer>, answer_limit: AnswerLimit) -> Call {
+        let progress = ProgressReporter::from_context(context).map(Arc::new);
         Call {
             answer_limit,
             cancelled: context.ct.clone(),
-            scan: Arc::new(RequestScan::new(context)),
+            scan: Arc::new(RequestScan::new(context, progress.clone())),
+            progress,
             request: Some(context.clone()),
         }
     }
@@ -44,7 +49,16 @@ impl Call {
             answer_limit,
             cancelled: CancellationToken::new(),
             scan,
+            progress: None,
             request: None,
+        }
+    }
+
+    /// Wait until the progress reported so far is on its way to the client, so that
+    /// none of it follows the answer (MCP: progress stops once the request completes).
+    pub async fn progress_sent(&self) {
+        if let Some(progress) = &self.progress {
+            progress.sent().await;
         }
     }
 

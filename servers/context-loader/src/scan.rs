@@ -19,15 +19,18 @@ pub type SharedScan = Arc<dyn ScanControl + Send + Sync>;
 /// A scan serving one MCP request.
 pub struct RequestScan {
     cancelled: CancellationToken,
-    progress: Option<ProgressReporter>,
+    progress: Option<Arc<ProgressReporter>>,
 }
 
 impl RequestScan {
-    /// Must be called on the runtime (progress sending is spawned there).
-    pub fn new(context: &RequestContext<RoleServer>) -> RequestScan {
+    /// Reports to `progress` (`None`: the client asked for none).
+    pub fn new(
+        context: &RequestContext<RoleServer>,
+        progress: Option<Arc<ProgressReporter>>,
+    ) -> RequestScan {
         RequestScan {
             cancelled: context.ct.clone(),
-            progress: ProgressReporter::from_context(context),
+            progress,
         }
     }
 }

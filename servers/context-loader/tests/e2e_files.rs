@@ -8,14 +8,12 @@ use std::path::PathBuf;
 use std::process::Stdio;
 
 use context_budget::Tokenizer;
-use rmcp::model::{CallToolRequestParams, NumberOrString, ProgressToken, RequestMetaObject};
 #[allow(deprecated)]
 use rmcp::model::{ClientCapabilities, ClientInfo, ListRootsResult, Root};
 use rmcp::service::RequestContext;
 use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
 use serde_json::{Value, json};
-use test_support::client::ProgressRecorder;
 use test_support::{ALL, Binary, PATIENCE, TempTree, Transport, call, structured};
 
 const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
@@ -526,47 +524,36 @@ async fn a_walk_reports_progress_to_a_client_that_asks() {
             format!("file number {i}\n"),
         );
     }
-    for transport in [Transport::Stdio, Transport::Http] {
-        let recorder = ProgressRecorder::default();
-        let conn = BIN
-            .connect_as(
-                recorder.clone(),
+    for transport in ALL {
+        let call = BIN
+            .call_on_the_wire(
                 transport,
                 &["--root", &project.root_arg()],
-                &[],
+                "file-tokens",
+                json!({"paths": ["many"]}),
+                "walk-1",
             )
             .await;
-        let mut meta = RequestMetaObject::default();
-        meta.set_progress_token(ProgressToken(NumberOrString::String("walk-1".into())));
-        let mut request = CallToolRequestParams::new("file-tokens").with_arguments(
-            json!({"paths": ["many"]})
-                .as_object()
-                .cloned()
-                .expect("object"),
+        assert_eq!(
+            call.response["result"]["structuredContent"]["files_measured"], 60,
+            "{transport:?}: {}",
+            call.response
         );
-        request.meta = Some(meta);
-        let result = tokio::time::timeout(PATIENCE, conn.client.call_tool(request))
-            .await
-            .expect("in time")
-            .expect("result");
-        assert_eq!(structured(&result)["files_measured"], 60);
-        let mut seen = Vec::new();
-        for _ in 0..50 {
-            seen = recorder.seen();
-            if seen.iter().any(|p| Some(p.progress) == p.total) {
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
+        // What left the server, in its order (rmcp's client may reorder handlers).
+        let seen = call.progress();
         assert!(!seen.is_empty(), "{transport:?}: no progress notifications");
         assert!(
-            seen.windows(2).all(|w| w[0].progress < w[1].progress),
+            seen.iter().all(|(_, _, token)| token == "walk-1"),
+            "{transport:?}: the request's token on each: {seen:?}"
+        );
+        assert!(
+            seen.windows(2).all(|w| w[0].0 < w[1].0),
             "{transport:?}: progress must increase: {seen:?}"
         );
-        let last = seen.last().expect("one");
+        let (last, total, _) = seen.last().expect("one");
         assert_eq!(
-            Some(last.progress),
-            last.total,
+            Some(*last),
+            *total,
             "{transport:?}: the final step is reported"
         );
     }
