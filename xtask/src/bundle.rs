@@ -87,9 +87,7 @@ pub fn build(root: &Path) -> anyhow::Result<PathBuf> {
 
     let out = target.join("xtask/bundle");
     let stage = out.join("stage");
-    if stage.exists() {
-        std::fs::remove_dir_all(&stage)?;
-    }
+    crate::disk::remove_dir_if_present(&stage)?;
     std::fs::create_dir_all(stage.join("server"))?;
     std::fs::write(
         stage.join("manifest.json"),
@@ -132,9 +130,7 @@ pub fn check(root: &Path) -> anyhow::Result<()> {
     let node = crate::node::ensure(&target)?;
     let package = ensure_mcpb(&target, &node)?;
     let work = target.join("xtask/bundle/check");
-    if work.exists() {
-        std::fs::remove_dir_all(&work)?;
-    }
+    crate::disk::remove_dir_if_present(&work)?;
     let extension = work.join("extension");
     mcpb(
         &node,

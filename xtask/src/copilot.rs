@@ -271,9 +271,7 @@ pub(crate) fn install(dir: &Path, node: &NodeEnv) -> anyhow::Result<PathBuf> {
                 .env("COPILOT_OFFLINE", "true");
             command
         });
-    if home.exists() {
-        std::fs::remove_dir_all(&home).with_context(|| format!("remove {}", home.display()))?;
-    }
+    crate::disk::remove_dir_if_present(&home)?;
     installed?;
     Ok(binary)
 }

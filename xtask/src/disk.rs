@@ -132,10 +132,17 @@ pub fn breakdown(dir: &Path, inner: usize) -> String {
 /// each): on a failure they stay for a look.
 pub fn remove_scratch(under_target: &[&str]) -> anyhow::Result<()> {
     for scratch in under_target {
-        let dir = crate::target_dir().join(scratch);
-        if dir.exists() {
-            std::fs::remove_dir_all(&dir).with_context(|| format!("remove {}", dir.display()))?;
-        }
+        remove_dir_if_present(&crate::target_dir().join(scratch))?;
     }
     Ok(())
+}
+
+/// Remove `dir` and everything under it; a folder that is not there is already gone.
+pub fn remove_dir_if_present(dir: &Path) -> anyhow::Result<()> {
+    match std::fs::remove_dir_all(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(e).with_context(|| format!("remove {}", dir.display()))
+        }
+        _ => Ok(()),
+    }
 }

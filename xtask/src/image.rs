@@ -127,9 +127,7 @@ pub fn build(root: &Path) -> anyhow::Result<String> {
     ensure_tools()?;
     let binary = crate::install::release_binary(root)?;
     let context = crate::target_dir().join("xtask/image/context");
-    if context.exists() {
-        std::fs::remove_dir_all(&context)?;
-    }
+    crate::disk::remove_dir_if_present(&context)?;
     let rootfs = context.join("rootfs");
     install_file(&rootfs, &binary, BINARY_IN_IMAGE)?;
     let libraries = linked_libraries(&binary)?;
@@ -235,9 +233,7 @@ pub fn inspect(tag: &str) -> anyhow::Result<Value> {
 
 /// Copy the image's filesystem to `rootfs` (the mount itself is read-only and shared).
 pub fn extract(tag: &str, rootfs: &Path) -> anyhow::Result<()> {
-    if rootfs.exists() {
-        std::fs::remove_dir_all(rootfs)?;
-    }
+    crate::disk::remove_dir_if_present(rootfs)?;
     std::fs::create_dir_all(rootfs)?;
     let mounted = podman(&["image", "mount", tag])?;
     let copied = Command::new("cp")

@@ -645,9 +645,7 @@ pub(crate) fn write_tree(root: &Path, dir: &Path) -> anyhow::Result<usize> {
         sources.len(),
         root.display()
     );
-    if dir.exists() {
-        std::fs::remove_dir_all(dir).with_context(|| format!("cannot clear {}", dir.display()))?;
-    }
+    crate::disk::remove_dir_if_present(dir)?;
     let mut bytes = 0;
     for i in 0..TREE_FILES {
         let (path, text) = &sources[(i * 7) % sources.len()];

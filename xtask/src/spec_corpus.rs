@@ -6,8 +6,6 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use anyhow::Context;
-
 /// xorshift64*: tiny, deterministic, good enough to vary text.
 struct Rng(u64);
 
@@ -239,9 +237,7 @@ pub fn run(dir: &Path, specs: usize) -> anyhow::Result<()> {
 
 /// Write the corpus under `dir` (replacing it); returns (files, bytes).
 pub fn generate(dir: &Path, specs: usize) -> anyhow::Result<(usize, usize)> {
-    if dir.exists() {
-        std::fs::remove_dir_all(dir).with_context(|| format!("cannot clear {}", dir.display()))?;
-    }
+    crate::disk::remove_dir_if_present(dir)?;
     let mut rng = Rng(0x5EED_CAFE_F00D_0001);
     let (mut files, mut bytes) = (0, 0);
     for n in 1..=specs {

