@@ -258,8 +258,8 @@ mod tests {
         );
         let texts = [
             long.clone(),
-            format!("a b {long}"),
-            format!("{long} x y"),
+            // Words at both ends in one text: each long text is ~40 counts of 3 MB.
+            format!("a b {long} x y"),
             "a b".to_string(),
             // No cut between words anywhere: measured whole.
             "{}[]();\n".repeat(1000),
