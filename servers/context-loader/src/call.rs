@@ -11,7 +11,7 @@ use rmcp::RoleServer;
 use rmcp::service::RequestContext;
 use tokio_util::sync::CancellationToken;
 
-use crate::roots::RequestRoots;
+use crate::roots::{RequestRoots, SessionRoots};
 use crate::scan::{RequestScan, SharedScan};
 
 /// One call's context: cancellation, progress, the client's roots, the answer limit.
@@ -27,12 +27,18 @@ pub struct Call {
     progress: Option<Arc<ProgressReporter>>,
     /// The MCP request, to ask the client for its roots (none on the CLI).
     request: Option<RequestContext<RoleServer>>,
+    /// What the session knows of its client's roots.
+    session_roots: SessionRoots,
 }
 
 impl Call {
     /// A call serving an MCP request (on the runtime: progress is sent from there),
-    /// its answer held to `answer_limit`.
-    pub fn request(context: &RequestContext<RoleServer>, answer_limit: AnswerLimit) -> Call {
+    /// its answer held to `answer_limit`, in a session that knows `session_roots`.
+    pub fn request(
+        context: &RequestContext<RoleServer>,
+        answer_limit: AnswerLimit,
+        session_roots: SessionRoots,
+    ) -> Call {
         let progress = ProgressReporter::from_context(context).map(Arc::new);
         Call {
             answer_limit,
@@ -40,6 +46,7 @@ impl Call {
             scan: Arc::new(RequestScan::new(context, progress.clone())),
             progress,
             request: Some(context.clone()),
+            session_roots,
         }
     }
 
@@ -51,6 +58,7 @@ impl Call {
             scan,
             progress: None,
             request: None,
+            session_roots: SessionRoots::default(),
         }
     }
 
@@ -66,7 +74,7 @@ impl Call {
     /// when it offered none (always on the CLI). Asked only by tools that read files.
     pub async fn client_roots(&self) -> Option<Vec<PathBuf>> {
         match &self.request {
-            Some(context) => RequestRoots::of(context).await.0,
+            Some(context) => RequestRoots::of(context, &self.session_roots).await.0,
             None => None,
         }
     }

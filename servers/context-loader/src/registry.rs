@@ -22,6 +22,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ServerHandler, tool_handler};
 
 use crate::client_log::ClientLog;
+use crate::roots::SessionRoots;
 use crate::service::Service;
 use crate::tool::{Call, Register, Tool};
 use crate::toolset::Toolset;
@@ -32,6 +33,8 @@ pub struct ContextLoader {
     tool_router: MeteredToolRouter<Self>,
     /// This session's `logging/setLevel` (a handler is made per session).
     log: ClientLog,
+    /// Whether this session's client left `roots/list` unanswered.
+    roots: SessionRoots,
     /// What `initialize` tells the client, naming only the exposed tools.
     instructions: String,
     /// How long one call may run (HTTP's `--request-timeout`); past it the call is
@@ -53,6 +56,7 @@ impl ContextLoader {
             service,
             tool_router: MeteredToolRouter::new(routes.router),
             log: ClientLog::default(),
+            roots: SessionRoots::default(),
             instructions: instructions(&routes.names),
             call_timeout: None,
         }
@@ -67,10 +71,12 @@ impl ContextLoader {
     }
 
     /// A handler for one more session: the same routes (built once per process, with
-    /// their schemas: over stateless HTTP every request is a session), its own log level.
+    /// their schemas: over stateless HTTP every request is a session), its own log level
+    /// and its own knowledge of the client's roots.
     pub fn for_new_session(&self) -> Self {
         ContextLoader {
             log: ClientLog::default(),
+            roots: SessionRoots::default(),
             ..self.clone()
         }
     }
@@ -156,7 +162,8 @@ async fn serve<T: Tool>(
     // 2026-07-28); stateless HTTP under the older protocol never says.
     let client = request.client_info().map(|info| info.name);
     let limit = server.service.answer_limit_for(client.as_deref());
-    let output = T::call(&server.service, params, Call::request(request, limit)).await?;
+    let call = Call::request(request, limit, server.roots.clone());
+    let output = T::call(&server.service, params, call).await?;
     let size = limit.measure(&context_budget::answer::answer_text(&output));
     if !limit.admits(size) {
         return Err(crate::errors::answer_too_large(T::NAME, size, limit));
@@ -222,6 +229,12 @@ impl ServerHandler for ContextLoader {
             env!("CARGO_PKG_VERSION"),
         ))
         .with_instructions(self.instructions.clone())
+    }
+
+    /// The client's roots changed: ask it again (see `roots`), even if it once left
+    /// `roots/list` unanswered.
+    async fn on_roots_list_changed(&self, _: rmcp::service::NotificationContext<RoleServer>) {
+        self.roots.list_changed();
     }
 
     /// The handshake; a client that renders MCP Apps also learns of the page (the

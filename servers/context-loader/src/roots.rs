@@ -5,8 +5,14 @@
 //! that declares none, does not answer in time, or answers with no `file://` roots
 //! leaves the server's roots as they are. Stateless HTTP has no channel for the
 //! question, so there the request fails at once and the server's roots apply.
+//!
+//! A client that declared roots but left one `roots/list` unanswered is not asked
+//! again in its session until it sends `notifications/roots/list_changed`: each file
+//! call waited the whole timeout for it before (mcp-fuzzer's client: 5 s a call).
 
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use rmcp::RoleServer;
@@ -19,16 +25,30 @@ const ROOTS_TIMEOUT: Duration = Duration::from_secs(5);
 #[derive(Debug, Clone, Default)]
 pub struct RequestRoots(pub Option<Vec<PathBuf>>);
 
+/// What one session learned about its client's roots: whether a `roots/list` went
+/// unanswered (a handler is made per session, and each holds its own).
+#[derive(Debug, Clone, Default)]
+pub struct SessionRoots {
+    unanswered: Arc<AtomicBool>,
+}
+
+impl SessionRoots {
+    /// `notifications/roots/list_changed`: the client is there, and has roots to say.
+    pub fn list_changed(&self) {
+        self.unanswered.store(false, Ordering::Relaxed);
+    }
+}
+
 impl RequestRoots {
     // Roots are deprecated by a future protocol revision (SEP-2577) but are how
     // today's clients (Claude Desktop, VS Code) say which folders they work in.
     #[allow(deprecated)]
-    pub async fn of(context: &RequestContext<RoleServer>) -> RequestRoots {
+    pub async fn of(context: &RequestContext<RoleServer>, session: &SessionRoots) -> RequestRoots {
         let offers = context
             .peer
             .peer_info()
             .is_some_and(|info| info.capabilities.roots.is_some());
-        if !offers {
+        if !offers || session.unanswered.load(Ordering::Relaxed) {
             return RequestRoots(None);
         }
         match tokio::time::timeout(ROOTS_TIMEOUT, context.peer.list_roots()).await {
@@ -45,8 +65,11 @@ impl RequestRoots {
                 RequestRoots(None)
             }
             Err(_) => {
+                session.unanswered.store(true, Ordering::Relaxed);
                 tracing::warn!(
-                    "roots/list unanswered after {ROOTS_TIMEOUT:?}; using the server's roots"
+                    "roots/list unanswered after {ROOTS_TIMEOUT:?}; using the server's roots, \
+                     and not asking again in this session until the client sends \
+                     notifications/roots/list_changed"
                 );
                 RequestRoots(None)
             }

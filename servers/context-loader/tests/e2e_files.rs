@@ -6,6 +6,8 @@
 
 use std::path::PathBuf;
 use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use context_budget::Tokenizer;
 #[allow(deprecated)]
@@ -272,6 +274,93 @@ impl ClientHandler for RootsClient {
                 .collect(),
         ))
     }
+}
+
+/// A client that offers roots but leaves `roots/list` unanswered until `answers` is
+/// set; `asked` counts the questions.
+#[derive(Clone, Default)]
+struct SlowRootsClient {
+    dirs: Vec<PathBuf>,
+    answers: Arc<AtomicBool>,
+    asked: Arc<AtomicUsize>,
+}
+
+#[allow(deprecated)]
+impl ClientHandler for SlowRootsClient {
+    fn get_info(&self) -> ClientInfo {
+        let mut info = ClientInfo::default();
+        info.capabilities = ClientCapabilities::builder()
+            .enable_roots()
+            .enable_roots_list_changed()
+            .build();
+        info
+    }
+
+    async fn list_roots(
+        &self,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        self.asked.fetch_add(1, Ordering::SeqCst);
+        if !self.answers.load(Ordering::SeqCst) {
+            std::future::pending::<()>().await;
+        }
+        RootsClient(self.dirs.clone()).list_roots(context).await
+    }
+}
+
+/// A session whose client left `roots/list` unanswered is not asked again (each file
+/// call waited the whole timeout before), until the client says its roots changed.
+#[tokio::test]
+async fn a_client_that_leaves_roots_unanswered_is_not_asked_again_until_they_change() {
+    let project = Project::new("slow-roots");
+    let src = project.root().join("src");
+    let session = |transport| {
+        let (project, src) = (&project, src.clone());
+        async move {
+            let client = SlowRootsClient {
+                dirs: vec![src],
+                ..SlowRootsClient::default()
+            };
+            let conn = BIN
+                .connect_as(
+                    client.clone(),
+                    transport,
+                    &["--root", &project.root_arg()],
+                    &[],
+                )
+                .await;
+            let files = |result: &rmcp::model::CallToolResult| {
+                assert_eq!(result.is_error, Some(false), "{transport:?}: {result:?}");
+                paths(structured(result), "files")
+            };
+            let all = ["README.md", "src/lib.rs", "src/main.rs"];
+            // Unanswered: the server's roots, after the timeout; then not asked again.
+            for _ in 0..2 {
+                let result = call(&conn.client, "file-tokens", json!({"sort": "path"})).await;
+                assert_eq!(files(&result), all, "{transport:?}");
+            }
+            assert_eq!(client.asked.load(Ordering::SeqCst), 1, "{transport:?}");
+            // Roots changed: asked again, and now narrowed to them.
+            client.answers.store(true, Ordering::SeqCst);
+            conn.client
+                .notify_roots_list_changed()
+                .await
+                .expect("notify");
+            let mut asked = 1;
+            for _ in 0..50 {
+                let result = call(&conn.client, "file-tokens", json!({"sort": "path"})).await;
+                asked = client.asked.load(Ordering::SeqCst);
+                // The notification and the call race on HTTP (two requests).
+                if asked > 1 {
+                    assert_eq!(files(&result), ["lib.rs", "main.rs"], "{transport:?}");
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+            assert_eq!(asked, 2, "{transport:?}: asked again after list_changed");
+        }
+    };
+    tokio::join!(session(Transport::Stdio), session(Transport::Http));
 }
 
 #[tokio::test]
