@@ -9,10 +9,11 @@ use std::process::Command;
 
 use anyhow::{Context, bail};
 
-/// What a clean `cargo xtask ci` needs in target/: it left 11.7 GB there on
-/// 2026-11-27 (at 6821d88; 23 GB before dev builds kept only line tables), and
-/// `du` every 20 s never saw more.
-pub const CI_NEEDS_BYTES: u64 = 12 << 30;
+/// What a clean `cargo xtask ci` needs in target/: it left 5.7 GB there on
+/// 2026-11-29 (at ebce70b; 11.7 GB on 2026-11-27), and `du` every 20 s through two
+/// whole runs never saw more than 5,892 MiB. 8 GiB leaves a quarter for growth (12
+/// asked twice what a run uses, and would refuse a machine that has room).
+pub const CI_NEEDS_BYTES: u64 = 8 << 30;
 
 /// Fails, saying how much is needed, when the filesystem holding `dir` has less than
 /// `needed` bytes free beyond what `already` (bytes `dir` holds now) covers.
