@@ -6,23 +6,15 @@
 //! bundle, image and Kubernetes checks reuse the installed binary.
 //!
 //! In ci the build starts in the background right after `cargo fmt --check`
-//! ([`start_release_build`]): it is the longest thing ci does (~600 s of CPU, its
-//! fat-LTO link ~160 s on one core), and started after the debug tests it was the
-//! critical path (the install step waited 135 s for it). It shares the CPU with
-//! clippy at the normal priority, then ([`lower_release_build`]) takes only what the
-//! tests and the Python fleet leave idle at nice 19 (their links, the tests' waits on
-//! servers; the fleet times servers under a deadline), and once they are done
+//! ([`start_release_build`]), at the lowest CPU priority (nice 19): it is the longest
+//! thing ci does (~600 s, its fat-LTO link on one core), and started after the debug
+//! tests it was the critical path (the install step waited 135 s for it). At nice 19
+//! it takes only the CPU clippy and the tests leave idle (their links, the tests'
+//! waits on servers); started first at the same priority it slowed clippy 52 -> 138 s
+//! and the run lost more than it gained. When the tests are done
 //! ([`raise_release_build`]) it goes back to the normal priority for the steps that
-//! mostly wait on processes.
-//!
-//! - At nice 19 from the start it got ~35 s of CPU during clippy, and its link began
-//!   so late that the install step waited 104 s with one core idle, once the fuzz
-//!   step stopped waiting on unanswered roots (2026-11-29).
-//! - At the normal priority through the tests too, it slowed clippy 52 -> 138 s and
-//!   the run lost more than it gained (the tests ran alone after it).
-//!
-//! Cargo locks each profile's folder on its own, so the debug steps are not blocked.
-//! Its output goes to a log, shown when it fails.
+//! mostly wait on processes. Cargo locks each profile's folder on its own, so the
+//! debug steps are not blocked. Its output goes to a log, shown when it fails.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -46,22 +38,36 @@ struct Background {
     log: PathBuf,
 }
 
-/// Start `cargo install` in the background at the normal priority;
-/// [`lower_release_build`] and [`raise_release_build`] move it to nice 19 and back,
-/// [`release_binary`] waits for it, and [`stop_release_build`] ends it when ci stops
-/// early.
+/// Start `cargo install` in the background at nice 19; [`raise_release_build`] gives
+/// it the normal priority, [`release_binary`] waits for it, and
+/// [`stop_release_build`] ends it when ci stops early.
 pub fn start_release_build(root: &Path) -> anyhow::Result<()> {
     let log = crate::target_dir().join("xtask/release-build.log");
     std::fs::create_dir_all(log.parent().context("log folder")?)?;
     let file =
         std::fs::File::create(&log).with_context(|| format!("cannot create {}", log.display()))?;
-    let child = install_command(root)
+    let mut command = install_command(root);
+    // `nice` runs cargo at the lowest priority, and every rustc it starts inherits it.
+    let mut niced = Command::new("nice");
+    niced
+        .args(["-n", "19"])
+        .arg(command.get_program())
+        .args(command.get_args())
+        .current_dir(root);
+    for (name, value) in command.get_envs() {
+        match value {
+            Some(value) => niced.env(name, value),
+            None => niced.env_remove(name),
+        };
+    }
+    command = niced;
+    let child = command
         .stdout(Stdio::from(file.try_clone()?))
         .stderr(Stdio::from(file))
         .spawn()
-        .context("cannot run cargo install")?;
+        .context("cannot run nice cargo install")?;
     eprintln!(
-        "release build: started in the background (log: {})",
+        "release build: started in the background at nice 19 (log: {})",
         log.display()
     );
     *BACKGROUND.lock().unwrap_or_else(|e| e.into_inner()) = Some(Background {
@@ -72,22 +78,11 @@ pub fn start_release_build(root: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Give the background build only the CPU others leave idle (nice 19). Anyone may
-/// raise their own nice value, so this always works.
-pub fn lower_release_build() {
-    renice_release_build(19);
-}
-
-/// Give the background build the normal priority (nice 0) again. Lowering a nice
-/// value needs root (or CAP_SYS_NICE); without it the build goes on at nice 19,
-/// which is said, and only makes the install step wait longer.
+/// Give the background build the normal priority (nice 0): cargo first, so what it
+/// starts from then on inherits it, then every process it had already started.
+/// Lowering a nice value needs root (or CAP_SYS_NICE); without it the build goes on
+/// at nice 19, which is said, and only makes the install step wait longer.
 pub fn raise_release_build() {
-    renice_release_build(0);
-}
-
-/// Set the background build's nice value: cargo first, so what it starts from then
-/// on inherits it, then every process it had already started.
-fn renice_release_build(nice: i32) {
     let mut guard = BACKGROUND.lock().unwrap_or_else(|e| e.into_inner());
     let Some(background) = guard.as_mut() else {
         return;
@@ -99,24 +94,24 @@ fn renice_release_build(nice: i32) {
     let root = background.child.id();
     let mut pids = vec![root];
     pids.extend(descendants(root));
-    let mut reniced = 0;
+    let mut raised = 0;
     for pid in &pids {
         let ok = Command::new("renice")
-            .args(["-n", &nice.to_string(), "-p", &pid.to_string()])
+            .args(["-n", "0", "-p", &pid.to_string()])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status()
             .is_ok_and(|s| s.success());
-        reniced += usize::from(ok);
+        raised += usize::from(ok);
         if !ok && *pid == root {
             eprintln!(
-                "release build: stays where it was (renice -n {nice} failed; a lower value \
-                 needs root or CAP_SYS_NICE); the install step may wait longer for it"
+                "release build: stays at nice 19 (renice -n 0 needs root or CAP_SYS_NICE); \
+                 the install step will wait longer for it"
             );
             return;
         }
     }
-    eprintln!("release build: at nice {nice} ({reniced} processes)");
+    eprintln!("release build: back to nice 0 ({raised} processes)");
 }
 
 /// ci stopped before it needed the release build: end it and the compilers it started,

@@ -240,9 +240,8 @@ fn ci_steps() -> anyhow::Result<()> {
     use timing::step;
     step("fmt", 5, || cargo(&["fmt", "--all", "--", "--check"]))?;
     // The release build (fat LTO: ~600 s, its link on one core) is the longest thing
-    // ci does: it starts now and shares the CPU with clippy, then takes only what the
-    // tests and the fleet leave idle, and gets the normal priority once they are done
-    // (see install.rs).
+    // ci does: it starts now at nice 19, taking only what clippy and the tests leave
+    // idle, and gets the normal priority once they are done (see install.rs).
     install::start_release_build(&workspace_root())?;
     // Downloads and unpacking (clients, venvs, npm peers), while the compiler holds
     // the CPU: they wait on the network, not on the cores.
@@ -258,7 +257,6 @@ fn ci_steps() -> anyhow::Result<()> {
             "warnings",
         ])
     })?;
-    install::lower_release_build();
     // One test run covers unit tests, the tiktoken differential test and the e2e
     // suite (which starts the built binary over stdio and HTTP).
     // Without backtraces: a failing test's message names its file and line, and a
