@@ -242,9 +242,20 @@ async fn stdio(
         .command_mut()
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let mut child = wrapped
-        .spawn()
-        .map_err(|e| format!("cannot start `{command}`: {e}"))?;
+    // Started and recorded under one lock, which `end_every_group` also takes: a
+    // server started while we were being interrupted was neither ended nor recorded
+    // in time, and outlived us (seen under load in CI).
+    let mut child = {
+        let mut groups = GROUPS.lock().unwrap_or_else(|e| e.into_inner());
+        if groups.ending {
+            return Err(format!("not started: `{command}` (interrupted)"));
+        }
+        let child = wrapped
+            .spawn()
+            .map_err(|e| format!("cannot start `{command}`: {e}"))?;
+        groups.running.extend(child.id());
+        child
+    };
     let group = child.id();
     let (Some(stdin), Some(stdout), stderr) = (
         child.inner_mut().stdin().take(),
@@ -257,9 +268,6 @@ async fn stdio(
     let found = Found::new();
     let transport = (unreadable::tap(stdout, found.clone()), stdin);
 
-    if let Some(pid) = group {
-        started(pid);
-    }
     // Drained all along, so a chatty server never blocks on a full pipe.
     let stderr_tail = tokio::spawn(async move {
         let mut tail = Vec::new();
@@ -361,10 +369,15 @@ fn with_stderr(error: String, tail: &str) -> String {
 /// The process groups of the stdio servers started and not yet ended: on SIGINT or
 /// SIGTERM they are ended before we exit ([`end_every_group`]), since each lives in
 /// a group of its own that the terminal's signal does not reach.
-static GROUPS: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
+static GROUPS: std::sync::Mutex<Groups> = std::sync::Mutex::new(Groups {
+    running: Vec::new(),
+    ending: false,
+});
 
-fn started(pid: u32) {
-    GROUPS.lock().unwrap_or_else(|e| e.into_inner()).push(pid);
+struct Groups {
+    running: Vec<u32>,
+    /// Set once we are interrupted: no server starts after that.
+    ending: bool,
 }
 
 /// Kill the process group `pid` leads (the server and anything it started).
@@ -372,14 +385,16 @@ fn end_group(pid: u32) {
     GROUPS
         .lock()
         .unwrap_or_else(|e| e.into_inner())
+        .running
         .retain(|p| *p != pid);
     kill_group(pid);
 }
 
-/// Kill every server group still running (we were interrupted).
+/// Kill every server group still running, and start no more (we were interrupted).
 pub fn end_every_group() {
-    let groups = std::mem::take(&mut *GROUPS.lock().unwrap_or_else(|e| e.into_inner()));
-    for pid in groups {
+    let mut groups = GROUPS.lock().unwrap_or_else(|e| e.into_inner());
+    groups.ending = true;
+    for pid in std::mem::take(&mut groups.running) {
         kill_group(pid);
     }
 }
