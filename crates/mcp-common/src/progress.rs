@@ -4,8 +4,8 @@
 //! server then sends `notifications/progress` whose `progress` only ever increases.
 //! Tool work usually runs on worker threads, so [`ProgressReporter::report`] is a
 //! cheap, thread-safe call: it throttles, keeps values increasing, and hands them to
-//! one async task that sends them in order. The tool awaits [`ProgressReporter::sent`]
-//! before it answers: a notification queued behind the response arrived after it (a
+//! one async task that sends them in order. The server awaits [`ProgressReporter::sent`]
+//! before it answers a call: a notification queued behind the response arrived after it (a
 //! stdio client saw progress after the result) or not at all (a stateless HTTP
 //! response's stream is closed once the result is on it).
 

@@ -271,7 +271,7 @@ impl Binary {
                 post_mcp(&addr, &headers, initialized.to_string().as_bytes()).await;
                 let reply = post_mcp(&addr, &headers, call.to_string().as_bytes()).await;
                 assert_eq!(reply.status, 200, "{reply:?}");
-                sse_data(&reply.body)
+                reply.messages()
             }
         };
         let response = messages.pop().expect("a response");
@@ -360,21 +360,4 @@ impl RawStdio {
         assert_eq!(pong["id"], id, "{pong}");
         assert!(pong.get("result").is_some(), "{pong}");
     }
-}
-
-/// The JSON messages of an SSE body (or a plain JSON one), in order; events with
-/// empty data (priming events) are skipped.
-fn sse_data(body: &str) -> Vec<Value> {
-    if body.trim_start().starts_with('{') {
-        return vec![serde_json::from_str(body).expect("JSON body")];
-    }
-    body.lines()
-        .filter_map(|line| line.strip_prefix("data:"))
-        .map(str::trim)
-        .filter(|data| !data.is_empty())
-        .map(|data| {
-            serde_json::from_str(data)
-                .unwrap_or_else(|e| panic!("SSE data is not JSON ({e}): {data}"))
-        })
-        .collect()
 }

@@ -28,6 +28,24 @@ impl Reply {
             .unwrap_or_else(|e| panic!("body is not JSON ({e}): {}", self.body))
     }
 
+    /// The JSON-RPC messages of the body, in order: one for a JSON body, each event's
+    /// for an SSE body (events with empty data, priming events, are skipped).
+    pub fn messages(&self) -> Vec<Value> {
+        if self.body.trim_start().starts_with('{') {
+            return vec![self.json()];
+        }
+        self.body
+            .lines()
+            .filter_map(|line| line.strip_prefix("data:"))
+            .map(str::trim)
+            .filter(|data| !data.is_empty())
+            .map(|data| {
+                serde_json::from_str(data)
+                    .unwrap_or_else(|e| panic!("SSE data is not JSON ({e}): {data}"))
+            })
+            .collect()
+    }
+
     /// The `token_count` of a successful `count-tokens` reply (a JSON body, not SSE);
     /// panics with the reply on anything else.
     pub fn token_count(&self) -> u64 {

@@ -163,7 +163,11 @@ async fn serve<T: Tool>(
     let client = request.client_info().map(|info| info.name);
     let limit = server.service.answer_limit_for(client.as_deref());
     let call = Call::request(request, limit, server.roots.clone());
-    let output = T::call(&server.service, params, call).await?;
+    // Every answer, an error too, leaves after the progress its call reported.
+    let progress = call.clone();
+    let output = T::call(&server.service, params, call).await;
+    progress.progress_sent().await;
+    let output = output?;
     let size = limit.measure(&context_budget::answer::answer_text(&output));
     if !limit.admits(size) {
         return Err(crate::errors::answer_too_large(T::NAME, size, limit));

@@ -265,7 +265,7 @@ impl Service {
 
     /// A scan over many files for `model`, always on the blocking pool. It stops when
     /// the request is cancelled and also when this future is dropped (HTTP timeout,
-    /// a vanished client, shutdown). Its progress notifications go out before its answer.
+    /// a vanished client, shutdown).
     async fn on_scan<T: Send + 'static>(
         &self,
         model: Option<String>,
@@ -278,7 +278,7 @@ impl Service {
         let scan = call.scan.clone();
         let abandoned = CancellationToken::new();
         let _stop_when_dropped = abandoned.clone().drop_guard();
-        let answer = run_blocking(move || {
+        run_blocking(move || {
             let model = service
                 .counter
                 .resolve(model.as_deref())
@@ -286,9 +286,7 @@ impl Service {
             let scan = UntilAbandoned { scan, abandoned };
             work(&service, &model, &scan)
         })
-        .await;
-        call.progress_sent().await;
-        answer
+        .await
     }
 }
 
