@@ -6,6 +6,13 @@
 //! HTTP server must still answer /healthz afterwards. Other finding categories (e.g.
 //! `accepted_malformed`: a request with extra or odd-but-valid fields got a normal
 //! answer) are printed, not failed on: they are the fuzzer's opinions, not faults.
+//!
+//! `injection_reflection` (3-5 per run, in count-tokens and mcp-tokens so far) is the
+//! UNSUPPORTED_MODEL error naming the model the caller sent (`<script>`,
+//! `../../../etc/passwd`): the caller's own argument, capped by `--max-name-bytes`,
+//! JSON-escaped, and shown by the MCP App as text, never as HTML. Naming it is what
+//! lets the caller see its typo. Each such finding's tool and marker is printed, so
+//! a reflection in another tool shows in the log.
 
 use std::collections::BTreeMap;
 use std::process::{Command, Stdio};
@@ -28,6 +35,8 @@ pub fn run() -> anyhow::Result<()> {
 
     let mut other_findings: BTreeMap<String, u64> = BTreeMap::new();
     let mut lines = Vec::new();
+    // `injection_reflection` findings as "tool: marker", across the four runs.
+    let mut reflections: Vec<String> = Vec::new();
     for (transport, protocol, endpoint) in [
         ("stdio", "stdio", stdio_command.as_str()),
         ("http", "streamablehttp", server.url.as_str()),
@@ -88,6 +97,7 @@ pub fn run() -> anyhow::Result<()> {
             let count =
                 |category: &str| findings.get(category).and_then(Value::as_u64).unwrap_or(0);
             let (crashes, hangs) = (count("crash"), count("hang"));
+            reflections.extend(reflected(&out_dir.join("findings.json")));
             for (category, n) in &findings {
                 if category != "crash" && category != "hang" {
                     *other_findings.entry(category.clone()).or_default() += n.as_u64().unwrap_or(0);
@@ -116,5 +126,56 @@ pub fn run() -> anyhow::Result<()> {
         "fuzz summary: 0 crashes, 0 hangs in {}; other findings (not failures): {other_findings:?}",
         lines.join("; ")
     );
+    let reflected_count = other_findings
+        .get("injection_reflection")
+        .copied()
+        .unwrap_or(0);
+    if reflected_count > 0 && reflections.is_empty() {
+        println!(
+            "fuzz: {reflected_count} injection_reflection findings, but no findings.json named \
+             their tools (has mcp-fuzzer's format changed?)"
+        );
+    } else if !reflections.is_empty() {
+        reflections.sort();
+        reflections.dedup();
+        println!(
+            "fuzz: inputs reflected (tool: marker): {}",
+            reflections.join(", ")
+        );
+    }
     Ok(())
+}
+
+/// The `injection_reflection` findings of one run's findings.json, as "tool: marker"
+/// (capped, as the fuzzer's text is data); none when the file is missing or not what
+/// mcp-fuzzer 0.7.0 writes (`{"findings": [...], "count": n}`).
+fn reflected(findings: &std::path::Path) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(findings) else {
+        return Vec::new();
+    };
+    let Ok(Value::Object(mut report)) = serde_json::from_str::<Value>(&text) else {
+        return Vec::new();
+    };
+    let Some(Value::Array(findings)) = report.remove("findings") else {
+        return Vec::new();
+    };
+    let field = |f: &Value, key: &str| -> String {
+        f.pointer(key)
+            .and_then(Value::as_str)
+            .unwrap_or("?")
+            .chars()
+            .take(60)
+            .collect()
+    };
+    findings
+        .iter()
+        .filter(|f| f["category"] == "injection_reflection")
+        .map(|f| {
+            format!(
+                "{}: {:?}",
+                field(f, "/target"),
+                field(f, "/evidence/marker")
+            )
+        })
+        .collect()
 }
