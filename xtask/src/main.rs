@@ -317,6 +317,8 @@ fn ci_steps() -> anyhow::Result<()> {
                 // PATCH.md 17: uppercase-led words from one load, every class
                 // sequence of 9 bytes.
                 "short_cased_words_end_where_the_byte_scan_ends_them",
+                // PATCH.md 19: pieces of one and two bytes, every ASCII pair.
+                "pieces_of_one_and_two_bytes_count_as_they_encode",
             ],
             &[],
         )?;
