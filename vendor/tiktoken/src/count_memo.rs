@@ -32,14 +32,22 @@ use std::cell::RefCell;
 /// Longest piece memoised: a slot is 32 bytes, 24 of key, then its length and
 /// count. Most code pieces (identifiers, indentation, operators) are shorter.
 pub(crate) const KEY_MAX: usize = 24;
-/// First-level slots, direct-mapped, a power of two: 32,768 × 32 B = 1 MiB,
-/// half of one core's L2 on the benchmark machine (2 MiB), beside the
-/// vocabulary's Bloom filter. context-loader patch (PATCH.md section 16): it
-/// was 8,192 slots (256 KiB); 1.4 MB of English prose meets more distinct
-/// pieces than that, and each first-level miss cost a Bloom probe, a prefetch
-/// of the vocabulary's slot and a probe of the 4 MiB second level; one warm
-/// thread counted 8-15 % faster with 32,768 (English, code, chat, Korean).
-const SLOTS: usize = 32768;
+/// First-level misses before the second level is allocated. context-loader
+/// patch (PATCH.md section 16): the first level was 8,192 slots (256 KiB),
+/// then 32,768 (1 MiB); 1.4 MB of English prose meets more distinct pieces
+/// than the first, and each first-level miss cost a Bloom probe, a prefetch
+/// of the vocabulary's slot and a probe of the 4 MiB second level.
+const SECOND_AFTER: usize = 32768;
+/// First-level slots of pieces of at most 8 bytes, direct-mapped, a power of
+/// two: 32,768 × 16 B (the key's one word, then its length and count) =
+/// 512 KiB. context-loader patch (PATCH.md section 20): most pieces are that
+/// short, and a 32-byte slot spent two zero words on each; with the long
+/// pieces' table below, the first level holds half as many pieces again in
+/// the same 1 MiB, and the short ones' slots are four to a cache line.
+const SHORT_SLOTS: usize = 32768;
+/// First-level slots of pieces of 9 to [`KEY_MAX`] bytes: 16,384 × 32 B =
+/// 512 KiB (Korean words with their space are mostly this long).
+const LONG_SLOTS: usize = 16384;
 /// Second-level buckets of two slots (one cache line), a power of two:
 /// 65,536 × 64 B = 4 MiB per thread and encoding, zero pages until touched.
 const BUCKETS: usize = 1 << 16;
@@ -49,6 +57,10 @@ const OWNERS_MAX: usize = 4;
 /// Words 0..3: the key, zero-padded, little-endian; word 3: its length at bit
 /// 48, the count at bit 56. Length 0 marks an empty slot (no piece is empty).
 type Slot = [u64; 4];
+/// A first-level slot of a piece of at most 8 bytes: word 0 of its [`Slot`]
+/// (the key) and word 3 (length and count); words 1 and 2 are zero for such
+/// a piece.
+type ShortSlot = [u64; 2];
 const COUNT_MASK: u64 = 0xFF << 56;
 const LINE: usize = 64;
 
@@ -162,6 +174,26 @@ impl Lines {
         unsafe { &mut *self.start.add(from).cast::<Slot>() }
     }
 
+    /// Short slot `at` (16 bytes: a key word, then its length and count), of
+    /// lines made for `n / 2` slots of 32 bytes; `at` is below `n`.
+    #[inline(always)]
+    fn short(&self, at: usize) -> &ShortSlot {
+        let from = at * 2;
+        debug_assert!(from + 2 <= self.words, "short slot out of range: {from}");
+        // SAFETY: `from + 2 <= words` (checked above in debug builds): `at` is
+        // a short slot's index from a hash's top bits, below twice the 32-byte
+        // slots allocated; a `ShortSlot` is 2 words, u64-aligned like `start`.
+        unsafe { &*self.start.add(from).cast::<ShortSlot>() }
+    }
+
+    #[inline(always)]
+    fn short_mut(&mut self, at: usize) -> &mut ShortSlot {
+        let from = at * 2;
+        debug_assert!(from + 2 <= self.words, "short slot out of range: {from}");
+        // SAFETY: as in `short`; `&mut self` makes the borrow unique.
+        unsafe { &mut *self.start.add(from).cast::<ShortSlot>() }
+    }
+
     /// A hint to load slot `at`'s line; no effect on any answer.
     #[inline(always)]
     fn prefetch(&self, at: usize) {
@@ -205,8 +237,11 @@ fn advise_huge_pages(ptr: *mut u8, len: usize) {
 
 /// One encoding's memo on one thread: two levels.
 pub(crate) struct Memo {
+    /// The first level: pieces of at most 8 bytes in `short`, longer ones in
+    /// `first`.
+    short: Lines,
     first: Lines,
-    /// `None` until the first level has missed [`SLOTS`] pieces: the random
+    /// `None` until the first level has missed [`SECOND_AFTER`] pieces: the random
     /// buckets of even a few thousand distinct pieces would make most of its
     /// 4 MiB resident, on every thread that ever counted something.
     second: Option<Lines>,
@@ -216,7 +251,8 @@ pub(crate) struct Memo {
 impl Memo {
     fn new() -> Self {
         Self {
-            first: Lines::new(SLOTS),
+            short: Lines::new(SHORT_SLOTS / 2),
+            first: Lines::new(LONG_SLOTS),
             second: None,
             misses: 0,
         }
@@ -243,7 +279,13 @@ impl Memo {
     /// exactly it.
     #[inline(always)]
     pub(crate) fn get(&self, key: &Key) -> Option<usize> {
-        count_if_same(self.first.slot(key.first), &key.slot)
+        if key.is_short() {
+            let slot = self.short.short(key.first);
+            (slot[0] == key.slot[0] && slot[1] & !COUNT_MASK == key.slot[3])
+                .then_some((slot[1] >> 56) as usize)
+        } else {
+            count_if_same(self.first.slot(key.first), &key.slot)
+        }
     }
 
     /// The key of the piece `text[start..end]` and its count from the first
@@ -260,9 +302,9 @@ impl Memo {
         match text.get(start..start + 8) {
             Some(eight) if len <= 8 => {
                 let key = Key::of_word(u64::from_le_bytes(eight.try_into().unwrap()), len);
-                let slot = self.first.slot(key.first);
-                let hit = slot[0] == key.slot[0] && slot[3] & !COUNT_MASK == key.slot[3];
-                (key, hit.then_some((slot[3] >> 56) as usize))
+                let slot = self.short.short(key.first);
+                let hit = slot[0] == key.slot[0] && slot[1] & !COUNT_MASK == key.slot[3];
+                (key, hit.then_some((slot[1] >> 56) as usize))
             }
             _ => {
                 let key = Key::of(&text[start..end]);
@@ -291,8 +333,18 @@ impl Memo {
             .into_iter()
             .find(|&at| count_if_same(second.slot(at), &key.slot).is_some())?;
         let slot = *second.slot(hit);
-        *self.first.slot_mut(key.first) = slot;
+        self.put_first(key, slot);
         Some((slot[3] >> 56) as usize)
+    }
+
+    /// Store `slot` (`key`'s, with its count) in `key`'s first-level table.
+    #[inline(always)]
+    fn put_first(&mut self, key: &Key, slot: Slot) {
+        if key.is_short() {
+            *self.short.short_mut(key.first) = [slot[0], slot[3]];
+        } else {
+            *self.first.slot_mut(key.first) = slot;
+        }
     }
 
     /// Store `n` as the count of `key`'s piece in both levels: it evicts
@@ -305,7 +357,7 @@ impl Memo {
         if n <= u8::MAX as usize {
             let k = &key.slot;
             let slot = [k[0], k[1], k[2], k[3] | (n as u64) << 56];
-            *self.first.slot_mut(key.first) = slot;
+            self.put_first(key, slot);
             match &mut self.second {
                 Some(second) => {
                     let at = key.second() * 2;
@@ -315,7 +367,7 @@ impl Memo {
                 }
                 None => {
                     self.misses += 1;
-                    if self.misses == SLOTS {
+                    if self.misses == SECOND_AFTER {
                         self.second = Some(Lines::huge(BUCKETS * 2));
                     }
                 }
@@ -346,7 +398,7 @@ impl Key {
         Self {
             slot,
             hash,
-            first: first_index(hash),
+            first: short_index(hash),
         }
     }
 
@@ -358,8 +410,15 @@ impl Key {
         Self {
             slot,
             hash,
-            first: first_index(hash),
+            first: if piece.len() <= 8 { short_index(hash) } else { long_index(hash) },
         }
+    }
+
+    /// Whether the piece is at most 8 bytes long (its slot in the short
+    /// table; `first` indexes that table).
+    #[inline(always)]
+    fn is_short(&self) -> bool {
+        self.slot[3] <= 8 << 48
     }
 
     #[inline(always)]
@@ -403,10 +462,15 @@ fn hash(key: &Slot) -> u64 {
 }
 
 /// The first-level slot of a padded key's hash: its top bits (the only ones
-/// every key bit reaches).
+/// every key bit reaches), in the short pieces' table or the long ones'.
 #[inline(always)]
-fn first_index(hash: u64) -> usize {
-    (hash >> (64 - SLOTS.trailing_zeros())) as usize
+fn short_index(hash: u64) -> usize {
+    (hash >> (64 - SHORT_SLOTS.trailing_zeros())) as usize
+}
+
+#[inline(always)]
+fn long_index(hash: u64) -> usize {
+    (hash >> (64 - LONG_SLOTS.trailing_zeros())) as usize
 }
 
 /// The second-level bucket of a padded key's hash: the top bits of the hash
@@ -535,7 +599,7 @@ mod tests {
     fn the_second_level_comes_once_the_first_has_missed_as_many_pieces_as_it_has_slots() {
         let mut m = Memo::new();
         let piece = |i: usize| format!("p{i:07}").into_bytes();
-        for i in 0..SLOTS - 1 {
+        for i in 0..SECOND_AFTER - 1 {
             m.count(&piece(i), || 2);
         }
         assert!(
@@ -543,12 +607,12 @@ mod tests {
             "a thread counting short texts holds 1 MiB"
         );
         // Hits are not misses.
-        m.count(&piece(SLOTS - 2), || unreachable!("first level"));
+        m.count(&piece(SECOND_AFTER - 2), || unreachable!("first level"));
         assert!(m.second.is_none());
-        m.count(&piece(SLOTS - 1), || 2);
+        m.count(&piece(SECOND_AFTER - 1), || 2);
         assert!(m.second.is_some());
         // From then on, what the first level evicts is kept.
-        let pieces = colliding(first_index, 2);
+        let pieces = colliding(short_index, 2);
         m.count(&pieces[0], || 1);
         m.count(&pieces[1], || 3);
         assert_eq!(m.count(&pieces[0], || unreachable!("second level")), 1);
@@ -608,9 +672,44 @@ mod tests {
             let mut slot = other.slot;
             slot[3] = ((end - start + 8).min(KEY_MAX) as u64) << 48;
             slot[1] |= 1;
-            *m.first.slot_mut(other.first) = [slot[0], slot[1], slot[2], slot[3] | 1 << 56];
+            m.put_first(&other, [slot[0], slot[1], slot[2], slot[3] | 1 << 56]);
         }
         check(&m);
+    }
+
+    /// PATCH.md section 20: pieces of 9 to 24 bytes have their own
+    /// first-level table. Two that share a slot there evict each other (and
+    /// come back from the second level); a piece of at most 8 bytes whose
+    /// short slot has the same index is neither evicted nor evicting.
+    #[test]
+    fn long_pieces_have_their_own_first_level_slots() {
+        let first = b"a longer piece".to_vec();
+        let target = long_index(Key::of(&first).hash);
+        let second = (0u32..)
+            .map(|i| format!("another piece {i}").into_bytes())
+            .find(|p| long_index(Key::of(p).hash) == target)
+            .unwrap();
+        let short = (0u32..)
+            .map(|i| format!("sh{i:02}").into_bytes())
+            .find(|p| short_index(Key::of(p).hash) == target)
+            .unwrap();
+        let mut m = with_second();
+        assert_eq!(m.count(&first, || 4), 4);
+        assert_eq!(m.count(&short, || 2), 2);
+        assert_eq!(m.get(&Key::of(&first)), Some(4));
+        assert_eq!(m.count(&second, || 5), 5);
+        assert_eq!(m.get(&Key::of(&first)), None);
+        assert_eq!(m.get(&Key::of(&short)), Some(2));
+        assert_eq!(m.count(&first, || unreachable!("second level")), 4);
+        assert_eq!(m.get(&Key::of(&first)), Some(4));
+        assert_eq!(m.get(&Key::of(&second)), None);
+        assert_eq!(m.count(&short, || unreachable!("first level")), 2);
+        // The short table holds a key's words 0 and 3 only: pieces of 9
+        // bytes or more (whose word 1 is not zero) must never go there.
+        let bytes = [b'q'; KEY_MAX];
+        for len in 3..=KEY_MAX {
+            assert_eq!(Key::of(&bytes[..len]).is_short(), len <= 8, "length {len}");
+        }
     }
 
     #[test]
@@ -634,7 +733,7 @@ mod tests {
 
     #[test]
     fn a_piece_evicted_from_the_first_level_is_found_in_the_second_and_moves_back() {
-        let pieces = colliding(first_index, 2);
+        let pieces = colliding(short_index, 2);
         let (a, b) = (&pieces[0], &pieces[1]);
         let mut m = with_second();
         assert_eq!(m.count(a, || 1), 1);
@@ -687,6 +786,9 @@ mod tests {
             assert_eq!(level.slot(0).as_ptr() as usize % LINE, 0);
             assert_eq!(level.slot(1).as_ptr() as usize % LINE, 32);
         }
+        assert_eq!(m.short.short(0).as_ptr() as usize % LINE, 0);
+        assert_eq!(m.short.short(1).as_ptr() as usize % LINE, 16);
+        assert_eq!(m.short.short(3).as_ptr() as usize % LINE, 48);
     }
 
     #[test]
