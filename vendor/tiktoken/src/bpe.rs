@@ -267,7 +267,8 @@ impl CoreBpe {
                 // Re-entry on this thread (its memo is in use): no memo.
                 let mut count = 0;
                 let mut pos = 0;
-                while let Some((start, end)) = self.pre_tokenizer.next_match_for::<FAST>(text, pos) {
+                while let Some((start, end)) = self.pre_tokenizer.next_match_for::<FAST>(text, pos)
+                {
                     count += self.count_piece(&text.as_bytes()[start..end]);
                     pos = end;
                 }
@@ -599,7 +600,11 @@ mod tests {
             for a in '\0'..='\x7f' {
                 for b in '\0'..='\x7f' {
                     for text in [format!("{a}{b}"), format!(" {a} {b}")] {
-                        assert_eq!(bpe.count(&text), bpe.encode(&text).len(), "{name}: {text:?}");
+                        assert_eq!(
+                            bpe.count(&text),
+                            bpe.encode(&text).len(),
+                            "{name}: {text:?}"
+                        );
                     }
                     all.push(a);
                     all.push(b);

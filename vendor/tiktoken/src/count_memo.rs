@@ -221,17 +221,27 @@ fn assert_in_bounds(from: usize, words: usize) {
 /// ordinary pages and every answer is the same.
 #[inline]
 fn advise_huge_pages(ptr: *mut u8, len: usize) {
-    #[cfg(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))]
+    #[cfg(all(
+        target_os = "linux",
+        any(target_arch = "x86_64", target_arch = "aarch64")
+    ))]
     {
         unsafe extern "C" {
-            fn madvise(addr: *mut std::ffi::c_void, len: usize, advice: std::ffi::c_int) -> std::ffi::c_int;
+            fn madvise(
+                addr: *mut std::ffi::c_void,
+                len: usize,
+                advice: std::ffi::c_int,
+            ) -> std::ffi::c_int;
         }
         const MADV_HUGEPAGE: std::ffi::c_int = 14;
         // SAFETY: `ptr..ptr + len` is memory this process allocated; the advice
         // changes no contents and no protection.
         let _ = unsafe { madvise(ptr.cast(), len, MADV_HUGEPAGE) };
     }
-    #[cfg(not(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64"))))]
+    #[cfg(not(all(
+        target_os = "linux",
+        any(target_arch = "x86_64", target_arch = "aarch64")
+    )))]
     let _ = (ptr, len);
 }
 
@@ -410,7 +420,11 @@ impl Key {
         Self {
             slot,
             hash,
-            first: if piece.len() <= 8 { short_index(hash) } else { long_index(hash) },
+            first: if piece.len() <= 8 {
+                short_index(hash)
+            } else {
+                long_index(hash)
+            },
         }
     }
 
