@@ -325,11 +325,17 @@ fn ci_steps() -> anyhow::Result<()> {
                 "the_word_lead_table_is_the_class_test",
                 "every_ascii_character_before_a_word",
                 "lowercase_words_cut_as_the_regex_cuts_them",
+                // PATCH.md 17: uppercase-led words from one load, every class
+                // sequence of 9 bytes.
+                "short_cased_words_end_where_the_byte_scan_ends_them",
+                // PATCH.md 19: pieces of one and two bytes, every ASCII pair.
+                "pieces_of_one_and_two_bytes_count_as_they_encode",
             ],
             &[],
         )?;
-        // The fast paths of PATCH.md 9, 11, 13 and 14 (Hangul, lowercase words,
-        // punctuation runs) against the regex, piece by piece, for several patterns:
+        // The fast paths of PATCH.md 9, 11, 13, 14 and 17 (Hangul, lowercase words,
+        // punctuation runs, uppercase-led words) against the regex, piece by piece,
+        // for several patterns:
         // 32 cases each here, 512 in the full suite, like the rest of pretokenize's
         // proptests.
         vendored_tiktoken_tests(
@@ -337,6 +343,7 @@ fn ci_steps() -> anyhow::Result<()> {
                 "prop_fast_matches_regex_hangul",
                 "prop_fast_matches_regex_lowercase_words",
                 "prop_fast_matches_regex_punctuation_runs",
+                "prop_fast_matches_regex_cased_words",
             ],
             &[("PROPTEST_CASES", std::ffi::OsStr::new("32"))],
         )

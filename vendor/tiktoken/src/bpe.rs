@@ -262,7 +262,18 @@ impl CoreBpe {
         // context-loader patch: pieces of 3..=24 bytes are answered from a
         // per-thread memo that stays in L2, not the vocabulary's table (a cache
         // miss per piece on o200k_base's 8 MB), see `count_memo`.
-        count_memo::with_memo(self.cache_id, |mut memo| {
+        count_memo::with_memo(self.cache_id, |memo| {
+            let Some(memo) = memo else {
+                // Re-entry on this thread (its memo is in use): no memo.
+                let mut count = 0;
+                let mut pos = 0;
+                while let Some((start, end)) = self.pre_tokenizer.next_match_for::<FAST>(text, pos)
+                {
+                    count += self.count_piece(&text.as_bytes()[start..end]);
+                    pos = end;
+                }
+                return count;
+            };
             let mut count = 0;
             let mut pos = 0;
             // A piece the memo's first level did not know, its second-level
@@ -273,13 +284,16 @@ impl CoreBpe {
             let mut pending: Option<(&[u8], count_memo::Key)> = None;
             while let Some((start, end)) = self.pre_tokenizer.next_match_for::<FAST>(text, pos) {
                 let piece = &text.as_bytes()[start..end];
-                count += match (piece.len(), memo.as_deref_mut()) {
+                count += match piece.len() {
                     // Half of code's pieces: a byte (always one token: merging
-                    // needs two) or a pair, from the vocabulary's direct tables,
-                    // inline.
-                    (1, _) => 1,
-                    (2, _) if self.vocab.get_pair(piece[0], piece[1]).is_some() => 1,
-                    (3..=count_memo::KEY_MAX, Some(memo)) => {
+                    // needs two) or a pair (one token if the vocabulary's pair
+                    // table has it, else two bytes), without a branch on which.
+                    // (No piece is empty: an empty one would never advance `pos`.)
+                    len @ 0..=2 => {
+                        let pair = self.vocab.get_pair(piece[0], piece[len - 1]).is_some();
+                        1 + usize::from(len == 2 && !pair)
+                    }
+                    3..=count_memo::KEY_MAX => {
                         let (key, hit) = memo.get_text(text.as_bytes(), start, end);
                         match hit {
                             Some(n) => n,
@@ -297,7 +311,7 @@ impl CoreBpe {
                 };
                 pos = end;
             }
-            if let (Some((piece, key)), Some(memo)) = (pending, memo) {
+            if let Some((piece, key)) = pending {
                 count += self.count_into_memo(piece, &key, memo);
             }
             count
@@ -569,6 +583,35 @@ mod tests {
         let tokens = bpe.encode("abc");
         let decoded = bpe.decode(&tokens);
         assert_eq!(&decoded, b"abc");
+    }
+
+    /// PATCH.md section 19: a piece of one or two bytes is counted without a
+    /// branch on which (one token, or two when the pair table lacks the pair).
+    /// Every text of two ASCII bytes, alone and with a space before each (the
+    /// scanners cut them into pieces of one and two bytes: `a`, `ab`, ` a`,
+    /// `!!`, `12`, control bytes, whose doubles are not tokens…), and each
+    /// pair after every other, in one text, counts as it encodes, with both
+    /// kept vocabularies.
+    #[test]
+    fn pieces_of_one_and_two_bytes_count_as_they_encode() {
+        for name in ["cl100k_base", "o200k_base"] {
+            let bpe = crate::get_encoding(name).unwrap();
+            let mut all = String::new();
+            for a in '\0'..='\x7f' {
+                for b in '\0'..='\x7f' {
+                    for text in [format!("{a}{b}"), format!(" {a} {b}")] {
+                        assert_eq!(
+                            bpe.count(&text),
+                            bpe.encode(&text).len(),
+                            "{name}: {text:?}"
+                        );
+                    }
+                    all.push(a);
+                    all.push(b);
+                }
+            }
+            assert_eq!(bpe.count(&all), bpe.encode(&all).len(), "{name}");
+        }
     }
 
     #[test]

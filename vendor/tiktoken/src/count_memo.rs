@@ -32,14 +32,22 @@ use std::cell::RefCell;
 /// Longest piece memoised: a slot is 32 bytes, 24 of key, then its length and
 /// count. Most code pieces (identifiers, indentation, operators) are shorter.
 pub(crate) const KEY_MAX: usize = 24;
-/// First-level slots, direct-mapped, a power of two: 32,768 × 32 B = 1 MiB,
-/// half of one core's L2 on the benchmark machine (2 MiB), beside the
-/// vocabulary's Bloom filter. context-loader patch (PATCH.md section 16): it
-/// was 8,192 slots (256 KiB); 1.4 MB of English prose meets more distinct
-/// pieces than that, and each first-level miss cost a Bloom probe, a prefetch
-/// of the vocabulary's slot and a probe of the 4 MiB second level; one warm
-/// thread counted 8-15 % faster with 32,768 (English, code, chat, Korean).
-const SLOTS: usize = 32768;
+/// First-level misses before the second level is allocated. context-loader
+/// patch (PATCH.md section 16): the first level was 8,192 slots (256 KiB),
+/// then 32,768 (1 MiB); 1.4 MB of English prose meets more distinct pieces
+/// than the first, and each first-level miss cost a Bloom probe, a prefetch
+/// of the vocabulary's slot and a probe of the 4 MiB second level.
+const SECOND_AFTER: usize = 32768;
+/// First-level slots of pieces of at most 8 bytes, direct-mapped, a power of
+/// two: 32,768 × 16 B (the key's one word, then its length and count) =
+/// 512 KiB. context-loader patch (PATCH.md section 20): most pieces are that
+/// short, and a 32-byte slot spent two zero words on each; with the long
+/// pieces' table below, the first level holds half as many pieces again in
+/// the same 1 MiB, and the short ones' slots are four to a cache line.
+const SHORT_SLOTS: usize = 32768;
+/// First-level slots of pieces of 9 to [`KEY_MAX`] bytes: 16,384 × 32 B =
+/// 512 KiB (Korean words with their space are mostly this long).
+const LONG_SLOTS: usize = 16384;
 /// Second-level buckets of two slots (one cache line), a power of two:
 /// 65,536 × 64 B = 4 MiB per thread and encoding, zero pages until touched.
 const BUCKETS: usize = 1 << 16;
@@ -49,26 +57,99 @@ const OWNERS_MAX: usize = 4;
 /// Words 0..3: the key, zero-padded, little-endian; word 3: its length at bit
 /// 48, the count at bit 56. Length 0 marks an empty slot (no piece is empty).
 type Slot = [u64; 4];
+/// A first-level slot of a piece of at most 8 bytes: word 0 of its [`Slot`]
+/// (the key) and word 3 (length and count); words 1 and 2 are zero for such
+/// a piece.
+type ShortSlot = [u64; 2];
 const COUNT_MASK: u64 = 0xFF << 56;
 const LINE: usize = 64;
 
 /// Zeroed slots whose first one starts a cache line, so no slot straddles
-/// two. From `calloc` (lazily zeroed pages): a thread that counts one short
-/// text touches a few pages, not the whole table.
+/// two. The first level's come from `calloc` (lazily zeroed pages): a thread
+/// that counts one short text touches a few pages, not the whole table. The
+/// second level's are on huge pages where the system gives them
+/// ([`Lines::huge`]).
 struct Lines {
-    words: Box<[u64]>,
-    // Words to skip so that slot 0 is line-aligned.
-    skip: usize,
+    /// Slot 0's first word, line-aligned, inside `owner`'s allocation.
+    start: *mut u64,
+    /// Words from `start` on: 4 per slot.
+    words: usize,
+    owner: Owner,
 }
+
+/// The allocation behind [`Lines`], freed when they are dropped.
+enum Owner {
+    /// From `Box::into_raw` of a zeroed boxed slice (`calloc`).
+    Calloc(*mut [u64]),
+    /// From `std::alloc::alloc` with this layout.
+    Aligned(std::ptr::NonNull<u8>, std::alloc::Layout),
+}
+
+impl Drop for Lines {
+    fn drop(&mut self) {
+        match self.owner {
+            // SAFETY: the pointer came from `Box::into_raw` (`Lines::new`) and
+            // is freed once, here.
+            Owner::Calloc(words) => drop(unsafe { Box::from_raw(words) }),
+            // SAFETY: `ptr` came from `alloc(layout)` (`Lines::huge`) and is
+            // freed once, here.
+            Owner::Aligned(ptr, layout) => unsafe { std::alloc::dealloc(ptr.as_ptr(), layout) },
+        }
+    }
+}
+
+// SAFETY: `Lines` owns its allocation alone, as a `Box` would (`start` only
+// points into it); memos move between threads through `RETIRED`.
+unsafe impl Send for Lines {}
+
+/// A huge page's size on the targets [`advise_huge_pages`] asks for them.
+const HUGE_PAGE: usize = 2 << 20;
 
 impl Lines {
     fn new(slots: usize) -> Self {
         // A zeroed `Vec<u64>` is one `calloc`; a line's worth of spare words
         // leaves room to align the start.
-        let words = vec![0u64; slots * 4 + LINE / 8].into_boxed_slice();
-        let misaligned = words.as_ptr() as usize % LINE;
+        let words = Box::into_raw(vec![0u64; slots * 4 + LINE / 8].into_boxed_slice());
+        let first = words.cast::<u64>();
+        let misaligned = first as usize % LINE;
         let skip = (LINE - misaligned) % LINE / 8;
-        Self { words, skip }
+        Self {
+            // SAFETY: `skip < LINE / 8`: within the spare words.
+            start: unsafe { first.add(skip) },
+            words: slots * 4,
+            owner: Owner::Calloc(words),
+        }
+    }
+
+    /// context-loader patch (PATCH.md section 18): slots on 2 MiB pages when
+    /// they fill whole ones (the second level's 4 MiB), zeroed after the
+    /// kernel is asked for huge pages, so its first touches fault them in.
+    /// Its buckets are read at random over 1,024 small pages, and with the
+    /// vocabulary's 8 MB table beside them that is more pages than the TLB
+    /// holds: most second-level probes also walked the page table. Counting
+    /// English and code on a warm thread got 3-6 % faster. The memory is the
+    /// same: pieces land in random buckets, so most of the level's small pages
+    /// were resident soon after it was allocated anyway.
+    fn huge(slots: usize) -> Self {
+        let bytes = slots * 32;
+        if bytes % HUGE_PAGE != 0 {
+            return Self::new(slots);
+        }
+        let layout = std::alloc::Layout::from_size_align(bytes, HUGE_PAGE)
+            .expect("a power-of-two alignment and a size below isize::MAX");
+        // SAFETY: `layout`'s size is not zero.
+        let ptr = unsafe { std::alloc::alloc(layout) };
+        let Some(ptr) = std::ptr::NonNull::new(ptr) else {
+            std::alloc::handle_alloc_error(layout)
+        };
+        advise_huge_pages(ptr.as_ptr(), bytes);
+        // SAFETY: `bytes` bytes from `ptr` were just allocated for us.
+        unsafe { std::ptr::write_bytes(ptr.as_ptr(), 0, bytes) };
+        Self {
+            start: ptr.as_ptr().cast(),
+            words: bytes / 8,
+            owner: Owner::Aligned(ptr, layout),
+        }
     }
 
     /// Slot `at`, which callers take from the top bits of a hash: always one
@@ -77,21 +158,40 @@ impl Lines {
     /// piece of a count).
     #[inline(always)]
     fn slot(&self, at: usize) -> &Slot {
-        let from = self.skip + at * 4;
-        assert_in_bounds(from, self.words.len());
-        // SAFETY: `from + 4 <= words.len()` (checked above in debug builds): `at`
-        // is a slot index below the count `new` allocated `4 * slots + LINE / 8`
-        // words for, and `skip < LINE / 8`; a `Slot` is 4 words, u64-aligned
-        // like the boxed slice.
-        unsafe { &*self.words.as_ptr().add(from).cast::<Slot>() }
+        let from = at * 4;
+        assert_in_bounds(from, self.words);
+        // SAFETY: `from + 4 <= words` (checked above in debug builds): `at` is
+        // a slot index below the count the allocation was made for; a `Slot`
+        // is 4 words, u64-aligned like `start`.
+        unsafe { &*self.start.add(from).cast::<Slot>() }
     }
 
     #[inline(always)]
     fn slot_mut(&mut self, at: usize) -> &mut Slot {
-        let from = self.skip + at * 4;
-        assert_in_bounds(from, self.words.len());
+        let from = at * 4;
+        assert_in_bounds(from, self.words);
         // SAFETY: as in `slot`; `&mut self` makes the borrow unique.
-        unsafe { &mut *self.words.as_mut_ptr().add(from).cast::<Slot>() }
+        unsafe { &mut *self.start.add(from).cast::<Slot>() }
+    }
+
+    /// Short slot `at` (16 bytes: a key word, then its length and count), of
+    /// lines made for `n / 2` slots of 32 bytes; `at` is below `n`.
+    #[inline(always)]
+    fn short(&self, at: usize) -> &ShortSlot {
+        let from = at * 2;
+        debug_assert!(from + 2 <= self.words, "short slot out of range: {from}");
+        // SAFETY: `from + 2 <= words` (checked above in debug builds): `at` is
+        // a short slot's index from a hash's top bits, below twice the 32-byte
+        // slots allocated; a `ShortSlot` is 2 words, u64-aligned like `start`.
+        unsafe { &*self.start.add(from).cast::<ShortSlot>() }
+    }
+
+    #[inline(always)]
+    fn short_mut(&mut self, at: usize) -> &mut ShortSlot {
+        let from = at * 2;
+        debug_assert!(from + 2 <= self.words, "short slot out of range: {from}");
+        // SAFETY: as in `short`; `&mut self` makes the borrow unique.
+        unsafe { &mut *self.start.add(from).cast::<ShortSlot>() }
     }
 
     /// A hint to load slot `at`'s line; no effect on any answer.
@@ -115,10 +215,43 @@ fn assert_in_bounds(from: usize, words: usize) {
     debug_assert!(from + 4 <= words, "slot out of range: {from} of {words}");
 }
 
+/// Ask Linux to back `len` bytes from `ptr` (2 MiB-aligned) with huge
+/// pages (`madvise(MADV_HUGEPAGE)`: transparent huge pages are often enabled
+/// only on request). A hint: when it fails, or elsewhere, the slots are on
+/// ordinary pages and every answer is the same.
+#[inline]
+fn advise_huge_pages(ptr: *mut u8, len: usize) {
+    #[cfg(all(
+        target_os = "linux",
+        any(target_arch = "x86_64", target_arch = "aarch64")
+    ))]
+    {
+        unsafe extern "C" {
+            fn madvise(
+                addr: *mut std::ffi::c_void,
+                len: usize,
+                advice: std::ffi::c_int,
+            ) -> std::ffi::c_int;
+        }
+        const MADV_HUGEPAGE: std::ffi::c_int = 14;
+        // SAFETY: `ptr..ptr + len` is memory this process allocated; the advice
+        // changes no contents and no protection.
+        let _ = unsafe { madvise(ptr.cast(), len, MADV_HUGEPAGE) };
+    }
+    #[cfg(not(all(
+        target_os = "linux",
+        any(target_arch = "x86_64", target_arch = "aarch64")
+    )))]
+    let _ = (ptr, len);
+}
+
 /// One encoding's memo on one thread: two levels.
 pub(crate) struct Memo {
+    /// The first level: pieces of at most 8 bytes in `short`, longer ones in
+    /// `first`.
+    short: Lines,
     first: Lines,
-    /// `None` until the first level has missed [`SLOTS`] pieces: the random
+    /// `None` until the first level has missed [`SECOND_AFTER`] pieces: the random
     /// buckets of even a few thousand distinct pieces would make most of its
     /// 4 MiB resident, on every thread that ever counted something.
     second: Option<Lines>,
@@ -128,7 +261,8 @@ pub(crate) struct Memo {
 impl Memo {
     fn new() -> Self {
         Self {
-            first: Lines::new(SLOTS),
+            short: Lines::new(SHORT_SLOTS / 2),
+            first: Lines::new(LONG_SLOTS),
             second: None,
             misses: 0,
         }
@@ -155,7 +289,13 @@ impl Memo {
     /// exactly it.
     #[inline(always)]
     pub(crate) fn get(&self, key: &Key) -> Option<usize> {
-        count_if_same(self.first.slot(key.first), &key.slot)
+        if key.is_short() {
+            let slot = self.short.short(key.first);
+            (slot[0] == key.slot[0] && slot[1] & !COUNT_MASK == key.slot[3])
+                .then_some((slot[1] >> 56) as usize)
+        } else {
+            count_if_same(self.first.slot(key.first), &key.slot)
+        }
     }
 
     /// The key of the piece `text[start..end]` and its count from the first
@@ -172,9 +312,9 @@ impl Memo {
         match text.get(start..start + 8) {
             Some(eight) if len <= 8 => {
                 let key = Key::of_word(u64::from_le_bytes(eight.try_into().unwrap()), len);
-                let slot = self.first.slot(key.first);
-                let hit = slot[0] == key.slot[0] && slot[3] & !COUNT_MASK == key.slot[3];
-                (key, hit.then_some((slot[3] >> 56) as usize))
+                let slot = self.short.short(key.first);
+                let hit = slot[0] == key.slot[0] && slot[1] & !COUNT_MASK == key.slot[3];
+                (key, hit.then_some((slot[1] >> 56) as usize))
             }
             _ => {
                 let key = Key::of(&text[start..end]);
@@ -203,8 +343,18 @@ impl Memo {
             .into_iter()
             .find(|&at| count_if_same(second.slot(at), &key.slot).is_some())?;
         let slot = *second.slot(hit);
-        *self.first.slot_mut(key.first) = slot;
+        self.put_first(key, slot);
         Some((slot[3] >> 56) as usize)
+    }
+
+    /// Store `slot` (`key`'s, with its count) in `key`'s first-level table.
+    #[inline(always)]
+    fn put_first(&mut self, key: &Key, slot: Slot) {
+        if key.is_short() {
+            *self.short.short_mut(key.first) = [slot[0], slot[3]];
+        } else {
+            *self.first.slot_mut(key.first) = slot;
+        }
     }
 
     /// Store `n` as the count of `key`'s piece in both levels: it evicts
@@ -217,7 +367,7 @@ impl Memo {
         if n <= u8::MAX as usize {
             let k = &key.slot;
             let slot = [k[0], k[1], k[2], k[3] | (n as u64) << 56];
-            *self.first.slot_mut(key.first) = slot;
+            self.put_first(key, slot);
             match &mut self.second {
                 Some(second) => {
                     let at = key.second() * 2;
@@ -227,8 +377,8 @@ impl Memo {
                 }
                 None => {
                     self.misses += 1;
-                    if self.misses == SLOTS {
-                        self.second = Some(Lines::new(BUCKETS * 2));
+                    if self.misses == SECOND_AFTER {
+                        self.second = Some(Lines::huge(BUCKETS * 2));
                     }
                 }
             }
@@ -258,7 +408,7 @@ impl Key {
         Self {
             slot,
             hash,
-            first: first_index(hash),
+            first: short_index(hash),
         }
     }
 
@@ -270,8 +420,19 @@ impl Key {
         Self {
             slot,
             hash,
-            first: first_index(hash),
+            first: if piece.len() <= 8 {
+                short_index(hash)
+            } else {
+                long_index(hash)
+            },
         }
+    }
+
+    /// Whether the piece is at most 8 bytes long (its slot in the short
+    /// table; `first` indexes that table).
+    #[inline(always)]
+    fn is_short(&self) -> bool {
+        self.slot[3] <= 8 << 48
     }
 
     #[inline(always)]
@@ -315,10 +476,15 @@ fn hash(key: &Slot) -> u64 {
 }
 
 /// The first-level slot of a padded key's hash: its top bits (the only ones
-/// every key bit reaches).
+/// every key bit reaches), in the short pieces' table or the long ones'.
 #[inline(always)]
-fn first_index(hash: u64) -> usize {
-    (hash >> (64 - SLOTS.trailing_zeros())) as usize
+fn short_index(hash: u64) -> usize {
+    (hash >> (64 - SHORT_SLOTS.trailing_zeros())) as usize
+}
+
+#[inline(always)]
+fn long_index(hash: u64) -> usize {
+    (hash >> (64 - LONG_SLOTS.trailing_zeros())) as usize
 }
 
 /// The second-level bucket of a padded key's hash: the top bits of the hash
@@ -439,7 +605,7 @@ mod tests {
     /// A memo whose second level is already allocated.
     fn with_second() -> Memo {
         let mut m = Memo::new();
-        m.second = Some(Lines::new(BUCKETS * 2));
+        m.second = Some(Lines::huge(BUCKETS * 2));
         m
     }
 
@@ -447,7 +613,7 @@ mod tests {
     fn the_second_level_comes_once_the_first_has_missed_as_many_pieces_as_it_has_slots() {
         let mut m = Memo::new();
         let piece = |i: usize| format!("p{i:07}").into_bytes();
-        for i in 0..SLOTS - 1 {
+        for i in 0..SECOND_AFTER - 1 {
             m.count(&piece(i), || 2);
         }
         assert!(
@@ -455,12 +621,12 @@ mod tests {
             "a thread counting short texts holds 1 MiB"
         );
         // Hits are not misses.
-        m.count(&piece(SLOTS - 2), || unreachable!("first level"));
+        m.count(&piece(SECOND_AFTER - 2), || unreachable!("first level"));
         assert!(m.second.is_none());
-        m.count(&piece(SLOTS - 1), || 2);
+        m.count(&piece(SECOND_AFTER - 1), || 2);
         assert!(m.second.is_some());
         // From then on, what the first level evicts is kept.
-        let pieces = colliding(first_index, 2);
+        let pieces = colliding(short_index, 2);
         m.count(&pieces[0], || 1);
         m.count(&pieces[1], || 3);
         assert_eq!(m.count(&pieces[0], || unreachable!("second level")), 1);
@@ -520,9 +686,44 @@ mod tests {
             let mut slot = other.slot;
             slot[3] = ((end - start + 8).min(KEY_MAX) as u64) << 48;
             slot[1] |= 1;
-            *m.first.slot_mut(other.first) = [slot[0], slot[1], slot[2], slot[3] | 1 << 56];
+            m.put_first(&other, [slot[0], slot[1], slot[2], slot[3] | 1 << 56]);
         }
         check(&m);
+    }
+
+    /// PATCH.md section 20: pieces of 9 to 24 bytes have their own
+    /// first-level table. Two that share a slot there evict each other (and
+    /// come back from the second level); a piece of at most 8 bytes whose
+    /// short slot has the same index is neither evicted nor evicting.
+    #[test]
+    fn long_pieces_have_their_own_first_level_slots() {
+        let first = b"a longer piece".to_vec();
+        let target = long_index(Key::of(&first).hash);
+        let second = (0u32..)
+            .map(|i| format!("another piece {i}").into_bytes())
+            .find(|p| long_index(Key::of(p).hash) == target)
+            .unwrap();
+        let short = (0u32..)
+            .map(|i| format!("sh{i:02}").into_bytes())
+            .find(|p| short_index(Key::of(p).hash) == target)
+            .unwrap();
+        let mut m = with_second();
+        assert_eq!(m.count(&first, || 4), 4);
+        assert_eq!(m.count(&short, || 2), 2);
+        assert_eq!(m.get(&Key::of(&first)), Some(4));
+        assert_eq!(m.count(&second, || 5), 5);
+        assert_eq!(m.get(&Key::of(&first)), None);
+        assert_eq!(m.get(&Key::of(&short)), Some(2));
+        assert_eq!(m.count(&first, || unreachable!("second level")), 4);
+        assert_eq!(m.get(&Key::of(&first)), Some(4));
+        assert_eq!(m.get(&Key::of(&second)), None);
+        assert_eq!(m.count(&short, || unreachable!("first level")), 2);
+        // The short table holds a key's words 0 and 3 only: pieces of 9
+        // bytes or more (whose word 1 is not zero) must never go there.
+        let bytes = [b'q'; KEY_MAX];
+        for len in 3..=KEY_MAX {
+            assert_eq!(Key::of(&bytes[..len]).is_short(), len <= 8, "length {len}");
+        }
     }
 
     #[test]
@@ -546,7 +747,7 @@ mod tests {
 
     #[test]
     fn a_piece_evicted_from_the_first_level_is_found_in_the_second_and_moves_back() {
-        let pieces = colliding(first_index, 2);
+        let pieces = colliding(short_index, 2);
         let (a, b) = (&pieces[0], &pieces[1]);
         let mut m = with_second();
         assert_eq!(m.count(a, || 1), 1);
@@ -578,6 +779,20 @@ mod tests {
         assert!(n == 1 || n == 7, "{n}");
     }
 
+    /// PATCH.md section 18: the second level starts on a huge page's
+    /// boundary (so its 4 MiB are two whole huge pages) and every slot is
+    /// empty; the first level stays a line-aligned `calloc`.
+    #[test]
+    fn the_second_level_is_zeroed_and_starts_on_a_huge_page() {
+        let m = with_second();
+        let second = m.second.as_ref().unwrap();
+        assert_eq!(second.start as usize % HUGE_PAGE, 0);
+        assert_eq!(second.words, BUCKETS * 2 * 4);
+        assert!((0..BUCKETS * 2).all(|at| *second.slot(at) == [0; 4]));
+        assert!(matches!(m.first.owner, Owner::Calloc(_)));
+        assert!(matches!(second.owner, Owner::Aligned(..)));
+    }
+
     #[test]
     fn no_slot_straddles_two_cache_lines() {
         let m = with_second();
@@ -585,6 +800,9 @@ mod tests {
             assert_eq!(level.slot(0).as_ptr() as usize % LINE, 0);
             assert_eq!(level.slot(1).as_ptr() as usize % LINE, 32);
         }
+        assert_eq!(m.short.short(0).as_ptr() as usize % LINE, 0);
+        assert_eq!(m.short.short(1).as_ptr() as usize % LINE, 16);
+        assert_eq!(m.short.short(3).as_ptr() as usize % LINE, 48);
     }
 
     #[test]

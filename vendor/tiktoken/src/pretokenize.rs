@@ -845,6 +845,19 @@ fn o200k_like_ascii_next<
         return Some((i, end));
     }
 
+    // context-loader patch: a word that starts uppercase and whose letters end
+    // within 8 bytes of `p`, cut from one load without a branch per byte (PATCH.md section 17).
+    if let Some(end) = short_cased_word_end(b, p) {
+        let mut end = end;
+        if CONTRACTIONS
+            && b[end] == b'\''
+            && let Some(len) = match_contraction(b, end)
+        {
+            end += len;
+        }
+        return Some((i, end));
+    }
+
     // Scan the uppercase run from `p`; a non-ASCII byte at any decision point
     // hands the whole word over to the CJK-aware cold scanner.
     while q < n && b[q] < 0x80 && b[q].is_ascii_uppercase() {
@@ -887,6 +900,42 @@ fn o200k_like_ascii_next<
         end += len;
     }
     Some((i, end))
+}
+
+/// context-loader patch (PATCH.md section 17): the end of the letters of an
+/// o200k-family word whose first letter is the ASCII letter at `p`, when the
+/// 8 bytes from `p` decide it: `Some(e)` with `b[e]` an ASCII byte that is not
+/// a letter of the run, or `None` (fewer than 8 bytes left, the run reaches
+/// the 8th byte, or a non-ASCII byte ends it: the caller's scan decides).
+///
+/// Over ASCII the two word rules `[U]*[L]+` and `[U]+[L]*` end at the same
+/// place: the uppercase run from `p`, then the lowercase run after it (empty
+/// for rule B: an ASCII uppercase letter cannot be given back to `[L]+`). So
+/// the end is the first byte after the uppercase prefix that is not
+/// lowercase, found from two class masks and one trailing-zero count. The
+/// byte scan it replaces branched on the first letter's case and on each
+/// uppercase byte; in base64 (runs of random case) those exits mispredicted
+/// about once per piece.
+#[inline(always)]
+fn short_cased_word_end(b: &[u8], p: usize) -> Option<usize> {
+    let v = u64::from_le_bytes(b.get(p..p + 8)?.try_into().unwrap());
+    let upper = bytes_in(v, b'A', b'Z') & !v;
+    let not_lower = !(bytes_in(v, b'a', b'z') & !v) & HIGH;
+    let not_upper = !upper & HIGH;
+    // Every bit below the first byte that is not uppercase (all bits when the
+    // 8 bytes are): those bytes are the uppercase prefix.
+    let prefix = not_upper.wrapping_sub(1) & !not_upper;
+    let stop = not_lower & !prefix;
+    if stop == 0 {
+        return None;
+    }
+    let e = (stop.trailing_zeros() / 8) as usize;
+    // The stop byte's own high bit: a non-ASCII character may continue the
+    // word (`\p{M}`, `\p{Lo}`…).
+    if (v >> (8 * e)) & 0x80 != 0 {
+        return None;
+    }
+    Some(p + e)
 }
 
 /// context-loader patch: the ends of runs of one ASCII class, 8 bytes per step.
@@ -1495,6 +1544,62 @@ mod tests {
                         assert_eq!(run_end(&text, from), end, "{name}: {text:?} from {from}");
                     }
                 }
+            }
+        }
+    }
+
+    /// PATCH.md section 17: `short_cased_word_end` against the byte scan it
+    /// stands for (the uppercase run, then the lowercase run, within 8 bytes,
+    /// ended by an ASCII byte), for every sequence of 9 byte classes
+    /// (uppercase, lowercase, an ASCII non-letter, a high-bit byte, the quote),
+    /// each position's byte drawn from its class: half the time one of its
+    /// edges (`A` `Z`, `a` `z`, the bounds' neighbours `@` `[` `` ` `` `{`,
+    /// bytes whose low 7 bits are letters: 0xC1 0xDA 0xE1 0xFA), else any.
+    #[test]
+    fn short_cased_words_end_where_the_byte_scan_ends_them() {
+        let upper: Vec<u8> = (b'A'..=b'Z').collect();
+        let lower: Vec<u8> = (b'a'..=b'z').collect();
+        let other: Vec<u8> = (0u8..0x80).filter(|c| !c.is_ascii_alphabetic()).collect();
+        let high: Vec<u8> = (0x80u8..=0xFF).collect();
+        let quote = vec![b'\''];
+        let classes: [(&[u8], &[u8]); 5] = [
+            (&upper, b"AZ"),
+            (&lower, b"az"),
+            (&other, b"@[`{"),
+            (&high, &[0xC1, 0xDA, 0xE1, 0xFA]),
+            (&quote, b"'"),
+        ];
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut text = [0u8; 9];
+        for code in 0..5usize.pow(9) {
+            let mut c = code;
+            for byte in text.iter_mut() {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                let (members, edges) = classes[c % 5];
+                *byte = if state % 2 == 0 {
+                    edges[(state >> 8) as usize % edges.len()]
+                } else {
+                    members[(state >> 8) as usize % members.len()]
+                };
+                c /= 5;
+            }
+            for len in [8, 9] {
+                let t = &text[..len];
+                if !t[0].is_ascii_alphabetic() {
+                    continue;
+                }
+                let mut e = 0;
+                while e < 8 && t[e].is_ascii_uppercase() {
+                    e += 1;
+                }
+                while e < 8 && t[e].is_ascii_lowercase() {
+                    e += 1;
+                }
+                let expected = (e < 8 && t[e] < 0x80).then_some(e);
+                assert_eq!(short_cased_word_end(t, 0), expected, "{t:?}");
+                assert_eq!(short_cased_word_end(&t[..7], 0), None, "{t:?}");
             }
         }
     }
@@ -2161,6 +2266,23 @@ mod tests {
         #[test]
         fn prop_fast_matches_regex_lowercase_words(
             text in "[abstdmlrveSTDMLRVE'’ \u{301}\u{3099}éÉ한ǅ0.\n]{0,40}"
+        ) {
+            for spec in [O200K, MISTRAL, KIMI] {
+                let pt = spec.tokenizer();
+                let fast = collect_matches(&pt, &text);
+                let reference = reference_matches(spec, &text);
+                proptest::prop_assert_eq!(fast, reference, "fast/regex mismatch for {:?}", text);
+            }
+        }
+
+        /// Words of mixed case (PATCH.md section 17: an uppercase start cut
+        /// from one 8-byte load): case runs of every length around 8 bytes,
+        /// each letter bound's neighbours, contractions in both cases, base64's
+        /// `+` and `/`, digits, combining marks and non-ASCII letters that may
+        /// continue a word, for each o200k-like scanner, against the regex.
+        #[test]
+        fn prop_fast_matches_regex_cased_words(
+            text in "[AZazMmSsTtDdLlVvEe@\\[`{'’+/0 \n\u{301}éÉ한ǅ]{0,40}"
         ) {
             for spec in [O200K, MISTRAL, KIMI] {
                 let pt = spec.tokenizer();
