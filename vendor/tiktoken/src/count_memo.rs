@@ -248,9 +248,9 @@ fn advise_huge_pages(ptr: *mut u8, len: usize) {
 /// One encoding's memo on one thread: two levels.
 pub(crate) struct Memo {
     /// The first level: pieces of at most 8 bytes in `short`, longer ones in
-    /// `first`.
+    /// `long`.
     short: Lines,
-    first: Lines,
+    long: Lines,
     /// `None` until the first level has missed [`SECOND_AFTER`] pieces: the random
     /// buckets of even a few thousand distinct pieces would make most of its
     /// 4 MiB resident, on every thread that ever counted something.
@@ -262,7 +262,7 @@ impl Memo {
     fn new() -> Self {
         Self {
             short: Lines::new(SHORT_SLOTS / 2),
-            first: Lines::new(LONG_SLOTS),
+            long: Lines::new(LONG_SLOTS),
             second: None,
             misses: 0,
         }
@@ -294,7 +294,7 @@ impl Memo {
             (slot[0] == key.slot[0] && slot[1] & !COUNT_MASK == key.slot[3])
                 .then_some((slot[1] >> 56) as usize)
         } else {
-            count_if_same(self.first.slot(key.first), &key.slot)
+            count_if_same(self.long.slot(key.first), &key.slot)
         }
     }
 
@@ -353,7 +353,7 @@ impl Memo {
         if key.is_short() {
             *self.short.short_mut(key.first) = [slot[0], slot[3]];
         } else {
-            *self.first.slot_mut(key.first) = slot;
+            *self.long.slot_mut(key.first) = slot;
         }
     }
 
@@ -789,14 +789,14 @@ mod tests {
         assert_eq!(second.start as usize % HUGE_PAGE, 0);
         assert_eq!(second.words, BUCKETS * 2 * 4);
         assert!((0..BUCKETS * 2).all(|at| *second.slot(at) == [0; 4]));
-        assert!(matches!(m.first.owner, Owner::Calloc(_)));
+        assert!(matches!(m.long.owner, Owner::Calloc(_)));
         assert!(matches!(second.owner, Owner::Aligned(..)));
     }
 
     #[test]
     fn no_slot_straddles_two_cache_lines() {
         let m = with_second();
-        for level in [&m.first, m.second.as_ref().unwrap()] {
+        for level in [&m.long, m.second.as_ref().unwrap()] {
             assert_eq!(level.slot(0).as_ptr() as usize % LINE, 0);
             assert_eq!(level.slot(1).as_ptr() as usize % LINE, 32);
         }
