@@ -6,15 +6,12 @@
 //! bundle, image and Kubernetes checks reuse the installed binary.
 //!
 //! In ci the build starts in the background right after `cargo fmt --check`
-//! ([`start_release_build`]), at a low CPU priority (nice 10, as the prefetch): it is
-//! the longest thing ci does (~600 s, its fat-LTO link on one core), and started after
-//! the debug tests it was the critical path (the install step waited 135 s for it).
-//! Niced, it takes little more than the CPU clippy and the tests leave idle (their
-//! links, the tests' waits on servers); started first at the same priority it slowed
-//! clippy 52 -> 138 s and the run lost more than it gained. At nice 19 it lost even the
-//! idle CPU to the prefetch (nice 10): its dependencies were done only ~480 s in, its
-//! serial chain (rmcp, mcp-common, the lib, a 158 s link) began late, and the install
-//! step waited 96-114 s with one core idle. When the tests are done
+//! ([`start_release_build`]), at the lowest CPU priority (nice 19): it is the longest
+//! thing ci does (~600 s, its fat-LTO link on one core), and started after the debug
+//! tests it was the critical path (the install step waited 135 s for it). At nice 19
+//! it takes only the CPU clippy and the tests leave idle (their links, the tests'
+//! waits on servers); started first at the same priority it slowed clippy 52 -> 138 s
+//! and the run lost more than it gained. When the tests are done
 //! ([`raise_release_build`]) it goes back to the normal priority for the steps that
 //! mostly wait on processes. Cargo locks each profile's folder on its own, so the
 //! debug steps are not blocked. Its output goes to a log, shown when it fails.
@@ -41,7 +38,7 @@ struct Background {
     log: PathBuf,
 }
 
-/// Start `cargo install` in the background at nice 10; [`raise_release_build`] gives
+/// Start `cargo install` in the background at nice 19; [`raise_release_build`] gives
 /// it the normal priority, [`release_binary`] waits for it, and
 /// [`stop_release_build`] ends it when ci stops early.
 pub fn start_release_build(root: &Path) -> anyhow::Result<()> {
@@ -50,10 +47,10 @@ pub fn start_release_build(root: &Path) -> anyhow::Result<()> {
     let file =
         std::fs::File::create(&log).with_context(|| format!("cannot create {}", log.display()))?;
     let mut command = install_command(root);
-    // `nice` runs cargo at a low priority, and every rustc it starts inherits it.
+    // `nice` runs cargo at the lowest priority, and every rustc it starts inherits it.
     let mut niced = Command::new("nice");
     niced
-        .args(["-n", "10"])
+        .args(["-n", "19"])
         .arg(command.get_program())
         .args(command.get_args())
         .current_dir(root);
@@ -70,7 +67,7 @@ pub fn start_release_build(root: &Path) -> anyhow::Result<()> {
         .spawn()
         .context("cannot run nice cargo install")?;
     eprintln!(
-        "release build: started in the background at nice 10 (log: {})",
+        "release build: started in the background at nice 19 (log: {})",
         log.display()
     );
     *BACKGROUND.lock().unwrap_or_else(|e| e.into_inner()) = Some(Background {
@@ -84,7 +81,7 @@ pub fn start_release_build(root: &Path) -> anyhow::Result<()> {
 /// Give the background build the normal priority (nice 0): cargo first, so what it
 /// starts from then on inherits it, then every process it had already started.
 /// Lowering a nice value needs root (or CAP_SYS_NICE); without it the build goes on
-/// at nice 10, which is said, and only makes the install step wait longer.
+/// at nice 19, which is said, and only makes the install step wait longer.
 pub fn raise_release_build() {
     let mut guard = BACKGROUND.lock().unwrap_or_else(|e| e.into_inner());
     let Some(background) = guard.as_mut() else {
@@ -108,7 +105,7 @@ pub fn raise_release_build() {
         raised += usize::from(ok);
         if !ok && *pid == root {
             eprintln!(
-                "release build: stays at nice 10 (renice -n 0 needs root or CAP_SYS_NICE); \
+                "release build: stays at nice 19 (renice -n 0 needs root or CAP_SYS_NICE); \
                  the install step will wait longer for it"
             );
             return;

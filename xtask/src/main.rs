@@ -251,8 +251,8 @@ fn ci_steps() -> anyhow::Result<()> {
     use timing::step;
     step("fmt", 2, || cargo(&["fmt", "--all", "--", "--check"]))?;
     // The release build (fat LTO: ~600 s, its link on one core) is the longest thing
-    // ci does: it starts now at nice 10, taking little more than what clippy and the
-    // tests leave idle, and gets the normal priority once they are done (see install.rs).
+    // ci does: it starts now at nice 19, taking only what clippy and the tests leave
+    // idle, and gets the normal priority once they are done (see install.rs).
     install::start_release_build(&workspace_root())?;
     // Downloads and unpacking (clients, venvs, npm peers), while the compiler holds
     // the CPU: they wait on the network, not on the cores.
@@ -291,8 +291,8 @@ fn ci_steps() -> anyhow::Result<()> {
         Ok(())
     })?;
     // The fleet times servers under a deadline (its Python servers start in ~4 s
-    // against a 10 s limit): it runs while the release build is still niced, on the
-    // debug build, and so is off the path after the build.
+    // against a 10 s limit): it runs while the release build still only takes idle
+    // CPU, on the debug build, and so is off the path after the build.
     step(
         "mcp-tokens: own tool list budget, Python SDK fleet",
         50,
