@@ -7,8 +7,10 @@
 //!
 //! In ci the build starts in the background right after `cargo fmt --check`
 //! ([`start_release_build`]), at the lowest CPU priority (nice 19): it is the longest
-//! thing ci does (~600 s, its fat-LTO link on one core), and started after the debug
-//! tests it was the critical path (the install step waited 135 s for it). At nice 19
+//! thing ci does (~430 CPU-s; alone on 2 cores 315 s, the last 157 of them its
+//! fat-LTO link on one core), and started after the debug tests it was the critical
+//! path (the install step waited 135 s for it). Its end still is (the install step
+//! waits ~70 s): what shortens its own chain up to the link shortens the run. At nice 19
 //! it takes only the CPU clippy and the tests leave idle (their links, the tests'
 //! waits on servers); started first at the same priority it slowed clippy 52 -> 138 s
 //! and the run lost more than it gained. When the tests are done

@@ -250,9 +250,10 @@ fn ci() -> anyhow::Result<()> {
 fn ci_steps() -> anyhow::Result<()> {
     use timing::step;
     step("fmt", 2, || cargo(&["fmt", "--all", "--", "--check"]))?;
-    // The release build (fat LTO: ~600 s, its link on one core) is the longest thing
-    // ci does: it starts now at nice 19, taking only what clippy and the tests leave
-    // idle, and gets the normal priority once they are done (see install.rs).
+    // The release build (~430 CPU-s, its last ~160 s a fat-LTO link on one core) is
+    // the longest thing ci does: it starts now at nice 19, taking only what clippy and
+    // the tests leave idle, and gets the normal priority once they are done (see
+    // install.rs).
     install::start_release_build(&workspace_root())?;
     // Downloads and unpacking (clients, venvs, npm peers), while the compiler holds
     // the CPU: they wait on the network, not on the cores.
