@@ -23,6 +23,8 @@ mod tool_list;
 use std::path::PathBuf;
 use std::process::Command;
 
+use anyhow::Context;
+
 use crate::peer::Peer;
 use crate::{cargo, workspace_root};
 
@@ -117,7 +119,40 @@ pub fn install_repomix() -> anyhow::Result<()> {
 ///
 /// `no_build` uses the artifacts already in target/ (for `--only` after building just
 /// what those sections run).
+/// Start `cargo xtask bench --quick` (this same binary) in the background, for ci:
+/// [`join_quick`] waits for it.
+pub fn start_quick() -> anyhow::Result<()> {
+    let log = crate::background::start("bench-quick", 0, &["bench", "--quick"])?;
+    eprintln!(
+        "bench harness (--quick): in the background (log: {})",
+        log.display()
+    );
+    Ok(())
+}
+
+/// Wait for [`start_quick`]'s bench and show what it printed; its failure is ci's.
+pub fn join_quick() -> anyhow::Result<()> {
+    let joined = crate::background::join("bench-quick")
+        .context("the quick bench was not started (bench::start_quick)")?;
+    crate::timing::beside(
+        "bench harness (--quick, dev build)",
+        joined.own_seconds("bench"),
+    );
+    match &joined.status {
+        Ok(status) if status.success() => {
+            eprint!("{}", joined.text);
+            Ok(())
+        }
+        other => anyhow::bail!(
+            "`cargo xtask bench --quick` failed ({other:?}); its log ({}) ends:\n{}",
+            joined.log.display(),
+            joined.tail(60)
+        ),
+    }
+}
+
 pub fn run(quick: bool, only: &[String], no_build: bool) -> anyhow::Result<()> {
+    let whole = std::time::Instant::now();
     if let Some(unknown) = only.iter().find(|n| !section_names().contains(&n.as_str())) {
         anyhow::bail!(
             "no bench section `{unknown}` (sections: {})",
@@ -168,6 +203,8 @@ pub fn run(quick: bool, only: &[String], no_build: bool) -> anyhow::Result<()> {
         std::fs::write(path, page)?;
         eprintln!("written to BENCHMARKS.md");
     }
+    // Last: `cargo xtask ci` reads its own time from this line (`Joined::own_seconds`).
+    eprintln!("bench: done in {:.1} s", whole.elapsed().as_secs_f64());
     Ok(())
 }
 

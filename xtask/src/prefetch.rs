@@ -14,8 +14,7 @@
 //! removed: it would only hold the installed packages a second time.
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::Mutex;
+use std::process::Stdio;
 use std::time::Instant;
 
 use anyhow::{Context, bail};
@@ -156,30 +155,13 @@ fn npx_install(node: &NodeEnv, package: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The prefetch started by ci, and when.
-static CHILD: Mutex<Option<(Child, Instant)>> = Mutex::new(None);
-
 /// Start `cargo xtask prefetch` (this same binary) at nice 10 in the background.
 pub fn start() -> anyhow::Result<()> {
-    let log = crate::target_dir().join("xtask/prefetch.log");
-    std::fs::create_dir_all(log.parent().context("log folder")?)?;
-    let file =
-        std::fs::File::create(&log).with_context(|| format!("cannot create {}", log.display()))?;
-    let exe = std::env::current_exe().context("cannot find xtask's own binary")?;
-    let child = Command::new("nice")
-        .args(["-n", "10"])
-        .arg(exe)
-        .arg("prefetch")
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(file.try_clone()?))
-        .stderr(Stdio::from(file))
-        .spawn()
-        .context("cannot run nice xtask prefetch")?;
+    let log = crate::background::start("prefetch", 10, &["prefetch"])?;
     eprintln!(
         "prefetch: the pinned tools later steps use, in the background (log: {})",
         log.display()
     );
-    *CHILD.lock().unwrap_or_else(|e| e.into_inner()) = Some((child, Instant::now()));
     Ok(())
 }
 
@@ -187,48 +169,25 @@ pub fn start() -> anyhow::Result<()> {
 /// log's last lines, and is not ci's failure: the step that needs the tool installs
 /// it again itself and fails there with its own reason.
 pub fn join() {
-    let Some((mut child, started)) = CHILD.lock().unwrap_or_else(|e| e.into_inner()).take() else {
+    let Some(joined) = crate::background::join("prefetch") else {
         return;
     };
-    let status = child.wait();
-    let log = crate::target_dir().join("xtask/prefetch.log");
-    let text = std::fs::read_to_string(&log).unwrap_or_default();
     // Its own time (the last line of `run`), not the time until this join.
-    let took = text
-        .lines()
-        .rev()
-        .find_map(|l| {
-            l.strip_prefix("prefetch: done in ")?
-                .strip_suffix(" s")?
-                .parse()
-                .ok()
-        })
-        .unwrap_or_else(|| started.elapsed().as_secs_f64());
+    let took = joined.own_seconds("prefetch");
     crate::timing::beside("prefetch (npm, PyPI; nice 10)", took);
-    match status {
+    match &joined.status {
         Ok(status) if status.success() => {
             eprintln!("prefetch: every pinned tool was ready {took:.0} s after it started")
         }
         other => {
-            let tail: Vec<&str> = text.lines().rev().take(12).collect();
             eprintln!(
                 "prefetch: did not finish ({other:?}); the steps install what is missing. \
                  Its log ({}) ends:",
-                log.display()
+                joined.log.display()
             );
-            for line in tail.into_iter().rev() {
+            for line in joined.tail(12).lines() {
                 eprintln!("  {line}");
             }
         }
-    }
-}
-
-/// ci failed before the join: end the prefetch and what it started (npm, pip).
-pub fn stop() {
-    if let Some((mut child, _)) = CHILD.lock().unwrap_or_else(|e| e.into_inner()).take() {
-        crate::install::kill_tree(child.id());
-        let _ = child.kill();
-        let _ = child.wait();
-        eprintln!("prefetch: stopped");
     }
 }
