@@ -51,14 +51,6 @@ pub fn cpu_seconds(pid: u32) -> f64 {
     cpu_ticks(pid) as f64 / 100.0
 }
 
-/// The CPU ticks the process uses over the next `window`: near zero when it is idle,
-/// so more means work left running (a call that should have stopped).
-pub async fn cpu_ticks_during(pid: u32, window: Duration) -> u64 {
-    let before = cpu_ticks(pid);
-    tokio::time::sleep(window).await;
-    cpu_ticks(pid) - before
-}
-
 /// From the moment a call was abandoned, waits until the process's CPU time stops
 /// growing (a whole second with under a tenth of a second used), failing as soon as
 /// it has used `bound` seconds or more: the call stopped, rather than ran to its end.

@@ -8,16 +8,17 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use test_support::http1::{authority, post_mcp, request};
-use test_support::process::cpu_ticks_during;
+use test_support::process::assert_cpu_settles_within;
 use test_support::{ALL, Transport};
 use test_support::{Binary, TempTree, call, structured};
 
 const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
 
-/// The server's CPU ticks over one idle second: near zero unless work was left behind.
-async fn idle_cpu_ticks(pid: u32) -> u64 {
-    cpu_ticks_during(pid, Duration::from_secs(1)).await
-}
+/// CPU seconds a refused call may still use once its answer is out: dropping what was
+/// parsed, a fraction of a second. The unbounded work these tests guard against took
+/// tens of seconds. CPU time, not a wall-clock window: a loaded machine stretches the
+/// wind-down in wall time but not in CPU.
+const CPU_AFTER_REFUSAL: f64 = 2.0;
 
 fn tool_call(id: u64, tool: &str, arguments: Value) -> Vec<u8> {
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
@@ -179,10 +180,7 @@ async fn a_16_mb_model_name_is_refused_with_a_small_answer_and_bounded_memory() 
     // value and the typed copy), not the hundreds of MB of unbounded work.
     let peak_mb = test_support::process::peak_rss_bytes(pid) / (1024 * 1024);
     assert!(peak_mb < 16 * 10, "peak RSS {peak_mb} MB");
-    assert!(
-        idle_cpu_ticks(pid).await < 30,
-        "the refused call left work running"
-    );
+    assert_cpu_settles_within(pid, "a 16.7 MB model name", CPU_AFTER_REFUSAL).await;
     assert_healthy(&addr).await;
 }
 
@@ -243,10 +241,7 @@ async fn a_huge_spec_path_over_10000_specs_is_refused_and_leaves_no_cpu_behind()
         "{error}"
     );
 
-    assert!(
-        idle_cpu_ticks(pid).await < 30,
-        "refused calls left work running"
-    );
+    assert_cpu_settles_within(pid, "huge and long spec paths", CPU_AFTER_REFUSAL).await;
     assert_healthy(&addr).await;
     drop(server);
 }
@@ -516,8 +511,9 @@ async fn a_huge_gitignore_gets_a_fast_clear_error_naming_the_flag() {
 /// Issue 20, row 1, as a client sees it: `notifications/cancelled` used to be ignored
 /// once `load-files` had packed its text (60 s more CPU at 5,000 files): the final
 /// count of the whole answer ran to its end. The server reports the packing done
-/// (progress = total), the test cancels right then, and the server's CPU must be
-/// idle within a second (the count stops within about a megabyte).
+/// (progress = total), the test cancels right then, and the server's CPU must settle
+/// having used a small fraction of the uncancelled count's (which stops within about
+/// a megabyte).
 #[tokio::test]
 async fn a_load_cancelled_during_its_final_count_stops_the_cpu() {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -584,12 +580,10 @@ async fn a_load_cancelled_during_its_final_count_stops_the_cpu() {
                 "params": {"requestId": 7, "reason": "test"}}),
     )
     .await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let ticks = idle_cpu_ticks(pid).await;
-    assert!(
-        ticks <= 30,
-        "{ticks} CPU ticks in the second after the cancel settled"
-    );
+    // Measured on a dev build: uncancelled, the final count of 40 MB took 9.7 CPU
+    // seconds; cancelled, 0.03. CPU time, not a wall-clock window after a sleep: a
+    // compiler beside the test stretched the cancel's wind-down into such a window.
+    assert_cpu_settles_within(pid, "load-files cancelled in its final count", 1.5).await;
     drop(child);
 }
 

@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use test_support::fixtures::BYTE_LEVEL_TOKENIZER;
 use test_support::http1::{authority, post_mcp, request};
-use test_support::process::{cpu_ticks_during, peak_rss_bytes};
+use test_support::process::{assert_cpu_settles_within, peak_rss_bytes};
 use test_support::{Binary, TempTree};
 
 const BIN: Binary = Binary::new(env!("CARGO_BIN_EXE_context-loader"));
@@ -84,9 +84,10 @@ async fn a_tokenizer_json_counts_megabytes_of_digits_exactly_in_bounded_memory()
     drop(server);
 }
 
-/// Give up the request at `--request-timeout` and measure the CPU the server still
-/// spends over the next three seconds (before: the count ran on to its end).
-async fn cpu_after_timeout(global: &[&str], text: &str, model: &str) -> u64 {
+/// Give up the request at `--request-timeout`; from then the server's CPU must settle
+/// within a second of CPU time (before: the count ran on to its end, seconds more).
+/// CPU time, not a wall-clock window: a loaded machine stretches the stop in wall time.
+async fn assert_cpu_stops_after_timeout(global: &[&str], text: &str, model: &str) {
     let (server, url) = BIN
         .spawn_http(
             global,
@@ -117,15 +118,14 @@ async fn cpu_after_timeout(global: &[&str], text: &str, model: &str) -> u64 {
         reply.status, 408,
         "the count must outlast the timeout: {reply:?}"
     );
-    // Let the flag be seen (a check is at most 64 KiB of text or 8k merges away).
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let spent = cpu_ticks_during(pid, Duration::from_secs(3)).await;
+    // The flag is seen within 64 KiB of text or 8k merges.
+    let what = format!("{model} after its request timed out");
+    assert_cpu_settles_within(pid, &what, 1.0).await;
     assert_eq!(
         request(&addr, "GET", "/healthz", &[], b"").await.status,
         200
     );
     drop(server);
-    spent
 }
 
 /// The row: a count with a tokenizer.json could not be stopped (7-14 s of
@@ -143,11 +143,7 @@ async fn a_timed_out_tokenizer_json_count_stops_its_cpu() {
     .take(400_000)
     .collect();
     let text = "7".repeat(6 << 20) + &mixed;
-    let spent = cpu_after_timeout(&["--models-file", &models], &text, "open-bpe-1b").await;
-    assert!(
-        spent < 100,
-        "{spent} ticks of CPU within 3 s after the request was given up"
-    );
+    assert_cpu_stops_after_timeout(&["--models-file", &models], &text, "open-bpe-1b").await;
 }
 
 /// The row: gemini-2.5-pro on random lowercase (no space, no newline: no
@@ -162,9 +158,5 @@ async fn a_timed_out_gemini_count_of_one_long_run_stops_its_cpu() {
             char::from(b'a' + ((seed >> 33) % 26) as u8)
         })
         .collect();
-    let spent = cpu_after_timeout(&[], &text, "gemini-2.5-pro").await;
-    assert!(
-        spent < 100,
-        "{spent} ticks of CPU within 3 s after the request was given up"
-    );
+    assert_cpu_stops_after_timeout(&[], &text, "gemini-2.5-pro").await;
 }
