@@ -8,15 +8,13 @@
 //! In ci the build starts in the background right after `cargo fmt --check`
 //! ([`start_release_build`]), at the lowest CPU priority (nice 19): it is the longest
 //! thing ci does (~430 CPU-s; alone on 2 cores 315 s, the last 157 of them its
-//! fat-LTO link on one core), and started after the debug tests it was the critical
-//! path (the install step waited 135 s for it). Its end still is (the install step
-//! waits ~70 s): what shortens its own chain up to the link shortens the run. At nice 19
-//! it takes only the CPU clippy and the tests leave idle (their links, the tests'
-//! waits on servers); started first at the same priority it slowed clippy 52 -> 138 s
-//! and the run lost more than it gained. When the tests are done
-//! ([`raise_release_build`]) it goes back to the normal priority for the steps that
-//! mostly wait on processes. Cargo locks each profile's folder on its own, so the
-//! debug steps are not blocked. Its output goes to a log, shown when it fails.
+//! fat-LTO link on one core), and the run's critical path. Started first at the normal
+//! priority it slowed clippy 52 -> 138 s; but kept at nice 19 through the tests (their
+//! links and waits on servers were all it got) it ended 140-160 s after every other step.
+//! So it takes only idle CPU during clippy and during the fleet, which times servers
+//! under a deadline, and the normal priority otherwise ([`set_release_build_nice`]).
+//! Cargo locks each profile's folder on its own, so the debug steps are not blocked.
+//! Its output goes to a log, shown when it fails.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -40,7 +38,7 @@ struct Background {
     log: PathBuf,
 }
 
-/// Start `cargo install` in the background at nice 19; [`raise_release_build`] gives
+/// Start `cargo install` in the background at nice 19; [`set_release_build_nice`] gives
 /// it the normal priority, [`release_binary`] waits for it, and
 /// [`stop_release_build`] ends it when ci stops early.
 pub fn start_release_build(root: &Path) -> anyhow::Result<()> {
@@ -80,11 +78,12 @@ pub fn start_release_build(root: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Give the background build the normal priority (nice 0): cargo first, so what it
-/// starts from then on inherits it, then every process it had already started.
-/// Lowering a nice value needs root (or CAP_SYS_NICE); without it the build goes on
-/// at nice 19, which is said, and only makes the install step wait longer.
-pub fn raise_release_build() {
+/// Set the background build's priority to `nice` (0: the normal one, 19: only idle
+/// CPU): cargo first, so what it starts from then on inherits it, then every process
+/// it had already started. Lowering a nice value needs root (or CAP_SYS_NICE); without
+/// it the build goes on at 19, which is said, and only makes the install step wait
+/// longer.
+pub fn set_release_build_nice(nice: u8) {
     let mut guard = BACKGROUND.lock().unwrap_or_else(|e| e.into_inner());
     let Some(background) = guard.as_mut() else {
         return;
@@ -96,24 +95,24 @@ pub fn raise_release_build() {
     let root = background.child.id();
     let mut pids = vec![root];
     pids.extend(descendants(root));
-    let mut raised = 0;
+    let mut reniced = 0;
     for pid in &pids {
         let ok = Command::new("renice")
-            .args(["-n", "0", "-p", &pid.to_string()])
+            .args(["-n", &nice.to_string(), "-p", &pid.to_string()])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status()
             .is_ok_and(|s| s.success());
-        raised += usize::from(ok);
+        reniced += usize::from(ok);
         if !ok && *pid == root {
             eprintln!(
-                "release build: stays at nice 19 (renice -n 0 needs root or CAP_SYS_NICE); \
-                 the install step will wait longer for it"
+                "release build: stays at its nice value (renice -n {nice} needs root or \
+                 CAP_SYS_NICE); the install step will wait longer for it"
             );
             return;
         }
     }
-    eprintln!("release build: back to nice 0 ({raised} processes)");
+    eprintln!("release build: now at nice {nice} ({reniced} processes)");
 }
 
 /// ci stopped before it needed the release build: end it and the compilers it started,
@@ -322,7 +321,7 @@ mod tests {
             .ok()
     }
 
-    /// What `raise_release_build` renices and `stop_release_build` kills: a process's
+    /// What `set_release_build_nice` renices and `stop_release_build` kills: a process's
     /// children and theirs (cargo's rustc and the linker it starts), parents first.
     #[test]
     fn descendants_reach_grandchildren_parents_first() {

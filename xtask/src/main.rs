@@ -253,9 +253,8 @@ fn ci_steps() -> anyhow::Result<()> {
     use timing::step;
     step("fmt", 2, || cargo(&["fmt", "--all", "--", "--check"]))?;
     // The release build (~430 CPU-s, its last ~160 s a fat-LTO link on one core) is
-    // the longest thing ci does: it starts now at nice 19, taking only what clippy and
-    // the tests leave idle, and gets the normal priority once they are done (see
-    // install.rs).
+    // the longest thing ci does: it starts now at nice 19, taking only what clippy
+    // leaves idle, and gets the normal priority from the tests on (see install.rs).
     install::start_release_build(&workspace_root())?;
     // Downloads and unpacking (clients, venvs, npm peers), while the compiler holds
     // the CPU: they wait on the network, not on the cores.
@@ -271,6 +270,11 @@ fn ci_steps() -> anyhow::Result<()> {
             "warnings",
         ])
     })?;
+    // From here the release build shares the cores at the normal priority: it is the
+    // run's critical path (its end came 140-160 s after the other steps' when it took
+    // only idle CPU until the fleet), and the tests' checks are on CPU time and
+    // answers, not on wall time.
+    install::set_release_build_nice(0);
     // One test run covers unit tests, the tiktoken differential test and the e2e
     // suite (which starts the built binary over stdio and HTTP).
     // Without backtraces: a failing test's message names its file and line, and a
@@ -294,16 +298,14 @@ fn ci_steps() -> anyhow::Result<()> {
         Ok(())
     })?;
     // The fleet times servers under a deadline (its Python servers start in ~4 s
-    // against a 10 s limit): it runs while the release build still only takes idle
-    // CPU, on the debug build, and so is off the path after the build.
+    // against a 10 s limit): the release build takes only idle CPU meanwhile.
+    install::set_release_build_nice(19);
     step(
         "mcp-tokens: own tool list budget, Python SDK fleet",
         50,
         || mcp_fleet::run(&workspace_root(), false),
     )?;
-    // The steps below mostly wait on processes: the release build now gets the
-    // normal priority beside them.
-    install::raise_release_build();
+    install::set_release_build_nice(0);
     step("doc tests", 3, || {
         cargo(&["test", "--workspace", "--doc", "--locked"])
     })?;
