@@ -3,8 +3,9 @@
 //! later step and ended with the run when a step fails.
 //!
 //! The prefetch is one: downloads, while the compiler holds the cores. The quick bench
-//! is another: one core of CPU for ~70 s, it ran while the install step waited that
-//! long for the release build's fat-LTO link, itself on one core, with the other idle.
+//! is another: one core of CPU for ~70 s, beside the fuzzer and the browser (which
+//! mostly wait on processes) and the install step, which waited as long for the
+//! release build's fat-LTO link, itself on one core, with the other idle.
 
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};

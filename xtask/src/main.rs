@@ -383,17 +383,18 @@ fn ci_steps() -> anyhow::Result<()> {
         130,
         || clients::run(&workspace_root(), &[]),
     )?;
+    // Keep the benchmark harness working (figures are printed, never asserted: a timed
+    // check on a shared 2-core machine is noise). It starts here, in the background,
+    // ~70 s of one core beside the steps that mostly wait on processes (the fuzzer,
+    // the browser) and the install step's wait for the release build's link, itself on
+    // one core; a step after the Kubernetes check joins it. It builds the debug
+    // examples itself: no step until its join builds in debug.
+    bench::start_quick()?;
     step("mcp-fuzzer (tools + protocol, stdio + HTTP)", 35, fuzz::run)?;
     step("MCP App in a real browser", 20, || app::run(false))?;
     step("workflows (actionlint)", 3, || {
         actionlint::run(&workspace_root())
     })?;
-    // Keep the benchmark harness working (figures are printed, never asserted: a timed
-    // check on a shared 2-core machine is noise). It starts here, in the background,
-    // and runs beside the install step: that step waits ~70 s for the release build's
-    // fat-LTO link, which takes one core, and the harness (~70 s) takes the other. It
-    // builds the debug examples itself: nothing else builds in debug until its join.
-    bench::start_quick()?;
     // Packaging: one release build (cargo install, the README's install line) serves
     // the install check, the bundle and the image; the Kubernetes check runs the image.
     // From here the background build is joined: the steps after it need it.
