@@ -328,10 +328,67 @@ pub(crate) fn count_itself_until<T: Serialize>(
 }
 
 /// `text` as it appears inside a JSON string: what a model reads of a text field.
+/// serde_json's escapes byte for byte (`\"`, `\\`, `\b \f \n \r \t`, `\u00xx` for
+/// the other control characters, nothing else escaped), written here: `load-files`
+/// escapes its whole packed text (hundreds of megabytes over a tree) in parts, and
+/// serde_json's serializer went a byte per step into a buffer it grew, then copied.
 pub fn json_escaped(text: &str) -> String {
-    // Serializing a `str` cannot fail; the quotes are the first and last byte.
-    let quoted = serde_json::to_string(text).unwrap_or_else(|_| "\"\"".into());
-    quoted[1..quoted.len() - 1].to_string()
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(bytes.len() + 16);
+    // `text[copied..at]` needs no escape and is not yet in `out`.
+    let (mut copied, mut at) = (0, 0);
+    while at < bytes.len() {
+        // Eight bytes per step while none of them is escaped.
+        if let Some(eight) = bytes.get(at..at + 8)
+            && !any_escaped(u64::from_le_bytes(eight.try_into().expect("8 bytes")))
+        {
+            at += 8;
+            continue;
+        }
+        let b = bytes[at];
+        if b < 0x20 || b == b'"' || b == b'\\' {
+            // Escaped bytes are ASCII: `copied` and `at` are character boundaries.
+            out.push_str(&text[copied..at]);
+            push_escape(&mut out, b);
+            copied = at + 1;
+        }
+        at += 1;
+    }
+    out.push_str(&text[copied..]);
+    out
+}
+
+/// Whether any of the eight bytes of `word` is escaped in a JSON string: below 0x20,
+/// `"` or `\` (the classic tests for a zero byte and a byte below n, exact as "any").
+#[inline(always)]
+fn any_escaped(word: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let zero_in = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
+    let below_space = word.wrapping_sub(ONES * 0x20) & !word & HIGHS;
+    (below_space
+        | zero_in(word ^ (ONES * u64::from(b'"')))
+        | zero_in(word ^ (ONES * u64::from(b'\\'))))
+        != 0
+}
+
+/// The escape of byte `b` (below 0x20, `"` or `\`), as serde_json writes it.
+fn push_escape(out: &mut String, b: u8) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    match b {
+        b'"' => out.push_str("\\\""),
+        b'\\' => out.push_str("\\\\"),
+        0x08 => out.push_str("\\b"),
+        0x0c => out.push_str("\\f"),
+        b'\n' => out.push_str("\\n"),
+        b'\r' => out.push_str("\\r"),
+        b'\t' => out.push_str("\\t"),
+        _ => {
+            out.push_str("\\u00");
+            out.push(char::from(HEX[usize::from(b >> 4)]));
+            out.push(char::from(HEX[usize::from(b & 0xf)]));
+        }
+    }
 }
 
 /// The length of [`json_escaped`]`(text)` without building it: two bytes for `"`, `\`
@@ -407,6 +464,32 @@ mod tests {
         #[test]
         fn any_text_escapes_to_the_length_said(text in "(\\PC|[\\x00-\\x1f\"\\\\])*") {
             proptest::prop_assert_eq!(json_escaped_len(&text), json_escaped(&text).len() as u64);
+        }
+
+        /// The escaping is serde_json's (what a client's JSON parser undoes), for any
+        /// text, and for long runs that need no escape around those that do (the
+        /// eight-byte steps, and their ends at every offset).
+        #[test]
+        fn any_text_escapes_as_serde_json_escapes_it(
+            text in "(\\PC|[\\x00-\\x1f\"\\\\\\x7f]|[a-z ]{0,19}|é|🦊)*"
+        ) {
+            let quoted = serde_json::to_string(&text).expect("a str serializes");
+            proptest::prop_assert_eq!(json_escaped(&text), &quoted[1..quoted.len() - 1]);
+        }
+    }
+
+    #[test]
+    fn every_byte_escapes_as_serde_json_escapes_it_at_every_offset() {
+        for b in 0u8..=0x7f {
+            for offset in 0..17 {
+                let text = format!("{}{}{}", "a".repeat(offset), char::from(b), "é".repeat(5));
+                let quoted = serde_json::to_string(&text).expect("a str serializes");
+                assert_eq!(
+                    json_escaped(&text),
+                    quoted[1..quoted.len() - 1],
+                    "{b:#x} at {offset}"
+                );
+            }
         }
     }
 
