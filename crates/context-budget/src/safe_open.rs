@@ -39,6 +39,18 @@ pub fn canonical_dir(dir: &Path) -> Result<PathBuf, String> {
 /// Open `path` (absolute and canonical: no links on the way) for reading, as a
 /// regular file that is still at `path`; its metadata from the handle.
 pub fn open_regular(path: &Path) -> Result<(File, Metadata), OpenError> {
+    // Opened with no link anywhere on the way, a plain path is where the handle is:
+    // one system call, not two (`load-files` opens every file again to pack it: a
+    // `readlink` per file). Anything else, failures included, takes the checks
+    // below, which also say why.
+    #[cfg(target_os = "linux")]
+    if let Some(Ok(file)) = open_if_no_link_on_the_way(path) {
+        let metadata = file.metadata()?;
+        if !metadata.is_file() {
+            return Err(OpenError::NotRegular);
+        }
+        return Ok((file, metadata));
+    }
     let (file, metadata) = open_no_follow(path)?;
     // Without /proc (some sandboxes) the checks of `open_no_follow` still hold.
     if let Some(actual) = where_handle_is(&file)
