@@ -224,18 +224,18 @@ async fn failing_servers_get_their_reason_and_the_others_are_still_measured() {
         "missing": {"command": "/nonexistent/mcp-server"}
     }});
     let path = write_config(dir.path(), ".mcp.json", &config.to_string());
+    let timeout = TIMEOUT.to_string();
+    let fleet = [
+        "mcp-tokens",
+        "--json",
+        "--config",
+        &path,
+        "--timeout",
+        &timeout,
+    ];
     let started = std::time::Instant::now();
     let (code, out, err) = BIN.run_cli_with_env(
-        &[
-            "mcp-tokens",
-            "--json",
-            "--config",
-            &path,
-            "--timeout",
-            &TIMEOUT.to_string(),
-            "--model",
-            "gpt-4o",
-        ],
+        &[&fleet[..], &["--model", "gpt-4o"]].concat(),
         None,
         &[("MCP_FLEET_TOKEN", "t0k3n")],
     );
@@ -310,14 +310,7 @@ async fn failing_servers_get_their_reason_and_the_others_are_still_measured() {
 
     // The needed variable set: that server is measured too.
     let (_, out, _) = BIN.run_cli_with_env(
-        &[
-            "mcp-tokens",
-            "--json",
-            "--config",
-            &path,
-            "--timeout",
-            &TIMEOUT.to_string(),
-        ],
+        &fleet,
         None,
         &[
             ("MCP_FLEET_UNSET_VARIABLE", "set"),
