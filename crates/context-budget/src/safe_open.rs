@@ -45,11 +45,7 @@ pub fn open_regular(path: &Path) -> Result<(File, Metadata), OpenError> {
     // below, which also say why.
     #[cfg(target_os = "linux")]
     if let Some(Ok(file)) = open_if_no_link_on_the_way(path) {
-        let metadata = file.metadata()?;
-        if !metadata.is_file() {
-            return Err(OpenError::NotRegular);
-        }
-        return Ok((file, metadata));
+        return regular(file);
     }
     let (file, metadata) = open_no_follow(path)?;
     // Without /proc (some sandboxes) the checks of `open_no_follow` still hold.
@@ -76,13 +72,7 @@ pub fn open_regular_if_canonical(path: &Path) -> Result<Option<(File, Metadata)>
     #[cfg(target_os = "linux")]
     if let Some(opened) = open_if_no_link_on_the_way(path) {
         return match opened {
-            Ok(file) => {
-                let metadata = file.metadata()?;
-                if !metadata.is_file() {
-                    return Err(OpenError::NotRegular);
-                }
-                Ok(Some((file, metadata)))
-            }
+            Ok(file) => regular(file).map(Some),
             // A link on the way, or at the end: the caller canonicalizes.
             Err(e) if e.raw_os_error() == Some(libc::ELOOP) => Ok(None),
             Err(e) => Err(OpenError::Io(e)),
@@ -181,6 +171,11 @@ fn open_no_follow(path: &Path) -> Result<(File, Metadata), OpenError> {
         }
         OpenError::Io(e)
     })?;
+    regular(file)
+}
+
+/// `file` with its metadata from the handle (`fstat`), if it is a regular file.
+fn regular(file: File) -> Result<(File, Metadata), OpenError> {
     let metadata = file.metadata()?;
     if !metadata.is_file() {
         return Err(OpenError::NotRegular);
@@ -217,11 +212,7 @@ pub fn open_named_regular(path: &Path) -> Result<(File, Metadata), OpenError> {
         options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
     }
     let file = options.open(path)?;
-    let metadata = file.metadata()?;
-    if !metadata.is_file() {
-        return Err(OpenError::NotRegular);
-    }
-    Ok((file, metadata))
+    regular(file)
 }
 
 #[cfg(test)]
