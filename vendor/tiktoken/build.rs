@@ -93,6 +93,7 @@ fn write_tables(dir: &Path, name: &str, tables: &Tables, big_endian: bool) {
     write("arena", tables.arena.clone());
     write("single", words(&tables.single));
     write("pair", words(&tables.pair));
+    write("pair_bits", u64s(&tables.pair_bits));
     write("table", slots(&tables.table));
     write("decoder", spans(&tables.decoder));
     write("filter", u64s(&tables.filter));

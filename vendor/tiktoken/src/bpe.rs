@@ -290,7 +290,7 @@ impl CoreBpe {
                     // table has it, else two bytes), without a branch on which.
                     // (No piece is empty: an empty one would never advance `pos`.)
                     len @ 0..=2 => {
-                        let pair = self.vocab.get_pair(piece[0], piece[len - 1]).is_some();
+                        let pair = self.vocab.has_pair(piece[0], piece[len - 1]);
                         1 + usize::from(len == 2 && !pair)
                     }
                     3..=count_memo::KEY_MAX => {

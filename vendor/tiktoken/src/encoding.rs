@@ -283,6 +283,7 @@ macro_rules! embedded_vocab {
             arena: table!("arena"),
             single: table!("single"),
             pair: table!("pair"),
+            pair_bits: table!("pair_bits"),
             table: table!("table"),
             decoder: table!("decoder"),
             filter: table!("filter"),

@@ -25,7 +25,7 @@
 use std::ptr::NonNull;
 
 use crate::vocab_layout::{
-    ABSENT, INLINE_MAX, Slot, Span, build_tables, filter_bits, filter_shift, hash_inline,
+    ABSENT, PAIR_BITS_WORDS, INLINE_MAX, Slot, Span, build_tables, filter_bits, filter_shift, hash_inline,
     hash_spill, load_inline_key, spill_tag,
 };
 
@@ -92,6 +92,7 @@ pub(crate) struct StaticTables {
     pub(crate) arena: &'static [u8],
     pub(crate) single: &'static [u8],
     pub(crate) pair: &'static [u8],
+    pub(crate) pair_bits: &'static [u8],
     pub(crate) table: &'static [u8],
     pub(crate) decoder: &'static [u8],
     pub(crate) filter: &'static [u8],
@@ -123,6 +124,8 @@ pub struct Vocab {
     single: Table<u32>,
     // rank by (first byte << 8 | second byte), for 2-byte keys
     pair: Table<u32>,
+    // context-loader patch: whether `pair` has a rank, a bit per pair (8 KiB)
+    pair_bits: Table<u64>,
     // open addressing, linear probing, for keys of 3+ bytes
     table: Table<Slot>,
     mask: usize,
@@ -144,6 +147,7 @@ impl Vocab {
                 arena: Table::owned(Vec::new()),
                 single: Table::owned(Vec::new()),
                 pair: Table::owned(Vec::new()),
+                pair_bits: Table::owned(vec![0; PAIR_BITS_WORDS]),
                 table: Table::owned(Vec::new()),
                 mask: 0,
                 decoder: Table::owned(Vec::new()),
@@ -159,6 +163,7 @@ impl Vocab {
             arena: Table::owned(tables.arena),
             single: Table::owned(tables.single),
             pair: Table::owned(tables.pair),
+            pair_bits: Table::owned(tables.pair_bits),
             table: Table::owned(tables.table),
             mask,
             decoder: Table::owned(tables.decoder),
@@ -172,10 +177,11 @@ impl Vocab {
     pub(crate) fn from_static(tables: StaticTables) -> Self {
         // SAFETY: u32, Slot and Span are plain old data; build.rs wrote them in
         // the target's byte order with `vocab_layout`'s layout (repr(C)).
-        let (single, pair, table, decoder, filter) = unsafe {
+        let (single, pair, pair_bits, table, decoder, filter) = unsafe {
             (
                 cast_slice::<u32>(tables.single),
                 cast_slice::<u32>(tables.pair),
+                cast_slice::<u64>(tables.pair_bits),
                 cast_slice::<Slot>(tables.table),
                 cast_slice::<Span>(tables.decoder),
                 cast_slice::<u64>(tables.filter),
@@ -183,6 +189,7 @@ impl Vocab {
         };
         assert_eq!(single.len(), 256);
         assert_eq!(pair.len(), 1 << 16);
+        assert_eq!(pair_bits.len(), PAIR_BITS_WORDS);
         assert!(table.len().is_power_of_two());
         assert!(filter.len().is_power_of_two() && filter.len() >= 2);
         // Every rank of the embedded vocabularies is present (ranks 0..n).
@@ -191,6 +198,7 @@ impl Vocab {
             arena: Table::borrowed(tables.arena),
             single: Table::borrowed(single),
             pair: Table::borrowed(pair),
+            pair_bits: Table::borrowed(pair_bits),
             table: Table::borrowed(table),
             mask: table.len() - 1,
             decoder: Table::borrowed(decoder),
@@ -308,6 +316,15 @@ impl Vocab {
         (rank != ABSENT).then_some(rank)
     }
 
+    /// Whether the 2-byte key `[a, b]` is a token: [`Self::get_pair`]'s
+    /// answer from a bit, for counting (context-loader patch, PATCH.md
+    /// section 21: the rank table is 256 KiB, the bits 8 KiB).
+    #[inline(always)]
+    pub(crate) fn has_pair(&self, a: u8, b: u8) -> bool {
+        let i = (a as usize) << 8 | b as usize;
+        self.pair_bits[i / 64] >> (i % 64) & 1 != 0
+    }
+
     /// Check if a token byte sequence exists in the vocabulary.
     #[inline]
     pub(crate) fn contains_key(&self, token: &[u8]) -> bool {
@@ -391,6 +408,22 @@ mod tests {
         assert_eq!(vocab.get_pair(b'a', b'b'), Some(2));
         assert_eq!(vocab.get_pair(b'b', b'a'), None);
         assert_eq!(vocab.get_pair(0, 0), None);
+        assert!(vocab.has_pair(b'a', b'b'));
+        assert!(!vocab.has_pair(b'b', b'a'));
+        assert!(!Vocab::from_entries(Vec::new()).has_pair(b'a', b'b'));
+    }
+
+    /// PATCH.md section 21: the pair bits an embedded vocabulary was built
+    /// with say what its rank table says, for every pair of bytes.
+    #[test]
+    fn the_pair_bits_are_the_pair_ranks() {
+        for name in ["cl100k_base", "o200k_base"] {
+            let vocab = crate::get_encoding(name).unwrap().vocab();
+            for i in 0..1usize << 16 {
+                let (a, b) = ((i >> 8) as u8, i as u8);
+                assert_eq!(vocab.has_pair(a, b), vocab.get_pair(a, b).is_some(), "{name}: {a} {b}");
+            }
+        }
     }
 
     #[test]

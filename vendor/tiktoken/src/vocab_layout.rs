@@ -13,6 +13,8 @@ pub(crate) const INLINE_MAX: usize = 8;
 
 /// Rank sentinel for "absent" in the direct-indexed tables.
 pub(crate) const ABSENT: u32 = u32::MAX;
+/// Words of [`Tables::pair_bits`]: a bit per pair of bytes.
+pub(crate) const PAIR_BITS_WORDS: usize = (1 << 16) / 64;
 
 /// One 16-byte slot of the open-addressing table.
 ///
@@ -132,6 +134,10 @@ pub(crate) struct Tables {
     pub(crate) single: Vec<u32>,
     /// Rank by (first byte << 8 | second byte), for 2-byte keys.
     pub(crate) pair: Vec<u32>,
+    /// Bit (first byte << 8 | second byte) set when `pair` holds a rank there:
+    /// 8 KiB that stay in L1, where counting asks only whether a 2-byte piece
+    /// is one token (context-loader patch, PATCH.md section 21).
+    pub(crate) pair_bits: Vec<u64>,
     /// Open addressing, linear probing, for keys of 3+ bytes; a power of two long.
     pub(crate) table: Vec<Slot>,
     /// Indexed by rank: where its bytes are in the arena, for decode.
@@ -227,10 +233,15 @@ pub(crate) fn build_tables<'a>(entries: impl ExactSizeIterator<Item = (&'a [u8],
         }
     }
 
+    let mut pair_bits = vec![0u64; PAIR_BITS_WORDS];
+    for (i, &rank) in pair.iter().enumerate() {
+        pair_bits[i / 64] |= u64::from(rank != ABSENT) << (i % 64);
+    }
     Tables {
         arena,
         single,
         pair,
+        pair_bits,
         table,
         decoder,
         filter,
