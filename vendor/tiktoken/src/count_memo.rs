@@ -38,16 +38,18 @@ pub(crate) const KEY_MAX: usize = 24;
 /// than the first, and each first-level miss cost a Bloom probe, a prefetch
 /// of the vocabulary's slot and a probe of the 4 MiB second level.
 const SECOND_AFTER: usize = 32768;
-/// First-level slots of pieces of at most 8 bytes, direct-mapped, a power of
-/// two: 32,768 × 16 B (the key's one word, then its length and count) =
-/// 512 KiB. context-loader patch (PATCH.md section 20): most pieces are that
-/// short, and a 32-byte slot spent two zero words on each; with the long
-/// pieces' table below, the first level holds half as many pieces again in
-/// the same 1 MiB, and the short ones' slots are four to a cache line.
-const SHORT_SLOTS: usize = 32768;
-/// First-level slots of pieces of 9 to [`KEY_MAX`] bytes: 16,384 × 32 B =
-/// 512 KiB (Korean words with their space are mostly this long).
-const LONG_SLOTS: usize = 16384;
+/// First-level slots of pieces of 3 to 7 bytes (most pieces of prose and
+/// code), direct-mapped, a power of two: 131,072 words = 1 MiB. context-loader
+/// patch (PATCH.md section 21): such a piece, its length and its count fit in
+/// one word ([`TinySlot`]), eight slots to a cache line where 16-byte slots
+/// held four, so the same lines hold twice the pieces.
+const TINY_SLOTS: usize = 131072;
+/// First-level slots of pieces of 8 to 15 bytes (longer words, Korean words
+/// with their space), [`MidSlot`]s of 16 B: 32,768 = 512 KiB.
+const MID_SLOTS: usize = 32768;
+/// First-level slots of pieces of 16 to [`KEY_MAX`] bytes: 8,192 × 32 B =
+/// 256 KiB.
+const LONG_SLOTS: usize = 8192;
 /// Second-level buckets of two slots (one cache line), a power of two:
 /// 65,536 × 64 B = 4 MiB per thread and encoding, zero pages until touched.
 const BUCKETS: usize = 1 << 16;
@@ -57,10 +59,15 @@ const OWNERS_MAX: usize = 4;
 /// Words 0..3: the key, zero-padded, little-endian; word 3: its length at bit
 /// 48, the count at bit 56. Length 0 marks an empty slot (no piece is empty).
 type Slot = [u64; 4];
-/// A first-level slot of a piece of at most 8 bytes: word 0 of its [`Slot`]
-/// (the key) and word 3 (length and count); words 1 and 2 are zero for such
-/// a piece.
-type ShortSlot = [u64; 2];
+/// A first-level slot of a piece of 8 to 15 bytes: its first 8 bytes, then the
+/// rest (zero-padded) with its count at bit 56 and its length at bit 60, as a
+/// [`TinySlot`] holds them.
+type MidSlot = [u64; 2];
+/// A first-level slot of a piece of 3 to 7 bytes, one word: the piece's bytes
+/// (bits 0..56, zero-padded), its count (bits 56..60: a piece of `n` bytes is
+/// at most `n` tokens) and its length (bits 60..64; 0 marks an empty slot).
+type TinySlot = u64;
+const TINY_COUNT: u64 = 0xF << 56;
 const COUNT_MASK: u64 = 0xFF << 56;
 const LINE: usize = 64;
 
@@ -174,24 +181,42 @@ impl Lines {
         unsafe { &mut *self.start.add(from).cast::<Slot>() }
     }
 
-    /// Short slot `at` (16 bytes: a key word, then its length and count), of
-    /// lines made for `n / 2` slots of 32 bytes; `at` is below `n`.
+    /// Mid slot `at` (16 bytes), of lines made for `n / 2` slots of 32
+    /// bytes; `at` is below `n`.
     #[inline(always)]
-    fn short(&self, at: usize) -> &ShortSlot {
+    fn mid(&self, at: usize) -> &MidSlot {
         let from = at * 2;
-        debug_assert!(from + 2 <= self.words, "short slot out of range: {from}");
+        debug_assert!(from + 2 <= self.words, "mid slot out of range: {from}");
         // SAFETY: `from + 2 <= words` (checked above in debug builds): `at` is
-        // a short slot's index from a hash's top bits, below twice the 32-byte
-        // slots allocated; a `ShortSlot` is 2 words, u64-aligned like `start`.
-        unsafe { &*self.start.add(from).cast::<ShortSlot>() }
+        // a mid slot's index from a hash's top bits, below twice the 32-byte
+        // slots allocated; a `MidSlot` is 2 words, u64-aligned like `start`.
+        unsafe { &*self.start.add(from).cast::<MidSlot>() }
     }
 
     #[inline(always)]
-    fn short_mut(&mut self, at: usize) -> &mut ShortSlot {
+    fn mid_mut(&mut self, at: usize) -> &mut MidSlot {
         let from = at * 2;
-        debug_assert!(from + 2 <= self.words, "short slot out of range: {from}");
-        // SAFETY: as in `short`; `&mut self` makes the borrow unique.
-        unsafe { &mut *self.start.add(from).cast::<ShortSlot>() }
+        debug_assert!(from + 2 <= self.words, "mid slot out of range: {from}");
+        // SAFETY: as in `mid`; `&mut self` makes the borrow unique.
+        unsafe { &mut *self.start.add(from).cast::<MidSlot>() }
+    }
+
+    /// Tiny slot `at` (one word), of lines made for `n / 4` slots of 32
+    /// bytes; `at` is below `n`.
+    #[inline(always)]
+    fn tiny(&self, at: usize) -> TinySlot {
+        debug_assert!(at < self.words, "tiny slot out of range: {at}");
+        // SAFETY: `at < words` (checked above in debug builds): `at` is a tiny
+        // slot's index from a hash's top bits, below four times the 32-byte
+        // slots allocated.
+        unsafe { *self.start.add(at) }
+    }
+
+    #[inline(always)]
+    fn tiny_mut(&mut self, at: usize) -> &mut TinySlot {
+        debug_assert!(at < self.words, "tiny slot out of range: {at}");
+        // SAFETY: as in `tiny`; `&mut self` makes the borrow unique.
+        unsafe { &mut *self.start.add(at) }
     }
 
     /// A hint to load slot `at`'s line; no effect on any answer.
@@ -247,9 +272,10 @@ fn advise_huge_pages(ptr: *mut u8, len: usize) {
 
 /// One encoding's memo on one thread: two levels.
 pub(crate) struct Memo {
-    /// The first level: pieces of at most 8 bytes in `short`, longer ones in
-    /// `long`.
-    short: Lines,
+    /// The first level: pieces of 3 to 7 bytes in `tiny`, of 8 to 15 in
+    /// `mid`, longer ones in `long`.
+    tiny: Lines,
+    mid: Lines,
     long: Lines,
     /// `None` until the first level has missed [`SECOND_AFTER`] pieces: the random
     /// buckets of even a few thousand distinct pieces would make most of its
@@ -261,7 +287,8 @@ pub(crate) struct Memo {
 impl Memo {
     fn new() -> Self {
         Self {
-            short: Lines::new(SHORT_SLOTS / 2),
+            tiny: Lines::new(TINY_SLOTS / 4),
+            mid: Lines::new(MID_SLOTS / 2),
             long: Lines::new(LONG_SLOTS),
             second: None,
             misses: 0,
@@ -289,10 +316,10 @@ impl Memo {
     /// exactly it.
     #[inline(always)]
     pub(crate) fn get(&self, key: &Key) -> Option<usize> {
-        if key.is_short() {
-            let slot = self.short.short(key.first);
-            (slot[0] == key.slot[0] && slot[1] & !COUNT_MASK == key.slot[3])
-                .then_some((slot[1] >> 56) as usize)
+        if key.is_tiny() {
+            tiny_count(self.tiny.tiny(key.first), key)
+        } else if key.is_mid() {
+            mid_count(self.mid.mid(key.first), key)
         } else {
             count_if_same(self.long.slot(key.first), &key.slot)
         }
@@ -301,20 +328,24 @@ impl Memo {
     /// The key of the piece `text[start..end]` and its count from the first
     /// level: [`Key::of`] then [`Self::get`]. context-loader patch: a piece of
     /// at most 8 bytes with 8 bytes of `text` from its start is read with one
-    /// load (no `load_inline_key`, its two overlapping loads and branch), and
-    /// its key compared on two words, its bytes and its length:
-    /// a slot holding a key of that length has zero words 1 and 2 (every key is
-    /// zero-padded), as the piece's key has. Caller guarantees
-    /// `3 <= end - start <= KEY_MAX`.
+    /// load (no `load_inline_key`, its two overlapping loads and branch); a
+    /// tiny piece's key is compared on one word, an 8-byte piece's on two, its
+    /// bytes and its length: a slot holding a key of that length has zero
+    /// words 1 and 2 (every key is zero-padded), as the piece's key has.
+    /// Caller guarantees `3 <= end - start <= KEY_MAX`.
     #[inline(always)]
     pub(crate) fn get_text(&self, text: &[u8], start: usize, end: usize) -> (Key, Option<usize>) {
         let len = end - start;
         match text.get(start..start + 8) {
-            Some(eight) if len <= 8 => {
-                let key = Key::of_word(u64::from_le_bytes(eight.try_into().unwrap()), len);
-                let slot = self.short.short(key.first);
-                let hit = slot[0] == key.slot[0] && slot[1] & !COUNT_MASK == key.slot[3];
-                (key, hit.then_some((slot[1] >> 56) as usize))
+            Some(eight) if len <= 7 => {
+                let key = Key::of_tiny(u64::from_le_bytes(eight.try_into().unwrap()), len);
+                let n = tiny_count(self.tiny.tiny(key.first), &key);
+                (key, n)
+            }
+            Some(eight) if len == 8 => {
+                let key = Key::of_eight(u64::from_le_bytes(eight.try_into().unwrap()));
+                let n = mid_count(self.mid.mid(key.first), &key);
+                (key, n)
             }
             _ => {
                 let key = Key::of(&text[start..end]);
@@ -350,8 +381,13 @@ impl Memo {
     /// Store `slot` (`key`'s, with its count) in `key`'s first-level table.
     #[inline(always)]
     fn put_first(&mut self, key: &Key, slot: Slot) {
-        if key.is_short() {
-            *self.short.short_mut(key.first) = [slot[0], slot[3]];
+        if key.is_tiny() {
+            // A piece of at most 7 bytes is at most 7 tokens: its count fits.
+            debug_assert!(slot[3] >> 56 <= 7, "a tiny piece's count: {}", slot[3] >> 56);
+            *self.tiny.tiny_mut(key.first) = key.tiny_probe() | slot[3] & COUNT_MASK;
+        } else if key.is_mid() {
+            debug_assert!(slot[3] >> 56 <= 15, "a mid piece's count: {}", slot[3] >> 56);
+            *self.mid.mid_mut(key.first) = [slot[0], key.mid_probe() | slot[3] & COUNT_MASK];
         } else {
             *self.long.slot_mut(key.first) = slot;
         }
@@ -362,9 +398,10 @@ impl Memo {
     /// bucket's.
     #[inline(always)]
     pub(crate) fn put(&mut self, key: &Key, n: usize) {
-        // A piece of at most 24 bytes merges into at most 24 tokens; the guard
-        // keeps the invariant local.
-        if n <= u8::MAX as usize {
+        // A piece of `len` bytes merges into at most `len` tokens (each has a
+        // byte at least): the guard keeps local the invariant that every count
+        // fits its slot (4 bits in a tiny one, 8 in the others).
+        if n <= (key.slot[3] >> 48) as usize {
             let k = &key.slot;
             let slot = [k[0], k[1], k[2], k[3] | (n as u64) << 56];
             self.put_first(key, slot);
@@ -397,18 +434,30 @@ pub(crate) struct Key {
 }
 
 impl Key {
-    /// The key of a piece of `len` bytes (`3 <= len <= 8`) that are the low
+    /// The key of a piece of `len` bytes (`3 <= len <= 7`) that are the low
     /// bytes of `eight` (8 bytes of the text from the piece's start,
     /// little-endian; the bytes past the piece are masked off).
     #[inline(always)]
-    fn of_word(eight: u64, len: usize) -> Self {
+    fn of_tiny(eight: u64, len: usize) -> Self {
         let word = eight & u64::MAX >> (64 - 8 * len);
         let slot = [word, 0, 0, (len as u64) << 48];
+        let hash = tiny_hash(word, len);
+        Self {
+            slot,
+            hash,
+            first: tiny_index(hash),
+        }
+    }
+
+    /// The key of the 8-byte piece whose bytes are `eight`, little-endian.
+    #[inline(always)]
+    fn of_eight(eight: u64) -> Self {
+        let slot = [eight, 0, 0, 8 << 48];
         let hash = hash(&slot);
         Self {
             slot,
             hash,
-            first: short_index(hash),
+            first: mid_index(hash),
         }
     }
 
@@ -416,23 +465,49 @@ impl Key {
     #[inline(always)]
     pub(crate) fn of(piece: &[u8]) -> Self {
         let slot = padded_key(piece);
-        let hash = hash(&slot);
-        Self {
-            slot,
-            hash,
-            first: if piece.len() <= 8 {
-                short_index(hash)
-            } else {
-                long_index(hash)
-            },
-        }
+        let (hash, first) = match piece.len() {
+            ..=7 => {
+                let hash = tiny_hash(slot[0], piece.len());
+                (hash, tiny_index(hash))
+            }
+            8..=15 => {
+                let hash = hash(&slot);
+                (hash, mid_index(hash))
+            }
+            _ => {
+                let hash = hash(&slot);
+                (hash, long_index(hash))
+            }
+        };
+        Self { slot, hash, first }
     }
 
-    /// Whether the piece is at most 8 bytes long (its slot in the short
+    /// Whether the piece is at most 7 bytes long (its slot in the tiny
     /// table; `first` indexes that table).
     #[inline(always)]
-    fn is_short(&self) -> bool {
-        self.slot[3] <= 8 << 48
+    fn is_tiny(&self) -> bool {
+        self.slot[3] <= 7 << 48
+    }
+
+    /// What a tiny slot holding this key's piece holds but its count: the
+    /// piece's bytes, and its length at bit 60.
+    #[inline(always)]
+    fn tiny_probe(&self) -> TinySlot {
+        self.slot[0] | (self.slot[3] >> 48) << 60
+    }
+
+    /// Whether the piece is 8 to 15 bytes long, once [`Self::is_tiny`] has
+    /// said no (its slot in the mid table; `first` indexes that table).
+    #[inline(always)]
+    fn is_mid(&self) -> bool {
+        self.slot[3] <= 15 << 48
+    }
+
+    /// What a mid slot's second word holds but the count: the piece's bytes
+    /// from the 9th on, and its length at bit 60.
+    #[inline(always)]
+    fn mid_probe(&self) -> u64 {
+        self.slot[1] | (self.slot[3] >> 48) << 60
     }
 
     #[inline(always)]
@@ -475,11 +550,38 @@ fn hash(key: &Slot) -> u64 {
         .wrapping_mul(K)
 }
 
-/// The first-level slot of a padded key's hash: its top bits (the only ones
-/// every key bit reaches), in the short pieces' table or the long ones'.
+/// The hash of a piece of `len` bytes (at most 7) whose zero-padded bytes are
+/// `word`: one multiply of the word a tiny slot compares, where [`hash`] takes
+/// two. Its top bits spread the pieces of the benchmark's corpora over the
+/// tiny table as well as [`hash`]'s did (PATCH.md section 21).
 #[inline(always)]
-fn short_index(hash: u64) -> usize {
-    (hash >> (64 - SHORT_SLOTS.trailing_zeros())) as usize
+fn tiny_hash(word: u64, len: usize) -> u64 {
+    (word | (len as u64) << 60).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+/// A tiny slot's count if it holds exactly `key`'s piece.
+#[inline(always)]
+fn tiny_count(slot: TinySlot, key: &Key) -> Option<usize> {
+    (slot & !TINY_COUNT == key.tiny_probe()).then_some((slot >> 56 & 0xF) as usize)
+}
+
+/// The first-level slot of a padded key's hash: its top bits (the only ones
+/// every key bit reaches), in the tiny, mid or long pieces' table.
+#[inline(always)]
+fn tiny_index(hash: u64) -> usize {
+    (hash >> (64 - TINY_SLOTS.trailing_zeros())) as usize
+}
+
+#[inline(always)]
+fn mid_index(hash: u64) -> usize {
+    (hash >> (64 - MID_SLOTS.trailing_zeros())) as usize
+}
+
+/// A mid slot's count if it holds exactly `key`'s piece.
+#[inline(always)]
+fn mid_count(slot: &MidSlot, key: &Key) -> Option<usize> {
+    (slot[0] == key.slot[0] && slot[1] & !TINY_COUNT == key.mid_probe())
+        .then_some((slot[1] >> 56 & 0xF) as usize)
 }
 
 #[inline(always)]
@@ -626,7 +728,7 @@ mod tests {
         m.count(&piece(SECOND_AFTER - 1), || 2);
         assert!(m.second.is_some());
         // From then on, what the first level evicts is kept.
-        let pieces = colliding(short_index, 2);
+        let pieces = colliding(tiny_index, 2);
         m.count(&pieces[0], || 1);
         m.count(&pieces[1], || 3);
         assert_eq!(m.count(&pieces[0], || unreachable!("second level")), 1);
@@ -678,38 +780,66 @@ mod tests {
         }
         check(&m);
         // Each piece's slot taken by a piece of another length (and other
-        // bytes): a short piece must not match a slot whose words 1 and 2
-        // are not its own, nor one of another length.
+        // bytes): a long piece must not match a slot whose words 1 and 2
+        // are not its own, nor any piece one of another length.
         let mut m = Memo::new();
         for (start, end) in spans() {
             let other = Key::of(&text[start..end]);
+            let len = end - start;
+            if other.is_tiny() {
+                let len = if len == 7 { 3 } else { len + 1 } as u64;
+                *m.tiny.tiny_mut(other.first) = other.slot[0] | len << 60 | 1 << 56;
+                assert_eq!(m.get(&other), None, "{start}..{end}");
+                continue;
+            }
+            if other.is_mid() {
+                let len = if len == 15 { 8 } else { len + 1 } as u64;
+                *m.mid.mid_mut(other.first) = [other.slot[0], other.slot[1] | len << 60 | 1 << 56];
+                assert_eq!(m.get(&other), None, "{start}..{end}");
+                continue;
+            }
             let mut slot = other.slot;
-            slot[3] = ((end - start + 8).min(KEY_MAX) as u64) << 48;
+            slot[3] = ((len + 8).min(KEY_MAX) as u64) << 48;
             slot[1] |= 1;
             m.put_first(&other, [slot[0], slot[1], slot[2], slot[3] | 1 << 56]);
         }
         check(&m);
+        // A tiny slot holding the same bytes but one more: no match either.
+        let mut m = Memo::new();
+        for (start, end) in spans().filter(|(start, end)| end - start < 7) {
+            let other = Key::of(&text[start..end]);
+            let longer = other.tiny_probe() + (1 << 60) | 0x41 << (8 * (end - start));
+            *m.tiny.tiny_mut(other.first) = longer | 1 << 56;
+            assert_eq!(m.get(&other), None, "{start}..{end}");
+        }
+        check(&m);
     }
 
-    /// PATCH.md section 20: pieces of 9 to 24 bytes have their own
+    /// PATCH.md sections 20 and 21: pieces of 16 to 24 bytes have their own
     /// first-level table. Two that share a slot there evict each other (and
-    /// come back from the second level); a piece of at most 8 bytes whose
-    /// short slot has the same index is neither evicted nor evicting.
+    /// come back from the second level); a piece of at most 7 bytes whose
+    /// tiny slot, or of 8 to 15 whose mid slot, has the same index is
+    /// neither evicted nor evicting.
     #[test]
     fn long_pieces_have_their_own_first_level_slots() {
-        let first = b"a longer piece".to_vec();
+        let first = b"a longer piece, yes".to_vec();
         let target = long_index(Key::of(&first).hash);
         let second = (0u32..)
-            .map(|i| format!("another piece {i}").into_bytes())
+            .map(|i| format!("another long piece {i}").into_bytes())
             .find(|p| long_index(Key::of(p).hash) == target)
             .unwrap();
         let short = (0u32..)
             .map(|i| format!("sh{i:02}").into_bytes())
-            .find(|p| short_index(Key::of(p).hash) == target)
+            .find(|p| tiny_index(Key::of(p).hash) == target)
+            .unwrap();
+        let mid = (0u32..)
+            .map(|i| format!("middling {i:02}").into_bytes())
+            .find(|p| mid_index(Key::of(p).hash) == target)
             .unwrap();
         let mut m = with_second();
         assert_eq!(m.count(&first, || 4), 4);
         assert_eq!(m.count(&short, || 2), 2);
+        assert_eq!(m.count(&mid, || 6), 6);
         assert_eq!(m.get(&Key::of(&first)), Some(4));
         assert_eq!(m.count(&second, || 5), 5);
         assert_eq!(m.get(&Key::of(&first)), None);
@@ -718,11 +848,14 @@ mod tests {
         assert_eq!(m.get(&Key::of(&first)), Some(4));
         assert_eq!(m.get(&Key::of(&second)), None);
         assert_eq!(m.count(&short, || unreachable!("first level")), 2);
-        // The short table holds a key's words 0 and 3 only: pieces of 9
-        // bytes or more (whose word 1 is not zero) must never go there.
+        assert_eq!(m.count(&mid, || unreachable!("first level")), 6);
+        // The tiny table holds 7 bytes of a key, the mid table 15: longer
+        // pieces must never go there.
         let bytes = [b'q'; KEY_MAX];
         for len in 3..=KEY_MAX {
-            assert_eq!(Key::of(&bytes[..len]).is_short(), len <= 8, "length {len}");
+            let key = Key::of(&bytes[..len]);
+            assert_eq!(key.is_tiny(), len <= 7, "length {len}");
+            assert_eq!(!key.is_tiny() && key.is_mid(), (8..=15).contains(&len), "length {len}");
         }
     }
 
@@ -747,19 +880,19 @@ mod tests {
 
     #[test]
     fn a_piece_evicted_from_the_first_level_is_found_in_the_second_and_moves_back() {
-        let pieces = colliding(short_index, 2);
+        let pieces = colliding(tiny_index, 2);
         let (a, b) = (&pieces[0], &pieces[1]);
         let mut m = with_second();
         assert_eq!(m.count(a, || 1), 1);
         // b takes a's first-level slot: computed, not a's count.
-        assert_eq!(m.count(b, || 9), 9);
+        assert_eq!(m.count(b, || 3), 3);
         let (ka, kb) = (Key::of(a), Key::of(b));
         assert_eq!(m.get(&ka), None);
-        assert_eq!(m.get(&kb), Some(9));
+        assert_eq!(m.get(&kb), Some(3));
         // a is still in the second level, with its own count, and moves back.
         assert_eq!(m.get_second(&ka), Some(1));
         assert_eq!(m.get(&ka), Some(1));
-        assert_eq!(m.count(b, || unreachable!("second level")), 9);
+        assert_eq!(m.count(b, || unreachable!("second level")), 3);
     }
 
     #[test]
@@ -795,14 +928,15 @@ mod tests {
 
     #[test]
     fn no_slot_straddles_two_cache_lines() {
-        let m = with_second();
+        let mut m = with_second();
         for level in [&m.long, m.second.as_ref().unwrap()] {
             assert_eq!(level.slot(0).as_ptr() as usize % LINE, 0);
             assert_eq!(level.slot(1).as_ptr() as usize % LINE, 32);
         }
-        assert_eq!(m.short.short(0).as_ptr() as usize % LINE, 0);
-        assert_eq!(m.short.short(1).as_ptr() as usize % LINE, 16);
-        assert_eq!(m.short.short(3).as_ptr() as usize % LINE, 48);
+        assert_eq!(m.mid.mid(0).as_ptr() as usize % LINE, 0);
+        assert_eq!(m.mid.mid(1).as_ptr() as usize % LINE, 16);
+        assert_eq!(m.mid.mid(3).as_ptr() as usize % LINE, 48);
+        assert_eq!(m.tiny.tiny_mut(0) as *const u64 as usize % LINE, 0);
     }
 
     #[test]
@@ -810,6 +944,12 @@ mod tests {
         let mut m = Memo::new();
         assert_eq!(m.count(b"big", || 300), 300);
         assert_eq!(m.count(b"big", || 301), 301);
+        // More tokens than bytes is no count a piece has: never stored (a
+        // tiny slot keeps 4 bits of count, next to its length).
+        assert_eq!(m.count(b"bug", || 4), 4);
+        assert_eq!(m.count(b"bug", || 15), 15);
+        assert_eq!(m.count(b"bug", || 3), 3);
+        assert_eq!(m.count(b"bug", || unreachable!("stored")), 3);
     }
 
     #[test]
@@ -837,16 +977,16 @@ mod tests {
     fn a_thread_adopts_the_memo_an_exited_thread_left_for_its_encoding() {
         let (a, b) = (new_cache_id(), new_cache_id());
         std::thread::spawn(move || {
-            with_memo(a, |m| assert_eq!(m.unwrap().count(b"left", || 5), 5));
+            with_memo(a, |m| assert_eq!(m.unwrap().count(b"left", || 3), 3));
         })
         .join()
         .unwrap();
         std::thread::spawn(move || {
             // Another encoding: never a's memo.
-            with_memo(b, |m| assert_eq!(m.unwrap().count(b"left", || 6), 6));
+            with_memo(b, |m| assert_eq!(m.unwrap().count(b"left", || 2), 2));
             // a's: what the exited thread stored, without computing.
             with_memo(a, |m| {
-                assert_eq!(m.unwrap().count(b"left", || unreachable!("adopted")), 5)
+                assert_eq!(m.unwrap().count(b"left", || unreachable!("adopted")), 3)
             });
         })
         .join()
@@ -859,7 +999,7 @@ mod tests {
         let owners: Vec<u64> = (0..RETIRED_MAX + 2).map(|_| new_cache_id()).collect();
         pool.retire(owners.iter().map(|&o| {
             let mut m = Memo::new();
-            m.count(b"mine", || (o % 200) as usize);
+            m.count(b"mine", || (o % 4 + 1) as usize);
             (o, m)
         }));
         // The two oldest were dropped.
@@ -869,7 +1009,7 @@ mod tests {
             let mut m = pool.adopt(o).expect("kept");
             assert_eq!(
                 m.count(b"mine", || unreachable!("its own")),
-                (o % 200) as usize
+                (o % 4 + 1) as usize
             );
             assert!(pool.adopt(o).is_none(), "given once");
         }
