@@ -25,8 +25,8 @@
 use std::ptr::NonNull;
 
 use crate::vocab_layout::{
-    ABSENT, PAIR_BITS_WORDS, INLINE_MAX, Slot, Span, build_tables, filter_bits, filter_shift, hash_inline,
-    hash_spill, load_inline_key, spill_tag,
+    ABSENT, INLINE_MAX, PAIR_BITS_WORDS, Slot, Span, build_tables, filter_bits, filter_shift,
+    hash_inline, hash_spill, load_inline_key, spill_tag,
 };
 
 /// A table either built at run time (owned) or embedded in the binary
@@ -421,7 +421,11 @@ mod tests {
             let vocab = crate::get_encoding(name).unwrap().vocab();
             for i in 0..1usize << 16 {
                 let (a, b) = ((i >> 8) as u8, i as u8);
-                assert_eq!(vocab.has_pair(a, b), vocab.get_pair(a, b).is_some(), "{name}: {a} {b}");
+                assert_eq!(
+                    vocab.has_pair(a, b),
+                    vocab.get_pair(a, b).is_some(),
+                    "{name}: {a} {b}"
+                );
             }
         }
     }
