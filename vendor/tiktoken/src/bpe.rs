@@ -290,8 +290,8 @@ impl CoreBpe {
                     // table has it, else two bytes), without a branch on which.
                     // (No piece is empty: an empty one would never advance `pos`.)
                     len @ 0..=2 => {
-                        let pair = self.vocab.has_pair(piece[0], piece[len - 1]);
-                        1 + usize::from(len == 2 && !pair)
+                        let pair = self.vocab.pair_bit(piece[0], piece[len - 1]);
+                        std::hint::select_unpredictable(len == 2, 2 - pair, 1)
                     }
                     3..=count_memo::KEY_MAX => {
                         let (key, hit) = memo.get_text(text.as_bytes(), start, end);
@@ -481,7 +481,10 @@ impl CoreBpe {
     /// known tokens), (2) fall back to BPE merge for unknown multi-byte pieces.
     fn encode_into(&self, text: &str, result: &mut Vec<u32>) {
         // context-loader patch: as in `count`, one loop per scanner, inlined.
-        with_fast_path!(self.pre_tokenizer.fast_path(), self.encode_into_for(text, result))
+        with_fast_path!(
+            self.pre_tokenizer.fast_path(),
+            self.encode_into_for(text, result)
+        )
     }
 
     /// [`Self::encode_into`] with the pre-tokenizer's fast path fixed at compile time.

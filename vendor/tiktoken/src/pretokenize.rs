@@ -197,13 +197,19 @@ impl RegexPreTokenizer {
         {
             return Some(r);
         }
-        self.regex_next(text, pos)
+        found(self.regex_next(text, pos))
     }
 
     /// The piece at `pos` by the regex: what the scanners decline (non-ASCII,
-    /// mostly). Out of line, so the scanners' loops stay small.
+    /// mostly). Out of line, so the scanners' loops stay small; a register
+    /// pair, `(0, 0)` for none (see [`found`]).
     #[inline(never)]
-    fn regex_next(&self, text: &str, pos: usize) -> Option<(usize, usize)> {
+    fn regex_next(&self, text: &str, pos: usize) -> (usize, usize) {
+        self.regex_found(text, pos).unwrap_or((0, 0))
+    }
+
+    #[inline(always)]
+    fn regex_found(&self, text: &str, pos: usize) -> Option<(usize, usize)> {
         let bytes = text.as_bytes();
         // context-loader patch: every character starts a piece of these patterns
         // (letters, digits, whitespace, and `[^\s\p{L}\p{N}]` for everything else),
@@ -437,6 +443,17 @@ fn scan_punct_run_mixed(b: &[u8], mut j: usize) -> Option<usize> {
     Some(j)
 }
 
+/// An out-of-line scanner's register pair as the piece it found, if any.
+/// context-loader patch (PATCH.md section 22): an `Option<(usize, usize)>`
+/// returned from an out-of-line call goes through a stack slot, and the
+/// inlined scanner that called it kept every piece it cut in that slot too: a
+/// store and reloads on the path from one piece's end to the next one's start.
+/// Returned as two registers, the hot path keeps its pieces in registers.
+#[inline(always)]
+fn found((start, end): (usize, usize)) -> Option<(usize, usize)> {
+    (end != 0).then_some((start, end))
+}
+
 /// Consume the trailing line-tail class of the punctuation rule starting at `k`,
 /// returning the new offset. Most patterns spell it `[\r\n]*`; Mistral's Tekken
 /// pattern spells it `[\r\n/]*`, so `SLASH` admits `/` as well.
@@ -494,7 +511,7 @@ fn ascii_num_punct<const MAX_DIGITS: usize, const SLASH_TAIL: bool>(
             // space + CJK punctuation starts the run just as well (a CJK
             // letter would have been claimed by the word rules in the caller)
             Some(&c1) if c1 >= 0x80 => {
-                return space_cjk_punct::<SLASH_TAIL>(b, i);
+                return found(space_cjk_punct::<SLASH_TAIL>(b, i));
             }
             // space not followed by punct → whitespace rules → defer
             _ => return None,
@@ -520,9 +537,15 @@ fn ascii_num_punct<const MAX_DIGITS: usize, const SLASH_TAIL: bool>(
 
 /// A space at `i` followed by a non-ASCII char: the punct rule applies only
 /// if that char is certainly punctuation. Out of line with the other CJK arms.
+/// context-loader patch: the piece as a register pair, `(0, 0)` for none (see [`found`]).
 #[cold]
 #[inline(never)]
-fn space_cjk_punct<const SLASH_TAIL: bool>(b: &[u8], i: usize) -> Option<(usize, usize)> {
+fn space_cjk_punct<const SLASH_TAIL: bool>(b: &[u8], i: usize) -> (usize, usize) {
+    space_cjk_punct_found::<SLASH_TAIL>(b, i).unwrap_or((0, 0))
+}
+
+#[inline(always)]
+fn space_cjk_punct_found<const SLASH_TAIL: bool>(b: &[u8], i: usize) -> Option<(usize, usize)> {
     if cjk_class(decode_char(b, i + 1).0) != CjkClass::Punct {
         return None;
     }
@@ -534,9 +557,15 @@ fn space_cjk_punct<const SLASH_TAIL: bool>(b: &[u8], i: usize) -> Option<(usize,
 /// order as the ASCII path: rule 2 (optional leading char + letters), then
 /// rule 4 (punct run). Out of line so CJK support does not bloat the inlined
 /// ASCII scanner.
+/// context-loader patch: the piece as a register pair, `(0, 0)` for none (see [`found`]).
 #[cold]
 #[inline(never)]
-fn cl100k_cjk_next(b: &[u8], i: usize) -> Option<(usize, usize)> {
+fn cl100k_cjk_next(b: &[u8], i: usize) -> (usize, usize) {
+    cl100k_cjk_next_found(b, i).unwrap_or((0, 0))
+}
+
+#[inline(always)]
+fn cl100k_cjk_next_found(b: &[u8], i: usize) -> Option<(usize, usize)> {
     let n = b.len();
     // context-loader patch: a Hangul syllable is a letter (rule 2, no leading
     // char), without the table (section 11 of PATCH.md).
@@ -581,9 +610,18 @@ fn cl100k_cjk_next(b: &[u8], i: usize) -> Option<(usize, usize)> {
 /// cl100k-family: an eligible ASCII leading char at `i` with a non-ASCII char
 /// after it. Rule 2 if that char is a letter; otherwise the digit/punct rules
 /// via [`ascii_num_punct`], whose own cold escapes finish any CJK punct run.
+/// context-loader patch: the piece as a register pair, `(0, 0)` for none (see [`found`]).
 #[cold]
 #[inline(never)]
-fn cl100k_cjk_after_lead<const MAX_DIGITS: usize>(b: &[u8], i: usize) -> Option<(usize, usize)> {
+fn cl100k_cjk_after_lead<const MAX_DIGITS: usize>(b: &[u8], i: usize) -> (usize, usize) {
+    cl100k_cjk_after_lead_found::<MAX_DIGITS>(b, i).unwrap_or((0, 0))
+}
+
+#[inline(always)]
+fn cl100k_cjk_after_lead_found<const MAX_DIGITS: usize>(
+    b: &[u8],
+    i: usize,
+) -> Option<(usize, usize)> {
     // context-loader patch: a Hangul syllable after the lead (a space, mostly),
     // without the table.
     if hangul_syllable_at(b, i + 1) {
@@ -613,7 +651,7 @@ fn cl100k_ascii_next<const MAX_DIGITS: usize>(b: &[u8], i: usize) -> Option<(usi
     }
     let c0 = b[i];
     if c0 >= 0x80 {
-        return cl100k_cjk_next(b, i);
+        return found(cl100k_cjk_next(b, i));
     }
 
     // Rule 1: (?i:'s|'t|'re|'ve|'m|'ll|'d). On no contraction, fall through; the
@@ -637,7 +675,7 @@ fn cl100k_ascii_next<const MAX_DIGITS: usize>(b: &[u8], i: usize) -> Option<(usi
             return Some((i, j));
         }
         if c1 >= 0x80 {
-            return cl100k_cjk_after_lead::<MAX_DIGITS>(b, i);
+            return found(cl100k_cjk_after_lead::<MAX_DIGITS>(b, i));
         }
     }
     // case B: no leading char, c0 is a letter
@@ -802,7 +840,12 @@ fn o200k_like_ascii_next<
     }
     let c0 = b[i];
     if c0 >= 0x80 {
-        return o200k_cjk_next::<CONTRACTIONS, MAX_DIGITS, SLASH_TAIL, HAN_APART>(b, i);
+        return found(o200k_cjk_next::<
+            CONTRACTIONS,
+            MAX_DIGITS,
+            SLASH_TAIL,
+            HAN_APART,
+        >(b, i));
     }
 
     // Determine the letter start `p`: either c0 itself (a letter), or one
@@ -815,9 +858,12 @@ fn o200k_like_ascii_next<
         match b.get(i + 1) {
             Some(&c1) if c1 < 0x80 && c1.is_ascii_alphabetic() => i + 1,
             Some(&c1) if c1 >= 0x80 => {
-                return o200k_cjk_after_lead::<CONTRACTIONS, MAX_DIGITS, SLASH_TAIL, HAN_APART>(
-                    b, i,
-                );
+                return found(o200k_cjk_after_lead::<
+                    CONTRACTIONS,
+                    MAX_DIGITS,
+                    SLASH_TAIL,
+                    HAN_APART,
+                >(b, i));
             }
             _ => return ascii_num_punct::<MAX_DIGITS, SLASH_TAIL>(b, i),
         }
@@ -832,7 +878,7 @@ fn o200k_like_ascii_next<
     if b[p].is_ascii_lowercase() {
         let r = lowercase_run_end(b, p + 1);
         if r < n && b[r] >= 0x80 {
-            return o200k_word_mixed::<CONTRACTIONS, HAN_APART>(b, i, p);
+            return found(o200k_word_mixed::<CONTRACTIONS, HAN_APART>(b, i, p));
         }
         let mut end = r;
         if CONTRACTIONS
@@ -864,7 +910,7 @@ fn o200k_like_ascii_next<
         q += 1;
     }
     if q < n && b[q] >= 0x80 {
-        return o200k_word_mixed::<CONTRACTIONS, HAN_APART>(b, i, p);
+        return found(o200k_word_mixed::<CONTRACTIONS, HAN_APART>(b, i, p));
     }
 
     let letters_end = if q > p {
@@ -873,7 +919,7 @@ fn o200k_like_ascii_next<
             // Rule A: [A-Z]*[a-z]+  (greedy uppercase, then lowercase run)
             let r = lowercase_run_end(b, q);
             if r < n && b[r] >= 0x80 {
-                return o200k_word_mixed::<CONTRACTIONS, HAN_APART>(b, i, p);
+                return found(o200k_word_mixed::<CONTRACTIONS, HAN_APART>(b, i, p));
             }
             r
         } else {
@@ -884,7 +930,7 @@ fn o200k_like_ascii_next<
         // b[p] is lowercase (it's a letter but not uppercase): Rule A lowercase+
         let r = lowercase_run_end(b, p);
         if r < n && b[r] >= 0x80 {
-            return o200k_word_mixed::<CONTRACTIONS, HAN_APART>(b, i, p);
+            return found(o200k_word_mixed::<CONTRACTIONS, HAN_APART>(b, i, p));
         }
         r
     };
@@ -946,13 +992,23 @@ fn short_cased_word_end(b: &[u8], p: usize) -> Option<usize> {
 /// bytes long, and read this way they counted the bench tree ~10 % slower.
 #[inline(always)]
 fn lowercase_run_end(b: &[u8], from: usize) -> usize {
-    run_end(b, from, |v| bytes_in(v, b'a', b'z') & !v, |c| c.is_ascii_lowercase())
+    run_end(
+        b,
+        from,
+        |v| bytes_in(v, b'a', b'z') & !v,
+        |c| c.is_ascii_lowercase(),
+    )
 }
 
 /// ASCII letters of either case: cl100k's `\p{L}+` over ASCII.
 #[inline(always)]
 fn letter_run_end(b: &[u8], from: usize) -> usize {
-    run_end(b, from, |v| bytes_in(v | CASE, b'a', b'z') & !v, |c| c.is_ascii_alphabetic())
+    run_end(
+        b,
+        from,
+        |v| bytes_in(v | CASE, b'a', b'z') & !v,
+        |c| c.is_ascii_alphabetic(),
+    )
 }
 
 /// Spaces only (b' '): the indentation that starts nearly every line of code.
@@ -971,12 +1027,7 @@ const CASE: u64 = 0x2020_2020_2020_2020;
 /// (little-endian) to the high bit of each byte in it, `byte` decides one byte
 /// (the last 7).
 #[inline(always)]
-fn run_end(
-    b: &[u8],
-    from: usize,
-    class: impl Fn(u64) -> u64,
-    byte: impl Fn(u8) -> bool,
-) -> usize {
+fn run_end(b: &[u8], from: usize, class: impl Fn(u64) -> u64, byte: impl Fn(u8) -> bool) -> usize {
     let mut r = from;
     while let Some(chunk) = b.get(r..r + 8) {
         let other = !class(u64::from_le_bytes(chunk.try_into().unwrap())) & HIGH;
@@ -1012,9 +1063,23 @@ fn bytes_equal(v: u64, c: u8) -> u64 {
 }
 
 /// o200k-family piece starting on a non-ASCII char, out of line.
+/// context-loader patch: the piece as a register pair, `(0, 0)` for none (see [`found`]).
 #[cold]
 #[inline(never)]
 fn o200k_cjk_next<
+    const CONTRACTIONS: bool,
+    const MAX_DIGITS: usize,
+    const SLASH_TAIL: bool,
+    const HAN_APART: bool,
+>(
+    b: &[u8],
+    i: usize,
+) -> (usize, usize) {
+    o200k_cjk_next_found::<CONTRACTIONS, MAX_DIGITS, SLASH_TAIL, HAN_APART>(b, i).unwrap_or((0, 0))
+}
+
+#[inline(always)]
+fn o200k_cjk_next_found<
     const CONTRACTIONS: bool,
     const MAX_DIGITS: usize,
     const SLASH_TAIL: bool,
@@ -1027,16 +1092,31 @@ fn o200k_cjk_next<
         CjkStart::Piece(e) => Some((i, e)),
         CjkStart::Defer => None,
         CjkStart::Punct => ascii_num_punct::<MAX_DIGITS, SLASH_TAIL>(b, i),
-        CjkStart::Letters(p) => o200k_word_mixed::<CONTRACTIONS, HAN_APART>(b, i, p),
+        CjkStart::Letters(p) => found(o200k_word_mixed::<CONTRACTIONS, HAN_APART>(b, i, p)),
     }
 }
 
 /// o200k-family: an eligible ASCII leading char at `i` with a non-ASCII char
 /// after it. The word rules if that char is a word member; otherwise the
 /// digit/punct rules via [`ascii_num_punct`].
+/// context-loader patch: the piece as a register pair, `(0, 0)` for none (see [`found`]).
 #[cold]
 #[inline(never)]
 fn o200k_cjk_after_lead<
+    const CONTRACTIONS: bool,
+    const MAX_DIGITS: usize,
+    const SLASH_TAIL: bool,
+    const HAN_APART: bool,
+>(
+    b: &[u8],
+    i: usize,
+) -> (usize, usize) {
+    o200k_cjk_after_lead_found::<CONTRACTIONS, MAX_DIGITS, SLASH_TAIL, HAN_APART>(b, i)
+        .unwrap_or((0, 0))
+}
+
+#[inline(always)]
+fn o200k_cjk_after_lead_found<
     const CONTRACTIONS: bool,
     const MAX_DIGITS: usize,
     const SLASH_TAIL: bool,
@@ -1049,9 +1129,10 @@ fn o200k_cjk_after_lead<
     if hangul_syllable_at(b, i + 1)
         || matches!(
             o200k_letter_kind::<HAN_APART>(b, i + 1).0,
-        LetterKind::Upper | LetterKind::Lower | LetterKind::Both
-    ) {
-        return o200k_word_mixed::<CONTRACTIONS, HAN_APART>(b, i, i + 1);
+            LetterKind::Upper | LetterKind::Lower | LetterKind::Both
+        )
+    {
+        return found(o200k_word_mixed::<CONTRACTIONS, HAN_APART>(b, i, i + 1));
     }
     ascii_num_punct::<MAX_DIGITS, SLASH_TAIL>(b, i)
 }
@@ -1065,9 +1146,19 @@ fn o200k_cjk_after_lead<
 /// take one — and the only run members `[L]+` can take are Both-class chars,
 /// so the match ends exactly after the run's last Both-class char (or the rule
 /// fails and rule B keeps the whole run).
+/// context-loader patch: the piece as a register pair, `(0, 0)` for none (see [`found`]).
 #[cold]
 #[inline(never)]
 fn o200k_word_mixed<const CONTRACTIONS: bool, const HAN_APART: bool>(
+    b: &[u8],
+    i: usize,
+    p: usize,
+) -> (usize, usize) {
+    o200k_word_mixed_found::<CONTRACTIONS, HAN_APART>(b, i, p).unwrap_or((0, 0))
+}
+
+#[inline(always)]
+fn o200k_word_mixed_found<const CONTRACTIONS: bool, const HAN_APART: bool>(
     b: &[u8],
     i: usize,
     p: usize,

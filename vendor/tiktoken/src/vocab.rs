@@ -316,13 +316,14 @@ impl Vocab {
         (rank != ABSENT).then_some(rank)
     }
 
-    /// Whether the 2-byte key `[a, b]` is a token: [`Self::get_pair`]'s
-    /// answer from a bit, for counting (context-loader patch, PATCH.md
-    /// section 21: the rank table is 256 KiB, the bits 8 KiB).
+    /// 1 if the 2-byte key `[a, b]` is a token, else 0: whether
+    /// [`Self::get_pair`] has a rank, from a bit, for counting without a
+    /// branch (context-loader patch, PATCH.md section 21: the rank table is
+    /// 256 KiB, the bits 8 KiB).
     #[inline(always)]
-    pub(crate) fn has_pair(&self, a: u8, b: u8) -> bool {
+    pub(crate) fn pair_bit(&self, a: u8, b: u8) -> usize {
         let i = (a as usize) << 8 | b as usize;
-        self.pair_bits[i / 64] >> (i % 64) & 1 != 0
+        (self.pair_bits[i / 64] >> (i % 64)) as usize & 1
     }
 
     /// Check if a token byte sequence exists in the vocabulary.
@@ -408,9 +409,9 @@ mod tests {
         assert_eq!(vocab.get_pair(b'a', b'b'), Some(2));
         assert_eq!(vocab.get_pair(b'b', b'a'), None);
         assert_eq!(vocab.get_pair(0, 0), None);
-        assert!(vocab.has_pair(b'a', b'b'));
-        assert!(!vocab.has_pair(b'b', b'a'));
-        assert!(!Vocab::from_entries(Vec::new()).has_pair(b'a', b'b'));
+        assert_eq!(vocab.pair_bit(b'a', b'b'), 1);
+        assert_eq!(vocab.pair_bit(b'b', b'a'), 0);
+        assert_eq!(Vocab::from_entries(Vec::new()).pair_bit(b'a', b'b'), 0);
     }
 
     /// PATCH.md section 21: the pair bits an embedded vocabulary was built
@@ -422,7 +423,7 @@ mod tests {
             for i in 0..1usize << 16 {
                 let (a, b) = ((i >> 8) as u8, i as u8);
                 assert_eq!(
-                    vocab.has_pair(a, b),
+                    vocab.pair_bit(a, b) == 1,
                     vocab.get_pair(a, b).is_some(),
                     "{name}: {a} {b}"
                 );
