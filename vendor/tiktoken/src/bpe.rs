@@ -283,7 +283,11 @@ impl CoreBpe {
             // of stalling it.
             let mut pending: Option<(&[u8], count_memo::Key)> = None;
             while let Some((start, end)) = self.pre_tokenizer.next_match_for::<FAST>(text, pos) {
-                let piece = &text.as_bytes()[start..end];
+                if start >= end || end > text.len() {
+                    piece_out_of_bounds(start, end, text.len());
+                }
+                // SAFETY: `start < end <= text.len()`, checked just above.
+                let piece = unsafe { text.as_bytes().get_unchecked(start..end) };
                 count += match piece.len() {
                     // Half of code's pieces: a byte (always one token: merging
                     // needs two) or a pair (one token if the vocabulary's pair
@@ -507,6 +511,15 @@ impl CoreBpe {
             pos = end;
         }
     }
+}
+
+/// context-loader patch (PATCH.md section 23): the count loop's one check of a
+/// piece's bounds, out of line. A scanner bug stops the count here, as the
+/// slice index it replaces would have.
+#[cold]
+#[inline(never)]
+fn piece_out_of_bounds(start: usize, end: usize, len: usize) -> ! {
+    panic!("pre-tokenizer piece {start}..{end} outside a text of {len} bytes")
 }
 
 #[cfg(test)]
