@@ -4,9 +4,9 @@
 //! Why: counting a source tree spent a quarter of its loop on one load, the
 //! probe of o200k_base's 8 MB open-addressing table for a whole piece, a cache
 //! (and TLB) miss. Code repeats its pieces (identifiers, keywords, indentation,
-//! punctuation runs), so a direct-mapped memo of 1.75 MiB, most of it in L2,
-//! answers most of them without touching the big table, and answers the pieces that are
-//! not one token (a BPE merge) just as cheaply.
+//! punctuation runs), so a direct-mapped memo of 1.75 MiB per thread answers
+//! most of them without touching the big table, and answers the pieces that
+//! are not one token (a BPE merge) just as cheaply.
 //!
 //! Behind it, a second level of 4 MiB (two-way buckets) keeps what the first
 //! evicts, allocated once the first has missed as many pieces as it has slots:
@@ -67,7 +67,8 @@ type MidSlot = [u64; 2];
 /// (bits 0..56, zero-padded), its count (bits 56..60: a piece of `n` bytes is
 /// at most `n` tokens) and its length (bits 60..64; 0 marks an empty slot).
 type TinySlot = u64;
-const TINY_COUNT: u64 = 0xF << 56;
+/// The count of a tiny slot, or of a mid slot's second word: 4 bits at bit 56.
+const COUNT_NIBBLE: u64 = 0xF << 56;
 const COUNT_MASK: u64 = 0xFF << 56;
 const LINE: usize = 64;
 
@@ -408,7 +409,7 @@ impl Memo {
     pub(crate) fn put(&mut self, key: &Key, n: usize) {
         // A piece of `len` bytes merges into at most `len` tokens (each has a
         // byte at least): the guard keeps local the invariant that every count
-        // fits its slot (4 bits in a tiny one, 8 in the others).
+        // fits its slot (4 bits in a tiny or mid slot, 8 in a long one).
         if n <= (key.slot[3] >> 48) as usize {
             let k = &key.slot;
             let slot = [k[0], k[1], k[2], k[3] | (n as u64) << 56];
@@ -570,7 +571,7 @@ fn tiny_hash(word: u64, len: usize) -> u64 {
 /// A tiny slot's count if it holds exactly `key`'s piece.
 #[inline(always)]
 fn tiny_count(slot: TinySlot, key: &Key) -> Option<usize> {
-    (slot & !TINY_COUNT == key.tiny_probe()).then_some((slot >> 56 & 0xF) as usize)
+    (slot & !COUNT_NIBBLE == key.tiny_probe()).then_some((slot >> 56 & 0xF) as usize)
 }
 
 /// The first-level slot of a padded key's hash: its top bits (the only ones
@@ -588,7 +589,7 @@ fn mid_index(hash: u64) -> usize {
 /// A mid slot's count if it holds exactly `key`'s piece.
 #[inline(always)]
 fn mid_count(slot: &MidSlot, key: &Key) -> Option<usize> {
-    (slot[0] == key.slot[0] && slot[1] & !TINY_COUNT == key.mid_probe())
+    (slot[0] == key.slot[0] && slot[1] & !COUNT_NIBBLE == key.mid_probe())
         .then_some((slot[1] >> 56 & 0xF) as usize)
 }
 
