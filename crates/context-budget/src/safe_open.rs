@@ -41,11 +41,14 @@ pub fn canonical_dir(dir: &Path) -> Result<PathBuf, String> {
 pub fn open_regular(path: &Path) -> Result<(File, Metadata), OpenError> {
     // Opened with no link anywhere on the way, a plain path is where the handle is:
     // one system call, not two (`load-files` opens every file again to pack it: a
-    // `readlink` per file). Anything else, failures included, takes the checks
-    // below, which also say why.
+    // `readlink` per file). A failure other than a link is the answer: the same open
+    // would fail the same way (a walk probes two ignore files in every folder, most
+    // of them missing). A link on the way takes the checks below, which say why.
     #[cfg(target_os = "linux")]
-    if let Some(Ok(file)) = open_if_no_link_on_the_way(path) {
-        return regular(file);
+    match open_if_no_link_on_the_way(path) {
+        Some(Ok(file)) => return regular(file),
+        Some(Err(e)) if e.raw_os_error() != Some(libc::ELOOP) => return Err(OpenError::Io(e)),
+        _ => {}
     }
     let (file, metadata) = open_no_follow(path)?;
     // Without /proc (some sandboxes) the checks of `open_no_follow` still hold.
