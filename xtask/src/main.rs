@@ -335,12 +335,18 @@ fn ci_steps() -> anyhow::Result<()> {
                 "short_cased_words_end_where_the_byte_scan_ends_them",
                 // PATCH.md 19: pieces of one and two bytes, every ASCII pair.
                 "pieces_of_one_and_two_bytes_count_as_they_encode",
+                // PATCH.md 24: the windows' classes (every byte in every lane), their
+                // starts at every start of 2,000 texts, and their count loops.
+                "starts::tests::the_simd_classes",
+                "starts::tests::every_start_a_window_decides",
+                "starts::tests::windows_stop_where",
+                "the_windows_count_what_encode_makes",
             ],
             &[],
         )?;
         // The fast paths of PATCH.md 9, 11, 13, 14 and 17 (Hangul, lowercase words,
         // punctuation runs, uppercase-led words) against the regex, piece by piece,
-        // for several patterns:
+        // for several patterns, and section 24's windows against the scanners:
         // 32 cases each here, 512 in the full suite, like the rest of pretokenize's
         // proptests.
         vendored_tiktoken_tests(
@@ -349,6 +355,7 @@ fn ci_steps() -> anyhow::Result<()> {
                 "prop_fast_matches_regex_lowercase_words",
                 "prop_fast_matches_regex_punctuation_runs",
                 "prop_fast_matches_regex_cased_words",
+                "prop_windows_cut_as_the_scanner",
             ],
             &[("PROPTEST_CASES", std::ffi::OsStr::new("32"))],
         )

@@ -51,6 +51,7 @@ mod merge;
 mod piece_cache;
 mod pretokenize;
 pub mod pricing;
+mod starts;
 mod vocab;
 mod vocab_layout;
 
