@@ -180,8 +180,60 @@ pub(crate) fn escape_growth(b: u8) -> (bool, bool) {
 
 /// [`count_lines`] and [`crate::answer::json_escaped_len`] of `text` in one pass
 /// over its bytes, as every file a tool reads needs both (two passes took ~1.2×
-/// the time of one, on a source tree's files).
+/// the time of one, on a source tree's files). 64 bytes per step where the CPU
+/// has AVX-512BW: 19 GB/s against 6.6 for the 16 bytes per step the compiler makes
+/// of [`count_three`] (150 MB of the bench tree's files, one thread), where it
+/// was ~4 % of `files`' CPU.
 pub fn lines_and_escaped_len(text: &str) -> (u64, u64) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512bw")
+        && std::arch::is_x86_feature_detected!("popcnt")
+    {
+        // SAFETY: the CPU has AVX-512BW and POPCNT.
+        return unsafe { lines_and_escaped_len_avx512(text) };
+    }
+    lines_and_escaped_len_any(text)
+}
+
+/// [`lines_and_escaped_len`] 64 bytes per step: each test a compare into a mask
+/// register, each count a popcount.
+///
+/// # Safety
+/// The CPU must have AVX-512BW and POPCNT.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,popcnt")]
+unsafe fn lines_and_escaped_len_avx512(text: &str) -> (u64, u64) {
+    use std::arch::x86_64::*;
+    let bytes = text.as_bytes();
+    let mut chunks = bytes.chunks_exact(64);
+    let (mut newlines, mut one_more, mut four_more) = (0u64, 0u64, 0u64);
+    let splat = |b: u8| _mm512_set1_epi8(b as i8);
+    for chunk in &mut chunks {
+        // SAFETY: the load reads the chunk's 64 bytes.
+        let v = unsafe { _mm512_loadu_si512(chunk.as_ptr().cast()) };
+        let control = _mm512_cmplt_epu8_mask(v, splat(0x20));
+        let quoted =
+            _mm512_cmpeq_epi8_mask(v, splat(b'"')) | _mm512_cmpeq_epi8_mask(v, splat(b'\\'));
+        // As `escape_growth`: 0x08 \b, \t, \n, 0x0c \f and \r have short escapes.
+        let short = _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v, splat(0x08)), splat(6))
+            & !_mm512_cmpeq_epi8_mask(v, splat(0x0b));
+        newlines += u64::from(_mm512_cmpeq_epi8_mask(v, splat(b'\n')).count_ones());
+        one_more += u64::from((quoted | control).count_ones());
+        four_more += u64::from((control & !short).count_ones());
+    }
+    let (n, one, four) = count_three(chunks.remainder(), |b| {
+        let (one, four) = escape_growth(b);
+        (b == b'\n', one, four)
+    });
+    let lines = newlines + n + u64::from(!text.is_empty() && !text.ends_with('\n'));
+    (
+        lines,
+        text.len() as u64 + one_more + one + 4 * (four_more + four),
+    )
+}
+
+#[inline(always)]
+fn lines_and_escaped_len_any(text: &str) -> (u64, u64) {
     let (newlines, one_more, four_more) = count_three(text.as_bytes(), |b| {
         let (one, four) = escape_growth(b);
         (b == b'\n', one, four)
@@ -199,6 +251,32 @@ pub(crate) fn count_where(bytes: &[u8], test: impl Fn(u8) -> bool) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The AVX-512 pass counts what the byte-at-a-time one does: every ASCII
+    /// byte in every lane of a chunk, texts of every length around the chunk
+    /// size (the rest after the last whole chunk), and multi-byte characters.
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn the_wide_pass_counts_as_the_byte_pass() {
+        if !std::arch::is_x86_feature_detected!("avx512bw") {
+            eprintln!("this CPU has no AVX-512BW: only the byte pass runs here");
+            return;
+        }
+        let mut texts: Vec<String> = (0..128u8)
+            .map(|first| {
+                (0..130)
+                    .map(|k| char::from(first.wrapping_add((k as u8).wrapping_mul(37)) % 128))
+                    .collect()
+            })
+            .collect();
+        texts.extend((0..200).map(|n| "a\"\\\n\t\u{1f}é한".chars().cycle().take(n).collect()));
+        for text in &texts {
+            // SAFETY: the CPU has AVX-512BW (checked above) and POPCNT (every
+            // AVX-512 CPU has it).
+            let wide = unsafe { lines_and_escaped_len_avx512(text) };
+            assert_eq!(wide, lines_and_escaped_len_any(text), "{text:?}");
+        }
+    }
 
     #[test]
     fn lines_and_escaped_length_in_one_pass_are_the_two_counts() {
