@@ -668,7 +668,9 @@ fn ascii_next(bytes: &[u8], pos: usize) -> bool {
 }
 
 /// `FAST` of the two patterns [`starts`] knows.
+#[cfg(target_arch = "x86_64")]
 const CL100K: u8 = FastPath::Cl100k as u8;
+#[cfg(target_arch = "x86_64")]
 const O200K: u8 = FastPath::O200k as u8;
 
 /// Whether this CPU runs [`starts`]' AVX-512 classifier (and the count loop
