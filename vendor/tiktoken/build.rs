@@ -21,6 +21,13 @@ fn main() {
     let big_endian = std::env::var("CARGO_CFG_TARGET_ENDIAN").as_deref() == Ok("big");
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-changed=src/vocab_layout.rs");
+    // context-loader patch (PATCH.md section 24): AVX-512's intrinsics and its
+    // `#[target_feature]` names are stable from Rust 1.89; the workspace supports
+    // 1.88, where the windows classify with SSE2 only.
+    println!("cargo::rustc-check-cfg=cfg(tiktoken_avx512)");
+    if rustc_version().is_some_and(|version| version >= (1, 89)) {
+        println!("cargo::rustc-cfg=tiktoken_avx512");
+    }
     for (name, feature) in [
         ("cl100k_base", "CARGO_FEATURE_VOCAB_CL100K_BASE"),
         ("o200k_base", "CARGO_FEATURE_VOCAB_O200K_BASE"),
@@ -97,4 +104,17 @@ fn write_tables(dir: &Path, name: &str, tables: &Tables, big_endian: bool) {
     write("table", slots(&tables.table));
     write("decoder", spans(&tables.decoder));
     write("filter", u64s(&tables.filter));
+}
+
+/// The (major, minor) version of the compiler cargo builds this crate with, or
+/// `None` if `rustc --version` cannot be read (then only SSE2 is used).
+fn rustc_version() -> Option<(u32, u32)> {
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let out = std::process::Command::new(rustc)
+        .arg("--version")
+        .output()
+        .ok()?;
+    let text = String::from_utf8(out.stdout).ok()?;
+    let mut numbers = text.split_whitespace().nth(1)?.split('.');
+    Some((numbers.next()?.parse().ok()?, numbers.next()?.parse().ok()?))
 }

@@ -281,12 +281,12 @@ impl CoreBpe {
             // one scanner call per piece.
             #[cfg(target_arch = "x86_64")]
             if FAST == CL100K || FAST == O200K {
-                return if avx512() {
+                #[cfg(tiktoken_avx512)]
+                if avx512() {
                     // SAFETY: `avx512` found AVX-512BW, BMI1/2, LZCNT and POPCNT.
-                    unsafe { self.count_windows_avx512::<FAST>(text, memo) }
-                } else {
-                    self.count_windows::<FAST, { starts::SSE2 }>(text, memo)
-                };
+                    return unsafe { self.count_windows_avx512::<FAST>(text, memo) };
+                }
+                return self.count_windows::<FAST, { starts::SSE2 }>(text, memo);
             }
             let mut count = 0;
             let mut pos = 0;
@@ -307,11 +307,12 @@ impl CoreBpe {
         })
     }
 
-    /// [`Self::count_windows`] with AVX-512's classifier, compiled for it.
+    /// [`Self::count_windows`] with AVX-512's classifier, compiled for it (Rust
+    /// 1.89 and later: `build.rs` sets `tiktoken_avx512`).
     ///
     /// # Safety
     /// The CPU must have what [`avx512`] checks for.
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", tiktoken_avx512))]
     #[target_feature(enable = "avx512f,avx512bw,bmi1,bmi2,lzcnt,popcnt")]
     unsafe fn count_windows_avx512<const FAST: u8>(
         &self,
@@ -675,7 +676,7 @@ const O200K: u8 = FastPath::O200k as u8;
 
 /// Whether this CPU runs [`starts`]' AVX-512 classifier (and the count loop
 /// compiled for it). `std` caches the answer, so this is a load.
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", tiktoken_avx512))]
 #[inline]
 fn avx512() -> bool {
     std::arch::is_x86_feature_detected!("avx512bw")
@@ -759,6 +760,7 @@ mod tests {
                         }
                     });
                     assert_eq!(sse2, expected, "{name} sse2 {t:?}");
+                    #[cfg(tiktoken_avx512)]
                     if avx512() {
                         let wide = count_memo::with_memo(bpe.cache_id, |memo| {
                             let memo = memo.unwrap();

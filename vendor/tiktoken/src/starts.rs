@@ -110,12 +110,13 @@ impl Classes {
         c
     }
 
-    /// AVX-512BW: one compare per class straight into a mask register.
+    /// AVX-512BW: one compare per class straight into a mask register (Rust
+    /// 1.89 and later: `build.rs` sets `tiktoken_avx512`).
     ///
     /// # Safety
     /// The CPU must have AVX-512BW (and the caller be compiled for it, or the
     /// intrinsics are calls).
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", tiktoken_avx512))]
     #[inline(always)]
     pub(crate) unsafe fn avx512(chunk: &[u8; 64]) -> Classes {
         use std::arch::x86_64::*;
@@ -166,7 +167,7 @@ impl Classes {
 pub(crate) const BYTES: u8 = 0;
 #[cfg(target_arch = "x86_64")]
 pub(crate) const SSE2: u8 = 1;
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", tiktoken_avx512))]
 pub(crate) const AVX512: u8 = 2;
 
 /// The starts one window decided.
@@ -203,7 +204,7 @@ pub(crate) fn window<const O200K: bool, const CLASSIFIER: u8>(text: &[u8], pos: 
         SSE2 => Classes::sse2(chunk),
         // SAFETY: the count loop runs this classifier only where the CPU has
         // AVX-512BW, inside a function compiled for it.
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(all(target_arch = "x86_64", tiktoken_avx512))]
         AVX512 => unsafe { Classes::avx512(chunk) },
         _ => Classes::of_bytes(chunk),
     };
@@ -374,19 +375,19 @@ mod tests {
     use crate::pretokenize::{FastPath, PreTokenizer, RegexPreTokenizer, WhitespaceRules};
 
     /// Whether this CPU can run the AVX-512 classifier (as `bpe::avx512` asks).
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", tiktoken_avx512))]
     fn has_avx512() -> bool {
         std::arch::is_x86_feature_detected!("avx512bw")
     }
 
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", tiktoken_avx512))]
     #[target_feature(enable = "avx512f,avx512bw")]
     unsafe fn classes_avx512(chunk: &[u8; 64]) -> Classes {
         // SAFETY: compiled for AVX-512BW, called only where the CPU has it.
         unsafe { Classes::avx512(chunk) }
     }
 
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", tiktoken_avx512))]
     #[target_feature(enable = "avx512f,avx512bw")]
     unsafe fn window_avx512<const O200K: bool>(text: &[u8], pos: usize) -> Window {
         window::<O200K, AVX512>(text, pos)
@@ -401,6 +402,7 @@ mod tests {
                 std::array::from_fn(|k| round.wrapping_add((k as u8).wrapping_mul(17)));
             let bytes = Classes::of_bytes(&chunk);
             assert_eq!(Classes::sse2(&chunk), bytes, "{chunk:?}");
+            #[cfg(tiktoken_avx512)]
             if has_avx512() {
                 // SAFETY: the CPU has AVX-512BW.
                 assert_eq!(unsafe { classes_avx512(&chunk) }, bytes, "{chunk:?}");
@@ -447,6 +449,7 @@ mod tests {
                             window::<false, SSE2>(b, pos)
                         },
                     ));
+                    #[cfg(tiktoken_avx512)]
                     if has_avx512() {
                         // SAFETY: the CPU has AVX-512BW.
                         windows.push(("avx512", unsafe {
