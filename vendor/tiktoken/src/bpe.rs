@@ -339,7 +339,8 @@ impl CoreBpe {
         const BATCH: usize = 512;
         let o200k = FAST == O200K;
         let bytes = text.as_bytes();
-        let mut ends = [0u32; BATCH + 64];
+        // Positions as `usize`: a text may be longer than 4 GiB.
+        let mut ends = [0usize; BATCH + 64];
         let mut count = 0;
         let mut pending = None;
         let mut pos = 0;
@@ -367,11 +368,11 @@ impl CoreBpe {
                 while starts != 0 {
                     at = pos + starts.trailing_zeros() as usize;
                     starts &= starts - 1;
-                    ends[n] = at as u32;
+                    ends[n] = at;
                     n += 1;
                 }
                 if window.last {
-                    ends[n] = bytes.len() as u32;
+                    ends[n] = bytes.len();
                     n += 1;
                     at = bytes.len();
                 }
@@ -379,7 +380,6 @@ impl CoreBpe {
             }
             let mut from = start;
             for &end in &ends[..n] {
-                let end = end as usize;
                 count += self.count_one(bytes, from, end, memo, &mut pending);
                 from = end;
             }
@@ -655,9 +655,6 @@ impl CoreBpe {
     }
 }
 
-/// context-loader patch (PATCH.md section 23): the count loop's one check of a
-/// piece's bounds, out of line. A scanner bug stops the count here, as the
-/// slice index it replaces would have.
 /// Whether the 16 bytes at `pos` (or all there are, if fewer) are ASCII.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
@@ -686,6 +683,9 @@ fn avx512() -> bool {
         && std::arch::is_x86_feature_detected!("popcnt")
 }
 
+/// context-loader patch (PATCH.md section 23): the count loop's one check of a
+/// piece's bounds, out of line. A scanner bug stops the count here, as the
+/// slice index it replaces would have.
 #[cold]
 #[inline(never)]
 fn piece_out_of_bounds(start: usize, end: usize, len: usize) -> ! {
