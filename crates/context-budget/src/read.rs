@@ -224,25 +224,30 @@ unsafe fn lines_and_escaped_len_avx2(text: &str) -> (u64, u64) {
         one_more += u64::from((eq(b'"') | eq(b'\\') | control).count_ones());
         four_more += u64::from((control & !short).count_ones());
     }
-    let (n, one, four) = count_three(chunks.remainder(), |b| {
+    let (n, one, four) = escape_counts(chunks.remainder());
+    lines_and_escaped(text, (newlines + n, one_more + one, four_more + four))
+}
+
+/// Newlines, bytes whose escape adds one byte and bytes whose escape adds five
+/// ([`escape_growth`]), one byte at a time.
+#[inline(always)]
+fn escape_counts(bytes: &[u8]) -> (u64, u64, u64) {
+    count_three(bytes, |b| {
         let (one, four) = escape_growth(b);
         (b == b'\n', one, four)
-    });
-    let lines = newlines + n + u64::from(!text.is_empty() && !text.ends_with('\n'));
-    (
-        lines,
-        text.len() as u64 + one_more + one + 4 * (four_more + four),
-    )
+    })
+}
+
+/// `text`'s lines and escaped length from its [`escape_counts`].
+#[inline(always)]
+fn lines_and_escaped(text: &str, (newlines, one_more, four_more): (u64, u64, u64)) -> (u64, u64) {
+    let lines = newlines + u64::from(!text.is_empty() && !text.ends_with('\n'));
+    (lines, text.len() as u64 + one_more + 4 * four_more)
 }
 
 #[inline(always)]
 fn lines_and_escaped_len_any(text: &str) -> (u64, u64) {
-    let (newlines, one_more, four_more) = count_three(text.as_bytes(), |b| {
-        let (one, four) = escape_growth(b);
-        (b == b'\n', one, four)
-    });
-    let lines = newlines + u64::from(!text.is_empty() && !text.ends_with('\n'));
-    (lines, text.len() as u64 + one_more + 4 * four_more)
+    lines_and_escaped(text, escape_counts(text.as_bytes()))
 }
 
 /// How many of `bytes` pass `test`.

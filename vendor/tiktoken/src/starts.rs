@@ -17,7 +17,7 @@
 //! cannot decide is left to the scanners.
 
 /// One `u64` per byte class of a window: bit `i` is the byte at `pos + i`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Classes {
     /// `a-z`.
     lower: u64,
@@ -42,17 +42,7 @@ pub(crate) struct Classes {
 impl Classes {
     /// The definition, one byte at a time (the SIMD versions are held to it).
     pub(crate) fn of_bytes(chunk: &[u8; 64]) -> Classes {
-        let mut c = Classes {
-            lower: 0,
-            upper: 0,
-            digit: 0,
-            white: 0,
-            newline: 0,
-            space: 0,
-            quote: 0,
-            slash: 0,
-            high: 0,
-        };
+        let mut c = Classes::default();
         for (i, &b) in chunk.iter().enumerate() {
             let bit = 1u64 << i;
             let set = |mask: &mut u64, yes: bool| *mask |= if yes { bit } else { 0 };
@@ -77,7 +67,7 @@ impl Classes {
     #[inline(always)]
     pub(crate) fn sse2(chunk: &[u8; 64]) -> Classes {
         use std::arch::x86_64::*;
-        let mut c = Classes::of_nothing();
+        let mut c = Classes::default();
         for k in 0..4 {
             // SAFETY: SSE2 is part of x86_64's baseline; the load reads 16 of
             // `chunk`'s 64 bytes.
@@ -142,22 +132,6 @@ impl Classes {
                 slash: eq(b'/'),
                 high: _mm512_movepi8_mask(v),
             }
-        }
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[inline(always)]
-    fn of_nothing() -> Classes {
-        Classes {
-            lower: 0,
-            upper: 0,
-            digit: 0,
-            white: 0,
-            newline: 0,
-            space: 0,
-            quote: 0,
-            slash: 0,
-            high: 0,
         }
     }
 }
