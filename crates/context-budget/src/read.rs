@@ -66,31 +66,16 @@ impl SkipReason {
 /// buffer the caller reuses from file to file (measuring a tree then allocates one
 /// buffer per thread, not one per file). Over `max_bytes` (also when it grows while
 /// read), binary (NUL in the first [`BINARY_SNIFF_BYTES`], as git decides) and
-/// invalid UTF-8 are skip reasons.
+/// invalid UTF-8 are skip reasons. The text is a prefix of `bytes`, whose length is
+/// left at what earlier files needed (see [`read_to_buffer`]).
 pub fn read_text_into(
     file: impl Read,
     size: u64,
     max_bytes: u64,
     bytes: &mut Vec<u8>,
 ) -> Result<&str, SkipReason> {
-    if size > max_bytes {
-        return Err(SkipReason::TooLarge {
-            bytes: size,
-            limit: max_bytes,
-        });
-    }
-    bytes.clear();
-    bytes.reserve(size as usize);
-    // `take` guards against a file that grows while we read it.
-    file.take(max_bytes + 1)
-        .read_to_end(bytes)
-        .map_err(|e| SkipReason::Unreadable(e.to_string()))?;
-    if bytes.len() as u64 > max_bytes {
-        return Err(SkipReason::TooLarge {
-            bytes: bytes.len() as u64,
-            limit: max_bytes,
-        });
-    }
+    let read = read_to_buffer(file, size, max_bytes, bytes)?;
+    let bytes = &bytes[..read];
     if bytes[..bytes.len().min(BINARY_SNIFF_BYTES)].contains(&0) {
         return Err(SkipReason::Binary);
     }
@@ -99,10 +84,62 @@ pub fn read_text_into(
     })
 }
 
+/// Read `file` (of `size` bytes by its metadata) into the front of `bytes`: how many
+/// bytes it held, or `TooLarge` past `max_bytes`.
+///
+/// In one read of its size where the file has not grown, and one more that finds its
+/// end: `read_to_end` asks for 8 KiB, then twice as much each time, about three reads
+/// a file on a source tree. The buffer is read into as it is (its length, zeroed once
+/// as it grows, never shrinks), so no byte is zeroed per file and none of the buffer
+/// is uninitialized.
+fn read_to_buffer(
+    file: impl Read,
+    size: u64,
+    max_bytes: u64,
+    bytes: &mut Vec<u8>,
+) -> Result<usize, SkipReason> {
+    if size > max_bytes {
+        return Err(SkipReason::TooLarge {
+            bytes: size,
+            limit: max_bytes,
+        });
+    }
+    // One byte past the size: a file that grew while read shows it at once.
+    let want = usize::try_from(size.saturating_add(1)).unwrap_or(usize::MAX);
+    if bytes.len() < want {
+        bytes.resize(want, 0);
+    }
+    // `take` guards against a file that grows while we read it.
+    let mut file = file.take(max_bytes.saturating_add(1));
+    let mut read = 0;
+    while read as u64 <= max_bytes {
+        if read == bytes.len() {
+            // It grew past its size: room for more, up to one byte over the limit.
+            let more = bytes.len().saturating_mul(2).max(4096);
+            let cap = usize::try_from(max_bytes.saturating_add(1)).unwrap_or(usize::MAX);
+            bytes.resize(more.min(cap), 0);
+        }
+        match file.read(&mut bytes[read..]) {
+            Ok(0) => break,
+            Ok(n) => read += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(SkipReason::Unreadable(e.to_string())),
+        }
+    }
+    if read as u64 > max_bytes {
+        return Err(SkipReason::TooLarge {
+            bytes: read as u64,
+            limit: max_bytes,
+        });
+    }
+    Ok(read)
+}
+
 /// [`read_text_into`] a buffer of its own, kept as the text.
 pub fn read_text(file: impl Read, size: u64, max_bytes: u64) -> Result<String, SkipReason> {
     let mut bytes = Vec::new();
-    read_text_into(file, size, max_bytes, &mut bytes)?;
+    let read = read_text_into(file, size, max_bytes, &mut bytes)?.len();
+    bytes.truncate(read);
     // Checked UTF-8 by `read_text_into`; the check is repeated rather than trusted.
     String::from_utf8(bytes).map_err(|e| SkipReason::NotUtf8 {
         offset: e.utf8_error().valid_up_to(),
@@ -330,9 +367,36 @@ mod tests {
                 limit: 4
             })
         );
+        // A file larger than its stamp says is read whole (the buffer grows).
+        assert_eq!(
+            read_text(&b"0123456789"[..], 2, 100).as_deref(),
+            Ok("0123456789")
+        );
         // A file that grew past its stamp's size while read is still caught.
         assert_eq!(
             read_text(&b"0123456789"[..], 2, 4),
+            Err(SkipReason::TooLarge { bytes: 5, limit: 4 })
+        );
+    }
+
+    #[test]
+    fn a_reused_buffer_holds_only_the_file_just_read() {
+        let mut buffer = Vec::new();
+        let long = "fn long() {}\n".repeat(100);
+        assert_eq!(
+            read_text_into(long.as_bytes(), long.len() as u64, 1 << 20, &mut buffer),
+            Ok(long.as_str())
+        );
+        // Shorter, then empty: no byte of the file before shows through.
+        assert_eq!(
+            read_text_into(&b"fn a() {}\n"[..], 10, 1 << 20, &mut buffer),
+            Ok("fn a() {}\n")
+        );
+        assert_eq!(read_text_into(&b""[..], 0, 1 << 20, &mut buffer), Ok(""));
+        // Grown past its stamp's size, and past the limit, with the buffer longer
+        // than the limit from the first file: still too large.
+        assert_eq!(
+            read_text_into(&b"0123456789"[..], 2, 4, &mut buffer),
             Err(SkipReason::TooLarge { bytes: 5, limit: 4 })
         );
     }
