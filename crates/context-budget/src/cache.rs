@@ -63,6 +63,8 @@ pub const MAX_CACHE_ENTRIES: usize = 200_000;
 /// never file contents.
 #[derive(Debug)]
 pub struct MeasureCache<V> {
+    /// `false` for [`MeasureCache::off`]: nothing is kept, nothing answered.
+    on: bool,
     entries: Mutex<Entries<V>>,
     /// Measurements added since the cache was made (a persisted cache is written
     /// again only when this moved).
@@ -118,6 +120,7 @@ impl<V> Entries<V> {
 impl<V> Default for MeasureCache<V> {
     fn default() -> Self {
         MeasureCache {
+            on: true,
             entries: Mutex::new(Entries {
                 by_path: HashMap::new(),
                 len: 0,
@@ -128,9 +131,23 @@ impl<V> Default for MeasureCache<V> {
 }
 
 impl<V: Clone> MeasureCache<V> {
+    /// A cache that keeps nothing, for a process that measures once and keeps no
+    /// cache file: a command-line run with `--no-cache`. Keeping 16k measures it
+    /// would never read again cost a path copy, a hash and a shared lock per file
+    /// (~1.5 % of `files`' CPU over a 16k-file tree, perf).
+    pub fn off() -> Self {
+        MeasureCache {
+            on: false,
+            ..MeasureCache::default()
+        }
+    }
+
     /// The measurement of `path` if it was made on a file with this very stamp.
     /// A file without a modification time is never answered from the cache.
     pub fn get(&self, path: &Path, tokenizer: Tokenizer, stamp: &FileStamp) -> Option<V> {
+        if !self.on {
+            return None;
+        }
         stamp.modified?;
         let entries = self.entries.lock().ok()?;
         let held = entries.by_path.get(path.as_os_str())?;
@@ -139,7 +156,7 @@ impl<V: Clone> MeasureCache<V> {
     }
 
     pub fn put(&self, path: &Path, tokenizer: Tokenizer, stamp: FileStamp, value: V) {
-        if stamp.modified.is_none() {
+        if !self.on || stamp.modified.is_none() {
             return;
         }
         if let Ok(mut entries) = self.entries.lock() {
@@ -174,6 +191,9 @@ impl<V: Clone> MeasureCache<V> {
     /// Add entries read back (they do not count as [`Self::added`], and do not
     /// replace what this process measured).
     pub fn restore(&self, restored: Vec<(PathBuf, Tokenizer, FileStamp, V)>) {
+        if !self.on {
+            return;
+        }
         if let Ok(mut entries) = self.entries.lock() {
             for (path, tokenizer, stamp, value) in restored {
                 if entries.len >= MAX_CACHE_ENTRIES {
@@ -216,6 +236,24 @@ mod tests {
         assert_eq!(replaced.size, stamp.size);
         assert_eq!(cache.get(&path, Tokenizer::O200kBase, &replaced), None);
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_cache_that_is_off_keeps_and_answers_nothing() {
+        let stamp = FileStamp {
+            size: 3,
+            modified: Some(SystemTime::UNIX_EPOCH),
+            changed: (1, 2),
+            inode: 3,
+            device: 4,
+        };
+        let path = Path::new("/r/src/a.rs");
+        let cache = MeasureCache::<u64>::off();
+        cache.put(path, Tokenizer::O200kBase, stamp, 7);
+        cache.restore(vec![(path.to_path_buf(), Tokenizer::Cl100kBase, stamp, 8)]);
+        assert_eq!(cache.get(path, Tokenizer::O200kBase, &stamp), None);
+        assert_eq!(cache.get(path, Tokenizer::Cl100kBase, &stamp), None);
+        assert_eq!((cache.len(), cache.added()), (0, 0));
     }
 
     #[test]

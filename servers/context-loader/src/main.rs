@@ -28,6 +28,12 @@ fn main() -> ExitCode {
         Command::Tool(tool) => {
             let cache =
                 cli::file_cache::FileCache::locate(global.cache_dir.as_deref(), global.no_cache);
+            // Measures no cache file will hold are not kept in memory either.
+            let service = if cache.is_none() {
+                service.without_measure_cache()
+            } else {
+                service
+            };
             let code = cli::run(&service, tool, cache);
             // The answer is out and the cache saved: the process ends here, and the
             // kernel takes its memory back at once. Freeing the measurement cache entry

@@ -125,6 +125,15 @@ impl Service {
         self
     }
 
+    /// Keep no file measures in memory: for a command-line run that writes no
+    /// cache file (`--no-cache`), where nothing would read them again.
+    pub fn without_measure_cache(mut self) -> Self {
+        let (roots, store) = &*self.files;
+        let store = FileStore::without_cache(store.limits().clone());
+        self.files = Arc::new((roots.clone(), store));
+        self
+    }
+
     /// Say why file tools have no root: the working directory `described` was too
     /// wide to be taken as one without being named (see `config`).
     pub fn with_refused_root(mut self, described: Option<String>) -> Self {

@@ -34,6 +34,15 @@ impl FileStore {
         }
     }
 
+    /// A store that keeps no measures ([`MeasureCache::off`]): for a process
+    /// that measures once and writes no cache file.
+    pub fn without_cache(limits: FileLimits) -> FileStore {
+        FileStore {
+            cache: Arc::new(MeasureCache::off()),
+            limits,
+        }
+    }
+
     pub fn limits(&self) -> &FileLimits {
         &self.limits
     }
