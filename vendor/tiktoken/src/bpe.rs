@@ -378,9 +378,15 @@ impl CoreBpe {
                 }
                 pos = at;
             }
+            // Pieces of one or two bytes and tiny memo hits (nine in ten) from
+            // tables held here; the others as the scanner's loop counts them.
+            let (tiny, pairs) = (memo.tiny_view(), self.vocab.pair_words());
             let mut from = start;
             for &end in &ends[..n] {
-                count += self.count_one(bytes, from, end, memo, &mut pending);
+                count += match self.count_hot(bytes, from, end, tiny, pairs) {
+                    Some(n) => n,
+                    None => self.count_one(bytes, from, end, memo, &mut pending),
+                };
                 from = end;
             }
             if undecided {
@@ -419,6 +425,37 @@ impl CoreBpe {
             }
         }
         (count, pos)
+    }
+
+    /// The tokens of the piece `bytes[start..end]` when it is one or two bytes
+    /// long or its tiny memo slot holds it; `None` sends it to [`Self::count_one`].
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn count_hot(
+        &self,
+        bytes: &[u8],
+        start: usize,
+        end: usize,
+        tiny: count_memo::TinyView,
+        pairs: &[u64; crate::vocab_layout::PAIR_BITS_WORDS],
+    ) -> Option<usize> {
+        if start >= end || end > bytes.len() {
+            piece_out_of_bounds(start, end, bytes.len());
+        }
+        let len = end - start;
+        if len <= 2 {
+            // SAFETY: `start < end <= bytes.len()`, checked just above.
+            let (first, last) =
+                unsafe { (*bytes.get_unchecked(start), *bytes.get_unchecked(end - 1)) };
+            let pair = crate::vocab::pair_bit(pairs, first, last);
+            return Some(std::hint::select_unpredictable(len == 2, 2 - pair, 1));
+        }
+        if len <= 7
+            && let Some(eight) = bytes.get(start..start + 8)
+        {
+            return tiny.get(u64::from_le_bytes(eight.try_into().unwrap()), len);
+        }
+        None
     }
 
     /// The tokens of the piece `bytes[start..end]`, from the memo where it can

@@ -56,6 +56,28 @@ const BUCKETS: usize = 1 << 16;
 /// Encodings memoised per thread; the least recently added is dropped first.
 const OWNERS_MAX: usize = 4;
 
+/// A copy of the first level's pointer to its tiny slots, read by a count loop
+/// that holds the memo too (a miss still goes through the memo, which may write
+/// the slots): the allocation lives and stays put as long as the memo does, and
+/// the loop holds both no longer than one count.
+#[derive(Clone, Copy)]
+pub(crate) struct TinyView {
+    start: *const u64,
+}
+
+impl TinyView {
+    /// The count of the piece of `len` (3 to 7) bytes whose bytes start
+    /// `eight` (little-endian), if its tiny slot holds it.
+    #[inline(always)]
+    pub(crate) fn get(self, eight: u64, len: usize) -> Option<usize> {
+        debug_assert!((3..=7).contains(&len), "a tiny piece's length: {len}");
+        let key = Key::of_tiny(eight, len);
+        // SAFETY: `key.first` is a tiny slot's index (below `TINY_SLOTS`, the
+        // slots allocated), as in `Lines::tiny`.
+        tiny_count(unsafe { *self.start.add(key.first) }, &key)
+    }
+}
+
 /// Words 0..3: the key, zero-padded, little-endian; word 3: its length at bit
 /// 48, the count at bit 56. Length 0 marks an empty slot (no piece is empty).
 type Slot = [u64; 4];
@@ -353,6 +375,15 @@ impl Memo {
                 let n = self.get(&key);
                 (key, n)
             }
+        }
+    }
+
+    /// The tiny pieces' table, for a count loop to read without going through
+    /// the memo for each piece (see [`TinyView`]).
+    #[inline(always)]
+    pub(crate) fn tiny_view(&self) -> TinyView {
+        TinyView {
+            start: self.tiny.start,
         }
     }
 

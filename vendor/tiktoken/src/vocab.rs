@@ -62,6 +62,13 @@ impl<T> Table<T> {
     }
 }
 
+/// [`Vocab::pair_bit`] from its [`Vocab::pair_words`].
+#[inline(always)]
+pub(crate) fn pair_bit(words: &[u64; PAIR_BITS_WORDS], a: u8, b: u8) -> usize {
+    let i = (a as usize) << 8 | b as usize;
+    (words[i / 64] >> (i % 64)) as usize & 1
+}
+
 impl<T> std::ops::Deref for Table<T> {
     type Target = [T];
     #[inline(always)]
@@ -322,8 +329,16 @@ impl Vocab {
     /// 256 KiB, the bits 8 KiB).
     #[inline(always)]
     pub(crate) fn pair_bit(&self, a: u8, b: u8) -> usize {
-        let i = (a as usize) << 8 | b as usize;
-        (self.pair_bits[i / 64] >> (i % 64)) as usize & 1
+        pair_bit(self.pair_words(), a, b)
+    }
+
+    /// The bits of [`Self::pair_bit`] as a fixed-size table, for a count loop to
+    /// hold: its index needs no bounds check (and the table's length no load).
+    #[inline(always)]
+    pub(crate) fn pair_words(&self) -> &[u64; PAIR_BITS_WORDS] {
+        (*self.pair_bits)
+            .try_into()
+            .expect("the pair bits are checked to be PAIR_BITS_WORDS words when made")
     }
 
     /// Check if a token byte sequence exists in the vocabulary.
