@@ -87,9 +87,10 @@ pub fn read_text_into(
 /// Read `file` (of `size` bytes by its metadata) into the front of `bytes`: how many
 /// bytes it held, or `TooLarge` past `max_bytes`.
 ///
-/// In one read of its size where the file has not grown, and one more that finds its
-/// end: `read_to_end` asks for 8 KiB, then twice as much each time, about three reads
-/// a file on a source tree. The buffer is read into as it is (its length, zeroed once
+/// In one read where the file is as long as its stamp says (asking for a byte more,
+/// so a file that grew shows it): `read_to_end` asks for 8 KiB, then twice as much
+/// each time, and one read more to find the end, about three reads a file on a
+/// source tree. The buffer is read into as it is (its length, zeroed once
 /// as it grows, never shrinks), so no byte is zeroed per file and none of the buffer
 /// is uninitialized.
 fn read_to_buffer(
@@ -124,6 +125,13 @@ fn read_to_buffer(
             Ok(n) => read += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(SkipReason::Unreadable(e.to_string())),
+        }
+        // Short of what was asked, at the size its stamp says: the file as it was
+        // stamped, without a read more to find its end (16k system calls over a
+        // 16k-file tree). A file that grew fills the byte past its size and is
+        // read on; one read short of its size is read on to its end.
+        if read as u64 == size && read < bytes.len() {
+            break;
         }
     }
     if read as u64 > max_bytes {
@@ -399,6 +407,39 @@ mod tests {
             read_text_into(&b"0123456789"[..], 2, 4, &mut buffer),
             Err(SkipReason::TooLarge { bytes: 5, limit: 4 })
         );
+    }
+
+    /// A reader that hands out at most `.1` bytes a read, as a pipe or a network
+    /// file system may.
+    struct Chunks<'a>(&'a [u8], usize);
+
+    impl Read for Chunks<'_> {
+        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.0.len().min(self.1).min(out.len());
+            out[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn short_reads_are_read_on_to_the_stamped_size_or_the_end() {
+        let text = "fn a() {}\nfn b() {}\n";
+        let mut buffer = Vec::new();
+        for chunk in [1, 3, 7, 64] {
+            // As long as stamped: whole, however it comes.
+            let file = Chunks(text.as_bytes(), chunk);
+            let read = read_text_into(file, text.len() as u64, 1 << 20, &mut buffer);
+            assert_eq!(read, Ok(text), "chunks of {chunk}");
+            // Shorter than stamped (it shrank): read to its end.
+            let file = Chunks(text.as_bytes(), chunk);
+            let read = read_text_into(file, 100, 1 << 20, &mut buffer);
+            assert_eq!(read, Ok(text), "chunks of {chunk}");
+        }
+        // Longer than stamped (it grew): whole when a read goes past the size, as a
+        // regular file's does.
+        let read = read_text_into(Chunks(text.as_bytes(), 64), 5, 1 << 20, &mut buffer);
+        assert_eq!(read, Ok(text));
     }
 
     #[test]
