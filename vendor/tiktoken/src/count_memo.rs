@@ -9,8 +9,10 @@
 //! are not one token (a BPE merge) just as cheaply.
 //!
 //! Behind it, a second level of 4 MiB (two-way buckets) keeps what the first
-//! evicts, allocated once the first has missed as many pieces as it has slots:
-//! a thread that counts short texts never holds it. On the benchmark tree (388 MB of crate sources) the first level
+//! evicts, allocated once the first has missed as many pieces as it has slots
+//! (a process that counts short texts never holds it), and shared by every
+//! thread counting with the encoding: what one thread computed is a hit for
+//! the others. On the benchmark tree (388 MB of crate sources) the first level
 //! missed 2.8 M of ~50 M lookups, about four times the distinct pieces: each
 //! miss cost a vocabulary probe and, for half of them, a merge of ~6 more
 //! probes, all cache misses — a quarter of the counting time. The second level
@@ -25,9 +27,15 @@
 //!   overwrite;
 //! - one memo per encoding per thread (keyed by the encoding's nonce, never
 //!   its address), so two encodings never share an entry;
-//! - pieces longer than [`KEY_MAX`] bytes are not memoised.
+//! - pieces longer than [`KEY_MAX`] bytes are not memoised;
+//! - the second level is one per encoding for the whole process ([`Second`],
+//!   PATCH.md section 26): its words are only read and written atomically,
+//!   each slot under a version that a reader checks before and after reading
+//!   (a slot being written, or rewritten meanwhile, is a miss).
 
 use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, Ordering, fence};
+use std::sync::{Arc, Mutex, Weak};
 
 /// Longest piece memoised: a slot is 32 bytes, 24 of key, then its length and
 /// count. Most code pieces (identifiers, indentation, operators) are shorter.
@@ -51,7 +59,8 @@ const MID_SLOTS: usize = 32768;
 /// 256 KiB.
 const LONG_SLOTS: usize = 8192;
 /// Second-level buckets of two slots (one cache line), a power of two:
-/// 65,536 × 64 B = 4 MiB per thread and encoding, zero pages until touched.
+/// 65,536 × 64 B = 4 MiB per encoding, shared by its threads (PATCH.md
+/// section 26).
 const BUCKETS: usize = 1 << 16;
 /// Encodings memoised per thread; the least recently added is dropped first.
 const OWNERS_MAX: usize = 4;
@@ -242,10 +251,12 @@ impl Lines {
         unsafe { &mut *self.start.add(at) }
     }
 
-    /// A hint to load slot `at`'s line; no effect on any answer.
+    /// A hint to load slot `at`'s line; no effect on any answer. (From the
+    /// pointer alone: other threads may be writing the slot.)
     #[inline(always)]
     fn prefetch(&self, at: usize) {
-        let slot: *const Slot = self.slot(at);
+        assert_in_bounds(at * 4, self.words);
+        let slot = self.start.wrapping_add(at * 4);
         #[cfg(target_arch = "x86_64")]
         // SAFETY: a prefetch of a valid address reads nothing the program sees
         // and cannot fault.
@@ -300,21 +311,26 @@ pub(crate) struct Memo {
     tiny: Lines,
     mid: Lines,
     long: Lines,
-    /// `None` until the first level has missed [`SECOND_AFTER`] pieces: the random
-    /// buckets of even a few thousand distinct pieces would make most of its
-    /// 4 MiB resident, on every thread that ever counted something.
-    second: Option<Lines>,
+    /// The encoding's second level, shared with every other thread's memo of
+    /// it. `None` until the first level has missed [`SECOND_AFTER`] pieces, or
+    /// another thread's memo made it: the random buckets of even a few
+    /// thousand distinct pieces would make most of its 4 MiB resident, in
+    /// every process that ever counted something.
+    second: Option<Arc<Second>>,
     misses: usize,
+    /// The encoding's nonce: whose second level to share.
+    owner: u64,
 }
 
 impl Memo {
-    fn new() -> Self {
+    fn new(owner: u64) -> Self {
         Self {
             tiny: Lines::new(TINY_SLOTS / 4),
             mid: Lines::new(MID_SLOTS / 2),
             long: Lines::new(LONG_SLOTS),
-            second: None,
+            second: SECONDS.find(owner),
             misses: 0,
+            owner,
         }
     }
 
@@ -392,7 +408,7 @@ impl Memo {
     #[inline(always)]
     pub(crate) fn prefetch_second(&self, key: &Key) {
         if let Some(second) = &self.second {
-            second.prefetch(key.second() * 2);
+            second.lines.prefetch(key.second() * 2);
         }
     }
 
@@ -402,10 +418,11 @@ impl Memo {
     pub(crate) fn get_second(&mut self, key: &Key) -> Option<usize> {
         let second = self.second.as_ref()?;
         let at = key.second() * 2;
-        let hit = [at, at + 1]
+        let slot = [at, at + 1]
             .into_iter()
-            .find(|&at| count_if_same(second.slot(at), &key.slot).is_some())?;
-        let slot = *second.slot(hit);
+            .filter_map(|at| second.read(at))
+            .find(|slot| count_if_same(slot, &key.slot).is_some())?;
+        let slot = [slot[0], slot[1], slot[2], slot[3] & !VERSION];
         self.put_first(key, slot);
         Some((slot[3] >> 56) as usize)
     }
@@ -445,21 +462,148 @@ impl Memo {
             let k = &key.slot;
             let slot = [k[0], k[1], k[2], k[3] | (n as u64) << 56];
             self.put_first(key, slot);
-            match &mut self.second {
+            match &self.second {
                 Some(second) => {
                     let at = key.second() * 2;
-                    let newer = *second.slot(at);
-                    *second.slot_mut(at + 1) = newer;
-                    *second.slot_mut(at) = slot;
+                    if let Some(newer) = second.read(at) {
+                        second.write(at + 1, newer);
+                    }
+                    second.write(at, slot);
                 }
                 None => {
                     self.misses += 1;
                     if self.misses == SECOND_AFTER {
-                        self.second = Some(Lines::huge(BUCKETS * 2));
+                        self.second = Some(SECONDS.find_or_make(self.owner));
                     }
                 }
             }
         }
+    }
+}
+
+/// context-loader patch (PATCH.md section 26): the second level of one
+/// encoding, shared by every thread's memo of it. Two threads that count one
+/// tree each met most of its pieces on their own: 800 k pieces computed where
+/// one thread computed 627 k (o200k_base, the bench tree). Shared, a piece one
+/// thread computed is a hit for the other.
+///
+/// Each slot's last word carries, beside the piece's length and count, a
+/// version in its low 48 bits (zero in a key: no key reaches them): bit 0 set
+/// while a thread writes the slot, the rest counting its writes. A reader
+/// takes the words only if the version is the same before and after and not
+/// being written; a writer takes the slot by setting bit 0 (compare and
+/// swap), or gives up if another has it: it is a cache, a store may be
+/// dropped. Every word is read and written atomically (plain loads and stores
+/// on x86_64), so no two threads race on memory the language does not let
+/// them share.
+pub(crate) struct Second {
+    lines: Lines,
+}
+
+/// The bits of a second-level slot's last word that hold its version.
+const VERSION: u64 = (1 << 48) - 1;
+/// The version's bit set while a thread writes the slot.
+const WRITING: u64 = 1;
+
+// SAFETY: after `Second::new` (which zeroes the lines before anything can
+// share them), every access to the lines' words is atomic (`Second::word`),
+// and the allocation is freed only by the last `Arc`'s drop.
+unsafe impl Sync for Second {}
+
+impl Second {
+    fn new() -> Self {
+        Self {
+            lines: Lines::huge(BUCKETS * 2),
+        }
+    }
+
+    /// Word `w` of slot `at`, as an atomic.
+    #[inline(always)]
+    fn word(&self, at: usize, w: usize) -> &AtomicU64 {
+        assert_in_bounds(at * 4, self.lines.words);
+        // SAFETY: `at * 4 + w < words` (`at` is a bucket's slot from a hash's
+        // top bits, `w < 4`), 8-byte aligned inside the lines' allocation,
+        // which lives as long as `self`; every access to it is atomic.
+        unsafe { AtomicU64::from_ptr(self.lines.start.add(at * 4 + w)) }
+    }
+
+    /// Slot `at`'s words as they were at one moment, or `None` while a thread
+    /// writes it. The version is left in the last word: compare it as
+    /// [`count_if_same`] does (which ignores it) and clear it before storing
+    /// the slot elsewhere ([`Memo::put_first`] keeps only the count).
+    #[inline(always)]
+    fn read(&self, at: usize) -> Option<Slot> {
+        let last = self.word(at, 3).load(Ordering::Acquire);
+        if last & WRITING != 0 {
+            return None;
+        }
+        let words = [0, 1, 2].map(|w| self.word(at, w).load(Ordering::Relaxed));
+        // The words' loads before the version's second load: a writer that
+        // changed any of them had set `WRITING` first, so the version moved.
+        fence(Ordering::Acquire);
+        (self.word(at, 3).load(Ordering::Relaxed) == last)
+            .then_some([words[0], words[1], words[2], last])
+    }
+
+    /// Store `slot` (a key with its count; its version bits are ignored) in
+    /// slot `at`, unless another thread is writing it.
+    #[inline(always)]
+    fn write(&self, at: usize, slot: Slot) {
+        let last = self.word(at, 3);
+        let before = last.load(Ordering::Relaxed);
+        if before & WRITING != 0
+            || last
+                .compare_exchange(
+                    before,
+                    before | WRITING,
+                    Ordering::Acquire,
+                    Ordering::Relaxed,
+                )
+                .is_err()
+        {
+            return;
+        }
+        // The words' stores after the version's: a reader that sees any of
+        // them sees `WRITING` or a later version.
+        fence(Ordering::Release);
+        for w in 0..3 {
+            self.word(at, w).store(slot[w], Ordering::Relaxed);
+        }
+        let version = (before & VERSION).wrapping_add(2) & VERSION;
+        last.store(slot[3] & !VERSION | version, Ordering::Release);
+    }
+}
+
+/// The second levels in use, one per encoding, held by the memos that share
+/// them: the last memo of an encoding to go frees its level.
+static SECONDS: Seconds = Seconds(Mutex::new(Vec::new()));
+
+struct Seconds(Mutex<Vec<(u64, Weak<Second>)>>);
+
+impl Seconds {
+    /// The second level of the encoding `owner`, if a memo holds one.
+    fn find(&self, owner: u64) -> Option<Arc<Second>> {
+        let seconds = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        seconds
+            .iter()
+            .find(|(o, _)| *o == owner)
+            .and_then(|(_, second)| second.upgrade())
+    }
+
+    /// The second level of the encoding `owner`, made if no memo holds one.
+    fn find_or_make(&self, owner: u64) -> Arc<Second> {
+        let mut seconds = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        seconds.retain(|(_, second)| second.strong_count() > 0);
+        if let Some(second) = seconds
+            .iter()
+            .find(|(o, _)| *o == owner)
+            .and_then(|(_, second)| second.upgrade())
+        {
+            return second;
+        }
+        let second = Arc::new(Second::new());
+        seconds.push((owner, Arc::downgrade(&second)));
+        second
     }
 }
 
@@ -559,7 +703,11 @@ impl Key {
 /// The count a slot holds if it holds exactly `key`.
 #[inline(always)]
 fn count_if_same(slot: &Slot, key: &Slot) -> Option<usize> {
-    (slot[0] == key[0] && slot[1] == key[1] && slot[2] == key[2] && slot[3] & !COUNT_MASK == key[3])
+    // A second-level slot's version (bits 0..48) is no part of its piece.
+    (slot[0] == key[0]
+        && slot[1] == key[1]
+        && slot[2] == key[2]
+        && slot[3] & !(COUNT_MASK | VERSION) == key[3])
         .then_some((slot[3] >> 56) as usize)
 }
 
@@ -666,8 +814,9 @@ thread_local! {
 static RETIRED: Retired = Retired::new();
 
 /// Memos kept after their threads exit: a bound on the memory held for threads
-/// that no longer exist (each memo is 1.75 MiB, plus 4 MiB once its second
-/// level exists); as many as a machine runs counting threads at once, mostly.
+/// that no longer exist (each memo is 1.75 MiB, and keeps its encoding's
+/// shared 4 MiB second level alive); as many as a machine runs counting
+/// threads at once, mostly.
 const RETIRED_MAX: usize = 8;
 
 struct Retired(std::sync::Mutex<Vec<(u64, Memo)>>);
@@ -714,7 +863,7 @@ pub(crate) fn with_memo<R>(owner: u64, f: impl FnOnce(Option<&mut Memo>) -> R) -
                 if memos.len() == OWNERS_MAX {
                     memos.remove(0);
                 }
-                let memo = RETIRED.adopt(owner).unwrap_or_else(Memo::new);
+                let memo = RETIRED.adopt(owner).unwrap_or_else(|| Memo::new(owner));
                 memos.push((owner, memo));
                 memos.len() - 1
             }
@@ -746,14 +895,14 @@ mod tests {
 
     /// A memo whose second level is already allocated.
     fn with_second() -> Memo {
-        let mut m = Memo::new();
-        m.second = Some(Lines::huge(BUCKETS * 2));
+        let mut m = Memo::new(new_cache_id());
+        m.second = Some(Arc::new(Second::new()));
         m
     }
 
     #[test]
     fn the_second_level_comes_once_the_first_has_missed_as_many_pieces_as_it_has_slots() {
-        let mut m = Memo::new();
+        let mut m = Memo::new(new_cache_id());
         let piece = |i: usize| format!("p{i:07}").into_bytes();
         for i in 0..SECOND_AFTER - 1 {
             m.count(&piece(i), || 2);
@@ -813,7 +962,7 @@ mod tests {
                 assert_eq!(hit, m.get(&of), "{start}..{end}");
             }
         };
-        let mut m = Memo::new();
+        let mut m = Memo::new(new_cache_id());
         check(&m);
         for (start, end) in spans() {
             m.put(&Key::of(&text[start..end]), (end - start) % 7 + 1);
@@ -822,7 +971,7 @@ mod tests {
         // Each piece's slot taken by a piece of another length (and other
         // bytes): a long piece must not match a slot whose words 1 and 2
         // are not its own, nor any piece one of another length.
-        let mut m = Memo::new();
+        let mut m = Memo::new(new_cache_id());
         for (start, end) in spans() {
             let other = Key::of(&text[start..end]);
             let len = end - start;
@@ -845,7 +994,7 @@ mod tests {
         }
         check(&m);
         // A tiny slot holding the same bytes but one more: no match either.
-        let mut m = Memo::new();
+        let mut m = Memo::new(new_cache_id());
         for (start, end) in spans().filter(|(start, end)| end - start < 7) {
             let other = Key::of(&text[start..end]);
             let longer = (other.tiny_probe() + (1 << 60)) | (0x41 << (8 * (end - start)));
@@ -905,7 +1054,7 @@ mod tests {
 
     #[test]
     fn a_hit_returns_the_stored_count_without_computing() {
-        let mut m = Memo::new();
+        let mut m = Memo::new(new_cache_id());
         assert_eq!(m.count(b"hello", || 2), 2);
         assert_eq!(m.count(b"hello", || unreachable!("must hit")), 2);
         // A prefix, an extension and a NUL-padded twin are other pieces.
@@ -963,17 +1112,121 @@ mod tests {
     fn the_second_level_is_zeroed_and_starts_on_a_huge_page() {
         let m = with_second();
         let second = m.second.as_ref().unwrap();
-        assert_eq!(second.start as usize % HUGE_PAGE, 0);
-        assert_eq!(second.words, BUCKETS * 2 * 4);
-        assert!((0..BUCKETS * 2).all(|at| *second.slot(at) == [0; 4]));
+        assert_eq!(second.lines.start as usize % HUGE_PAGE, 0);
+        assert_eq!(second.lines.words, BUCKETS * 2 * 4);
+        assert!((0..BUCKETS * 2).all(|at| second.read(at) == Some([0; 4])));
         assert!(matches!(m.long.owner, Owner::Calloc(_)));
-        assert!(matches!(second.owner, Owner::Aligned(..)));
+        assert!(matches!(second.lines.owner, Owner::Aligned(..)));
+    }
+
+    /// PATCH.md section 26: one second level per encoding, shared by the
+    /// memos of every thread, and freed with the last of them.
+    #[test]
+    fn a_piece_one_memo_computed_is_found_by_another_memo_of_its_encoding() {
+        let owner = new_cache_id();
+        let mut a = Memo::new(owner);
+        assert!(a.second.is_none(), "no memo has made one yet");
+        a.second = Some(SECONDS.find_or_make(owner));
+        assert_eq!(a.count(b"shared piece", || 3), 3);
+        // A memo made now shares it at once: a's piece, without computing.
+        let mut b = Memo::new(owner);
+        assert!(b.second.is_some());
+        assert_eq!(b.count(b"shared piece", || unreachable!("a's")), 3);
+        // Another encoding's memo never sees it.
+        let mut other = Memo::new(new_cache_id());
+        other.second = Some(SECONDS.find_or_make(other.owner));
+        assert_eq!(other.count(b"shared piece", || 2), 2);
+        // The last memo of the encoding frees its level.
+        drop((a, b));
+        assert!(SECONDS.find(owner).is_none());
+        assert!(Memo::new(owner).second.is_none());
+    }
+
+    /// The version's protocol, one step at a time: a slot a writer holds is a
+    /// miss and is not written by another; every write moves the version.
+    #[test]
+    fn a_slot_being_written_is_a_miss_and_left_to_its_writer() {
+        let second = Second::new();
+        let (a, b) = (Key::of(b"piece a"), Key::of(b"piece b"));
+        let with_count = |key: &Key, n: u64| {
+            let k = key.slot;
+            [k[0], k[1], k[2], k[3] | n << 56]
+        };
+        second.write(5, with_count(&a, 2));
+        let stored = second.read(5).expect("no writer");
+        assert_eq!(count_if_same(&stored, &a.slot), Some(2));
+        let version = stored[3] & VERSION;
+        assert_eq!(version & WRITING, 0);
+        // Another thread holds the slot: readers miss, writers give up.
+        second.word(5, 3).fetch_or(WRITING, Ordering::Relaxed);
+        assert_eq!(second.read(5), None);
+        second.write(5, with_count(&b, 3));
+        second.word(5, 3).fetch_and(!WRITING, Ordering::Relaxed);
+        assert_eq!(count_if_same(&second.read(5).unwrap(), &a.slot), Some(2));
+        // A write of its own moves the version on.
+        second.write(5, with_count(&b, 3));
+        let stored = second.read(5).unwrap();
+        assert_eq!(count_if_same(&stored, &b.slot), Some(3));
+        assert_ne!(stored[3] & VERSION, version);
+        // A hit copied to the first level keeps no version bits.
+        let long = Key::of(b"a piece of twenty bytes");
+        let mut m = Memo::new(new_cache_id());
+        m.second = Some(Arc::new(second));
+        let at = long.second() * 2;
+        m.second.as_ref().unwrap().write(at, with_count(&long, 4));
+        m.second.as_ref().unwrap().write(at, with_count(&long, 4));
+        assert_eq!(m.get_second(&long), Some(4));
+        assert_eq!(m.get(&long), Some(4));
+        assert_eq!(*m.long.slot(long.first), with_count(&long, 4));
+    }
+
+    /// Threads storing and reading the pieces of one second-level bucket at
+    /// once: a read finds a piece with its own count or not at all, never
+    /// another piece's count (a slot read while written is a miss).
+    #[test]
+    fn threads_sharing_a_bucket_never_read_another_pieces_count() {
+        let owner = new_cache_id();
+        let pieces = colliding(second_index, 6);
+        let count_of = |piece: &[u8]| 1 + (Key::of(piece).hash >> 7) as usize % 3;
+        let second = SECONDS.find_or_make(owner);
+        std::thread::scope(|scope| {
+            for t in 0..4usize {
+                let (pieces, second) = (&pieces, &second);
+                scope.spawn(move || {
+                    let mut m = Memo::new(owner);
+                    assert!(Arc::ptr_eq(m.second.as_ref().unwrap(), second));
+                    let (mut hits, mut state) = (0, t as u64 + 1);
+                    for _ in 0..20_000 {
+                        state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+                        let piece = &pieces[(state >> 33) as usize % pieces.len()];
+                        let key = Key::of(piece);
+                        if state >> 62 == 0 {
+                            m.put(&key, count_of(piece));
+                        } else if let Some(n) = m.get_second(&key) {
+                            assert_eq!(n, count_of(piece), "{piece:?}");
+                            hits += 1;
+                        }
+                    }
+                    assert!(hits > 0, "the other threads' pieces are found");
+                });
+            }
+        });
+        // Every slot of the bucket ends with a whole piece and no writer.
+        let at = Key::of(&pieces[0]).second() * 2;
+        for at in [at, at + 1] {
+            let slot = second.read(at).expect("no writer left");
+            let piece = pieces
+                .iter()
+                .find(|p| count_if_same(&slot, &Key::of(p).slot).is_some())
+                .expect("one of the pieces");
+            assert_eq!((slot[3] >> 56) as usize, count_of(piece));
+        }
     }
 
     #[test]
     fn no_slot_straddles_two_cache_lines() {
         let mut m = with_second();
-        for level in [&m.long, m.second.as_ref().unwrap()] {
+        for level in [&m.long, &m.second.as_ref().unwrap().lines] {
             assert_eq!(level.slot(0).as_ptr() as usize % LINE, 0);
             assert_eq!(level.slot(1).as_ptr() as usize % LINE, 32);
         }
@@ -985,7 +1238,7 @@ mod tests {
 
     #[test]
     fn counts_too_large_for_a_slot_are_not_stored() {
-        let mut m = Memo::new();
+        let mut m = Memo::new(new_cache_id());
         assert_eq!(m.count(b"big", || 300), 300);
         assert_eq!(m.count(b"big", || 301), 301);
         // More tokens than bytes is no count a piece has: never stored (a
@@ -1042,7 +1295,7 @@ mod tests {
         let pool = Retired::new();
         let owners: Vec<u64> = (0..RETIRED_MAX + 2).map(|_| new_cache_id()).collect();
         pool.retire(owners.iter().map(|&o| {
-            let mut m = Memo::new();
+            let mut m = Memo::new(o);
             m.count(b"mine", || (o % 4 + 1) as usize);
             (o, m)
         }));
