@@ -17,7 +17,7 @@ use super::walk::Candidate;
 use crate::Tokenizer;
 use crate::cache::{FileStamp, MeasureCache};
 use crate::outline::{Bounds, Language, NoOutline};
-use crate::read::{SkipReason, lines_and_escaped_len};
+use crate::read::SkipReason;
 use crate::scan_control::ScanControl;
 
 /// The numbers of one file. What the cache holds.
@@ -213,12 +213,12 @@ impl Measurer<'_> {
         if let Some(measure) = complete {
             return Ok(done(candidate, canonical, measure, true, true));
         }
-        let text = match opened.read_text_into(limits.max_file_bytes, buffer) {
-            Ok(text) => text,
-            Err(reason) => return Err((candidate.relative, Some(reason))),
-        };
+        let (text, (lines, escaped)) =
+            match opened.read_text_measured_into(limits.max_file_bytes, buffer) {
+                Ok(read) => read,
+                Err(reason) => return Err((candidate.relative, Some(reason))),
+            };
         let mut measure = cached.unwrap_or_else(|| {
-            let (lines, escaped) = lines_and_escaped_len(text);
             no_grammar(FileMeasure {
                 tokens: 0,
                 lines,

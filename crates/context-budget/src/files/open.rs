@@ -13,7 +13,7 @@ use std::fs::{File, Metadata};
 use std::path::{Path, PathBuf};
 
 use crate::cache::FileStamp;
-use crate::read::{SkipReason, read_text, read_text_into};
+use crate::read::{SkipReason, read_text, read_text_into, read_text_measured_into};
 use crate::safe_open::OpenError;
 
 /// A verified open file.
@@ -33,6 +33,16 @@ impl OpenFile {
     /// [`OpenFile::read_text`] into a buffer the caller reuses from file to file.
     pub fn read_text_into(self, max_bytes: u64, bytes: &mut Vec<u8>) -> Result<&str, SkipReason> {
         read_text_into(self.file, self.stamp.size, max_bytes, bytes)
+    }
+
+    /// [`OpenFile::read_text_into`] with the text's lines and JSON-escaped length
+    /// ([`read_text_measured_into`]).
+    pub fn read_text_measured_into(
+        self,
+        max_bytes: u64,
+        bytes: &mut Vec<u8>,
+    ) -> Result<(&str, (u64, u64)), SkipReason> {
+        read_text_measured_into(self.file, self.stamp.size, max_bytes, bytes)
     }
 }
 
