@@ -256,17 +256,20 @@ pub(crate) fn escape_growth(b: u8) -> (bool, bool) {
     (b == b'"' || b == b'\\' || control, control && !short)
 }
 
-/// [`count_lines`] and [`crate::answer::json_escaped_len`] of `text` in one pass
-/// over its bytes, as every file a tool reads needs both (two passes took ~1.2×
-/// the time of one, on a source tree's files). 32 bytes per step where the CPU
-/// has AVX2, against the 16 the compiler makes of [`count_three`] (see
-/// `escape_counts_ascii_avx2` for the figures); it was ~4 % of `files`' CPU.
+/// [`count_lines`] and [`crate::answer::json_escaped_len`] of `text` from the
+/// pass [`read_text_measured_into`] makes (the tests' way to run it alone).
+#[cfg(test)]
 pub fn lines_and_escaped_len(text: &str) -> (u64, u64) {
     lines_and_escaped(text, escape_counts_ascii(text.as_bytes()).0)
 }
 
 /// The [`escape_counts`] of `bytes`, and whether they are all ASCII (`false` is
 /// also "not looked": only the AVX2 pass looks, where it costs one `or` a step).
+/// One pass for a file's lines and escaped length, as every file a tool reads
+/// needs both (two passes took ~1.2× the time of one, on a source tree's files):
+/// 32 bytes per step where the CPU has AVX2, against the 16 the compiler makes of
+/// [`count_three`] (see `escape_counts_ascii_avx2` for the figures); it was ~4 %
+/// of `files`' CPU.
 #[inline(always)]
 fn escape_counts_ascii(bytes: &[u8]) -> ((u64, u64, u64), bool) {
     #[cfg(target_arch = "x86_64")]
