@@ -244,7 +244,7 @@ fn ci() -> anyhow::Result<()> {
 }
 
 /// Every ci step with its budget in seconds (2 cores, clean clone; see timing.rs). The
-/// budgets add up to 780 s: the 900 s of the whole run less building xtask itself
+/// budgets add up to 782 s: about the 900 s of the whole run less building xtask itself
 /// (`timing::XTASK_BUILD_BUDGET`). Each is the step's time in the clean-clone runs of
 /// issue 38's last stop plus a few seconds, so a step that grows is named. The quick
 /// bench runs in the background, and only its join is a step; the tests share the
@@ -313,9 +313,10 @@ fn ci_steps() -> anyhow::Result<()> {
     // (the memo, merges, vocabulary tables, the scanners' 8-byte run ends). Its
     // other tests need the vocabularies we dropped (vendor/tiktoken/PATCH.md), and
     // the pre-tokenizer's are covered against tiktoken-rs by tests/differential.rs.
-    // 41 s: section 24's test of the windows at every start of 2,000 texts takes
-    // ~6 s of one core (opt-level 3), where the step took 32-33 s before it.
-    step("vendored tiktoken: patched modules' unit tests", 41, || {
+    // 43 s: section 24's test of the windows at every start of 2,000 texts takes
+    // ~6 s of one core (opt-level 3), where the step took 32-33 s before it; section
+    // 27's three tests ~1 s.
+    step("vendored tiktoken: patched modules' unit tests", 43, || {
         vendored_tiktoken_tests(
             &[
                 "count_memo::",
@@ -343,12 +344,17 @@ fn ci_steps() -> anyhow::Result<()> {
                 "starts::tests::every_start_a_window_decides",
                 "starts::tests::windows_stop_where",
                 "the_windows_count_what_encode_makes",
+                // PATCH.md 27: the BMP table against the regex crate's classes (every
+                // code point), and `'ſ` as every pattern's contraction.
+                "cjk_class_matches_regex_tables",
+                "long_s_completes_a_contraction_as_the_regex_says",
             ],
             &[],
         )?;
-        // The fast paths of PATCH.md 9, 11, 13, 14 and 17 (Hangul, lowercase words,
-        // punctuation runs, uppercase-led words) against the regex, piece by piece,
-        // for several patterns, and section 24's windows against the scanners:
+        // The fast paths of PATCH.md 9, 11, 13, 14, 17 and 27 (Hangul, lowercase
+        // words, punctuation runs, uppercase-led words, the BMP's other scripts)
+        // against the regex, piece by piece, for several patterns, and section 24's
+        // windows against the scanners:
         // 32 cases each here, 512 in the full suite, like the rest of pretokenize's
         // proptests.
         vendored_tiktoken_tests(
@@ -358,6 +364,7 @@ fn ci_steps() -> anyhow::Result<()> {
                 "prop_fast_matches_regex_punctuation_runs",
                 "prop_fast_matches_regex_cased_words",
                 "prop_windows_cut_as_the_scanner",
+                "prop_fast_matches_regex_bmp_scripts",
             ],
             &[("PROPTEST_CASES", std::ffi::OsStr::new("32"))],
         )

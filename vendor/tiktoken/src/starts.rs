@@ -251,8 +251,11 @@ fn decide<const O200K: bool>(text: &[u8], pos: usize, rest: usize, c: &Classes) 
             continue;
         }
         let at = |k: usize| text.get(pos + i + k).map_or(0, |b| b | 0x20);
+        let raw = |k: usize| text.get(pos + i + k).copied();
         let len = match at(1) {
             b's' | b't' | b'm' | b'd' => 2,
+            // `'ſ` (U+017F folds to `s`), as `match_contraction` reads it.
+            _ if raw(1) == Some(0xC5) && raw(2) == Some(0xBF) => 3,
             b'r' | b'v' if at(2) == b'e' => 3,
             b'l' if at(2) == b'l' => 3,
             _ => continue,
