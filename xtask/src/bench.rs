@@ -174,6 +174,11 @@ pub fn run(quick: bool, only: &[String], no_build: bool) -> anyhow::Result<()> {
         peer: None,
     };
 
+    // Hand-written notes under a section (what changed, and why, with figures a run
+    // cannot make) come back after the section's new figures.
+    let page_before =
+        std::fs::read_to_string(workspace_root().join("BENCHMARKS.md")).unwrap_or_default();
+    let notes = kept_notes(&page_before);
     let mut report = String::new();
     if quick {
         report.push_str(
@@ -190,6 +195,10 @@ pub fn run(quick: bool, only: &[String], no_build: bool) -> anyhow::Result<()> {
         println!("{markdown}");
         report.push_str(&markdown);
         report.push('\n');
+        if let Some((_, note)) = notes.iter().find(|(section, _)| section == name) {
+            report.push_str(note);
+            report.push('\n');
+        }
     }
     let targets = targets_table(&bench.targets);
     println!("{targets}");
@@ -198,7 +207,7 @@ pub fn run(quick: bool, only: &[String], no_build: bool) -> anyhow::Result<()> {
     eprintln!("written to {}", out_dir.join("report.md").display());
     if !quick && only.is_empty() {
         let path = workspace_root().join("BENCHMARKS.md");
-        let kept = kept_sections(&std::fs::read_to_string(&path).unwrap_or_default());
+        let kept = kept_sections(&page_before);
         let page = format!("# Benchmarks\n\n{}\n{report}{kept}", provenance(&bench));
         std::fs::write(path, page)?;
         eprintln!("written to BENCHMARKS.md");
@@ -253,6 +262,34 @@ fn kept_sections(page: &str) -> String {
         true => kept,
         false => format!("\n{}", kept.trim_end()) + "\n",
     }
+}
+
+/// The hand-written notes of `page` (a BENCHMARKS.md): each a block from a line
+/// `<!-- notes: SECTION -->` to a line `<!-- /notes -->`, markers included, for the
+/// bench section named SECTION (`counting`, `files`, ...). A run puts each back
+/// after its section's figures: the history of an issue's work (before and after,
+/// what was tried) is written by hand once and no longer lost to the next run.
+fn kept_notes(page: &str) -> Vec<(String, String)> {
+    let mut notes = Vec::new();
+    let mut open: Option<(String, String)> = None;
+    for line in page.split_inclusive('\n') {
+        let marker = line.trim();
+        if let Some(section) = marker
+            .strip_prefix("<!-- notes: ")
+            .and_then(|rest| rest.strip_suffix(" -->"))
+        {
+            open = Some((section.trim().to_string(), String::new()));
+        }
+        if let Some((_, text)) = open.as_mut() {
+            text.push_str(line);
+        }
+        if marker == "<!-- /notes -->"
+            && let Some(done) = open.take()
+        {
+            notes.push(done);
+        }
+    }
+    notes
 }
 
 fn targets_table(targets: &[TargetCheck]) -> String {
@@ -383,6 +420,31 @@ mod tests {
         assert!(kept.contains("## 9. mcp-tokens") && kept.contains("kept figures"));
         assert!(!kept.contains("old figures") && !kept.contains("old targets"));
         assert_eq!(kept_sections("# Benchmarks\n## 1. x\n"), "");
+    }
+
+    #[test]
+    fn a_full_run_keeps_the_notes_written_under_a_section() {
+        let page = "# Benchmarks\n\n## 1. Counting\nold figures\n\n\
+                    <!-- notes: counting -->\n**Before and after.** by hand\n\nmore\n\
+                    <!-- /notes -->\n\n## 7. Files\nold\n<!-- notes: files -->\nfiles' history\n\
+                    <!-- /notes -->\n<!-- notes: unclosed -->\nlost\n";
+        let notes = kept_notes(page);
+        assert_eq!(
+            notes,
+            [
+                (
+                    "counting".to_string(),
+                    "<!-- notes: counting -->\n**Before and after.** by hand\n\nmore\n\
+                     <!-- /notes -->\n"
+                        .to_string()
+                ),
+                (
+                    "files".to_string(),
+                    "<!-- notes: files -->\nfiles' history\n<!-- /notes -->\n".to_string()
+                ),
+            ]
+        );
+        assert!(kept_notes("# Benchmarks\n## 1. x\n").is_empty());
     }
 
     #[test]
