@@ -217,6 +217,17 @@ impl<V: Clone> MeasureCache<V> {
 mod tests {
     use super::*;
 
+    /// The stamp of a file of `size` bytes that never changes.
+    fn stamp(size: u64) -> FileStamp {
+        FileStamp {
+            size,
+            modified: Some(SystemTime::UNIX_EPOCH),
+            changed: (1, 2),
+            inode: 3,
+            device: 4,
+        }
+    }
+
     #[test]
     fn a_changed_stamp_misses() {
         let dir = std::env::temp_dir().join(format!("cb-cache-{}", std::process::id()));
@@ -240,13 +251,7 @@ mod tests {
 
     #[test]
     fn a_cache_that_is_off_keeps_and_answers_nothing() {
-        let stamp = FileStamp {
-            size: 3,
-            modified: Some(SystemTime::UNIX_EPOCH),
-            changed: (1, 2),
-            inode: 3,
-            device: 4,
-        };
+        let stamp = stamp(3);
         let path = Path::new("/r/src/a.rs");
         let cache = MeasureCache::<u64>::off();
         cache.put(path, Tokenizer::O200kBase, stamp, 7);
@@ -258,13 +263,6 @@ mod tests {
 
     #[test]
     fn each_tokenizer_has_its_entry_and_restored_entries_never_replace_new_ones() {
-        let stamp = |size| FileStamp {
-            size,
-            modified: Some(SystemTime::UNIX_EPOCH),
-            changed: (1, 2),
-            inode: 3,
-            device: 4,
-        };
         let path = Path::new("/r/src/a.rs");
         let cache = MeasureCache::<u64>::default();
         cache.put(path, Tokenizer::O200kBase, stamp(10), 1);
