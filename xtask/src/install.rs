@@ -342,13 +342,23 @@ mod tests {
         assert!(found.len() >= 2, "child and grandchild, got {found:?}");
         assert_eq!(parents[0], Some(child.id()));
         assert_eq!(parents[1], Some(found[0]), "{found:?}");
-        // The grandchild (reparented once its parent died) is gone or a zombie.
-        let state = std::fs::read_to_string(format!("/proc/{}/stat", found[1]))
-            .ok()
-            .and_then(|s| {
-                s.rsplit_once(')')
-                    .map(|(_, rest)| rest.trim_start().to_owned())
-            });
+        // The grandchild (reparented once its parent died) is gone or a zombie. A
+        // SIGKILL is delivered asynchronously: the process may still show `R` for a
+        // moment after `kill`, so the state is polled (up to 2 s) before asserting.
+        let state_of = |pid: u32| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|s| {
+                    s.rsplit_once(')')
+                        .map(|(_, rest)| rest.trim_start().to_owned())
+                })
+        };
+        let deadline = Instant::now() + std::time::Duration::from_secs(2);
+        let mut state = state_of(found[1]);
+        while state.as_deref().is_some_and(|s| !s.starts_with('Z')) && Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            state = state_of(found[1]);
+        }
         assert!(
             state.as_deref().is_none_or(|s| s.starts_with('Z')),
             "kill_tree left {state:?}"
