@@ -148,6 +148,56 @@ fn a_folder_walk_honours_gitignore_hidden_and_skips_what_is_not_text() {
     assert_eq!(src.files, 3);
 }
 
+/// Each folder's ignore files apply below it with ripgrep's precedence, found from
+/// the folder's listing: `.ignore` over `.gitignore`, a deeper file over a shallower
+/// one, `.gitignore` files stop at a `.git` (a folder, or a submodule's file) while
+/// `.ignore` does not, `.git/info/exclude` holds in its repository, and an ignore
+/// file that is a link is not followed.
+#[test]
+fn ignore_files_apply_from_the_folder_that_lists_them() {
+    let tree = tree("ignore-listed");
+    tree.write("root/.gitignore", "*.log\n*.rs\n");
+    tree.write("root/.ignore", "*.tmp\n");
+    tree.write("root/a/.ignore", "!keep.log\n");
+    for file in ["a/x.log", "a/keep.log", "a/b/y.log", "a/b/w.log"] {
+        tree.write(format!("root/{file}"), "text\n");
+    }
+    tree.write("root/a/b/.gitignore", "!y.log\n");
+    // A submodule: `.git` is a file there.
+    tree.write("root/sub/.git", "gitdir: ../.git/modules/sub\n");
+    tree.write("root/sub/z.log", "text\n");
+    tree.write("root/sub/t.tmp", "text\n");
+    tree.write("root/repo/.git/info/exclude", "*.out\n");
+    tree.write("root/repo/o.out", "text\n");
+    tree.write("root/repo/p.txt", "text\n");
+    // `c/.gitignore` links to rules that would leave out `m.txt`: not followed.
+    tree.write("root/rules.txt", "m.txt\n");
+    tree.write("root/c/m.txt", "text\n");
+    tree.symlink(tree.join("root/rules.txt"), "root/c/.gitignore");
+    let store = FileStore::new(FileLimits::default());
+    let report = tokens(&store, &roots(&tree), &["."]).expect("measured");
+    assert_eq!(
+        paths(&report),
+        [
+            "a/b/y.log",
+            "a/keep.log",
+            "c/m.txt",
+            "repo/p.txt",
+            "rules.txt",
+            "sub/z.log"
+        ]
+    );
+    let mut left_out = report.excluded.ignored_examples.clone();
+    left_out.sort();
+    assert_eq!(
+        left_out,
+        ["a/b/w.log", "a/x.log", "repo/o.out", "sub/t.tmp"]
+    );
+    // The same rules when the walk starts below the folders that hold them.
+    let report = tokens(&store, &roots(&tree), &["a/b"]).expect("measured");
+    assert_eq!(paths(&report), ["a/b/y.log"]);
+}
+
 /// A file named twice, or reached by a folder and by name, is one file: measured
 /// once, in its first place, and not reported as skipped (the walk compares paths by
 /// their bytes, so every spelling must reach it as the same bytes).

@@ -1,7 +1,7 @@
 //! The ignore rules of one call: `.ignore`, `.gitignore` and `.git/info/exclude` of
 //! every folder on the way to a file (parents of the root too), and git's global
 //! excludes, with the precedence of ripgrep's `ignore` crate (whose matchers they
-//! are). The walker's own reading of these files is turned off for this one, because
+//! are). ripgrep's walker read these files itself; it was not used for them, because
 //! they are repository content: a 100,000-line `.gitignore` took 13 s and 1.7 GB per
 //! call, uncancellable, and was compiled again for every `paths` entry.
 //!
@@ -52,7 +52,7 @@ pub fn alternates_too_deep(pattern: &str) -> Option<usize> {
 }
 
 /// One folder's rules, and its parent's (up to the file system's root).
-struct FolderRules {
+pub(super) struct FolderRules {
     parent: Option<Arc<FolderRules>>,
     dot_ignore: Option<Gitignore>,
     gitignore: Option<Gitignore>,
@@ -61,9 +61,28 @@ struct FolderRules {
     has_git: bool,
 }
 
-/// The folder a walker thread looked up last, with its rules.
-#[derive(Default)]
-pub(super) struct LastFolder(Option<(PathBuf, Arc<FolderRules>)>);
+/// Which of a folder's names hold its rules, as its listing shows them: a walk that
+/// has read the listing opens only the ignore files that are there. Probing every
+/// folder for `.ignore`, `.gitignore` and `.git` was three failing path lookups per
+/// folder, a sixth of a tree walk's CPU.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Listed {
+    pub(super) dot_ignore: bool,
+    pub(super) gitignore: bool,
+    pub(super) git: bool,
+}
+
+impl Listed {
+    /// Note one name of the folder's listing.
+    pub(super) fn see(&mut self, name: &[u8]) {
+        match name {
+            b".ignore" => self.dot_ignore = true,
+            b".gitignore" => self.gitignore = true,
+            b".git" => self.git = true,
+            _ => {}
+        }
+    }
+}
 
 /// One folder's rules once read. Threads that need a folder being read wait for it,
 /// so no file is read (nor its patterns counted) twice.
@@ -103,32 +122,13 @@ impl IgnoreRules {
         }
     }
 
-    /// Whether `path` (absolute, found by the walk) is ignored. `check` is the walk's
-    /// clock and cancellation, looked at before any ignore file is compiled.
-    /// `last` is the caller's (one walker thread's) folder of the entry before, as
-    /// entries come folder by folder: most lookups then take no lock.
-    pub(super) fn ignored(
-        &self,
-        path: &Path,
-        is_dir: bool,
-        last: &mut LastFolder,
-        check: &dyn Fn() -> Result<(), FilesError>,
-    ) -> Result<bool, FilesError> {
-        let Some(parent) = path.parent() else {
-            return Ok(false);
-        };
-        let rules = match &last.0 {
-            Some((dir, rules)) if dir == parent => rules.clone(),
-            _ => {
-                let rules = self.folder(parent, check)?;
-                last.0 = Some((parent.to_path_buf(), rules.clone()));
-                rules
-            }
-        };
+    /// Whether `path` (absolute, found by the walk in the folder whose rules are
+    /// `rules`) is ignored.
+    pub(super) fn ignores(&self, rules: &Arc<FolderRules>, path: &Path, is_dir: bool) -> bool {
         let (mut by_ignore, mut by_gitignore, mut by_exclude) =
             (Match::None, Match::None, Match::None);
         let mut saw_git = false;
-        let mut folder = Some(&rules);
+        let mut folder = Some(rules);
         while let Some(rules) = folder {
             let matched = |rules: &Option<Gitignore>| {
                 rules
@@ -155,14 +155,50 @@ impl IgnoreRules {
             .into_iter()
             .find(|m| !m.is_none())
             .unwrap_or(Match::None);
-        Ok(decided.is_ignore())
+        decided.is_ignore()
     }
 
-    /// The rules of `dir` with its parents', read once per call.
-    fn folder(
+    /// The rules of `dir` with its parents', read once per call, looking for each
+    /// ignore file where it would be (a walk's first folder, and its parents).
+    /// `check` is the walk's clock and cancellation, looked at before any ignore
+    /// file is compiled.
+    pub(super) fn folder(
         &self,
         dir: &Path,
         check: &dyn Fn() -> Result<(), FilesError>,
+    ) -> Result<Arc<FolderRules>, FilesError> {
+        self.once(dir, || {
+            let parent = match dir.parent() {
+                Some(parent) => Some(self.folder(parent, check)?),
+                None => None,
+            };
+            let listed = Listed {
+                dot_ignore: true,
+                gitignore: true,
+                git: std::fs::symlink_metadata(dir.join(".git")).is_ok(),
+            };
+            self.read(dir, parent, listed, check)
+        })
+    }
+
+    /// The rules of `dir`, a folder of `parent` whose listing the walk has read:
+    /// only the ignore files `listed` names are opened.
+    pub(super) fn listed(
+        &self,
+        dir: &Path,
+        parent: &Arc<FolderRules>,
+        listed: Listed,
+        check: &dyn Fn() -> Result<(), FilesError>,
+    ) -> Result<Arc<FolderRules>, FilesError> {
+        self.once(dir, || self.read(dir, Some(parent.clone()), listed, check))
+    }
+
+    /// `dir`'s rules as `make` reads them, once per call however many walks and
+    /// threads ask.
+    fn once(
+        &self,
+        dir: &Path,
+        make: impl FnOnce() -> Result<Arc<FolderRules>, FilesError>,
     ) -> Result<Arc<FolderRules>, FilesError> {
         let slot: Slot = match self.folders.lock() {
             Ok(mut folders) => folders.entry(dir.to_path_buf()).or_default().clone(),
@@ -174,23 +210,30 @@ impl IgnoreRules {
         if let Some(known) = slot.as_ref() {
             return Ok(known.clone());
         }
-        let parent = match dir.parent() {
-            Some(parent) => Some(self.folder(parent, check)?),
-            None => None,
-        };
-        let has_git = std::fs::symlink_metadata(dir.join(".git")).is_ok();
-        let rules = Arc::new(FolderRules {
-            parent,
-            dot_ignore: self.compile(dir, &dir.join(".ignore"), check)?,
-            gitignore: self.compile(dir, &dir.join(".gitignore"), check)?,
-            git_exclude: match has_git {
-                true => self.compile(dir, &dir.join(".git/info/exclude"), check)?,
-                false => None,
-            },
-            has_git,
-        });
+        let rules = make()?;
         *slot = Some(rules.clone());
         Ok(rules)
+    }
+
+    /// The ignore files of `dir` that `listed` names, compiled.
+    fn read(
+        &self,
+        dir: &Path,
+        parent: Option<Arc<FolderRules>>,
+        listed: Listed,
+        check: &dyn Fn() -> Result<(), FilesError>,
+    ) -> Result<Arc<FolderRules>, FilesError> {
+        let compile = |wanted: bool, name: &str| match wanted {
+            true => self.compile(dir, &dir.join(name), check),
+            false => Ok(None),
+        };
+        Ok(Arc::new(FolderRules {
+            parent,
+            dot_ignore: compile(listed.dot_ignore, ".ignore")?,
+            gitignore: compile(listed.gitignore, ".gitignore")?,
+            git_exclude: compile(listed.git, ".git/info/exclude")?,
+            has_git: listed.git,
+        }))
     }
 
     /// One ignore file's rules (`None` when there is no such regular file), within

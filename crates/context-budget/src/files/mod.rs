@@ -13,8 +13,9 @@
 //!    everything outside the roots), [`secrets`] (credential-looking names),
 //!    `ignore` (the ignore files' rules, bounded and read once per call), [`open`]
 //!    (open, then verify the handle).
-//! 3. Many files: [`walk`] (a query's paths and globs to candidate files: ripgrep's
-//!    `ignore` walker, filters, counting what the rules excluded), `measure` (open,
+//! 3. Many files: [`walk`] (a query's paths and globs to candidate files: a parallel
+//!    walk judging each folder's listing with its ignore rules, filters, counting
+//!    what the rules excluded), `measure` (open,
 //!    read with the shared core `crate::read`, count through the cache, on all cores
 //!    with `crate::fan_out`; when asked, the file's outline too, `crate::outline`,
 //!    only ever of a file the secret rules let through).
