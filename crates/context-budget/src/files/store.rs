@@ -72,9 +72,13 @@ impl FileStore {
             measurer.measure(walked.candidates, Reading::Count, walked.entries)?;
         skipped.splice(0..0, walked.skipped);
 
-        let mut rows = file_rows(roots, &measured, query.outline);
-        let total: u64 = rows.iter().map(|r| r.tokens).sum();
         let (outline_total, outline_missing) = outline_totals(&measured, query.outline);
+        let files_measured = measured.len();
+        let bytes = measured.iter().map(|m| m.measure.bytes).sum();
+        let lines = measured.iter().map(|m| m.measure.lines).sum();
+        let cached = measured.iter().filter(|m| m.cached).count();
+        let mut rows = file_rows(roots, measured, query.outline);
+        let total: u64 = rows.iter().map(|r| r.tokens).sum();
         let mut folders = folder_rollup(&rows);
         sort_rows(&mut rows, sort);
         let page = Page::of(
@@ -93,9 +97,9 @@ impl FileStore {
             total,
             outline_total,
             outline_missing,
-            files_measured: measured.len(),
-            bytes: measured.iter().map(|m| m.measure.bytes).sum(),
-            lines: measured.iter().map(|m| m.measure.lines).sum(),
+            files_measured,
+            bytes,
+            lines,
             window: WindowShare::of(model, total),
             sort,
             page,
@@ -104,7 +108,7 @@ impl FileStore {
             skipped,
             skipped_counts,
             excluded: walked.excluded,
-            cached: measured.iter().filter(|m| m.cached).count(),
+            cached,
         })
     }
 
@@ -140,13 +144,14 @@ impl FileStore {
     }
 }
 
-/// One row per measured file, in measured order; with its outline's tokens when
-/// asked for.
-fn file_rows(roots: &Roots, measured: &[Measured], outline: bool) -> Vec<FileRow> {
+/// One row per measured file, in measured order, taking the file's relative path
+/// (not a copy of it: 16k strings copied, then freed, on one core after the
+/// counting); with its outline's tokens when asked for.
+fn file_rows(roots: &Roots, measured: Vec<Measured>, outline: bool) -> Vec<FileRow> {
     measured
-        .iter()
+        .into_iter()
         .map(|m| FileRow {
-            path: m.candidate.relative.clone(),
+            path: m.candidate.relative,
             root: roots.label(m.candidate.root),
             tokens: m.measure.tokens,
             outline_tokens: m.measure.outline.tokens().filter(|_| outline),

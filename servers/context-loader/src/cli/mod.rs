@@ -105,7 +105,14 @@ fn run_tool<T: Tool>(service: &Service, matches: &ArgMatches) -> u8 {
         }
     }
     match result {
-        Ok(output) if json => print_json(&output).max(T::exit_code(&output)),
+        Ok(output) if json => {
+            let code = print_json(&output).max(T::exit_code(&output));
+            // The process ends after this command (as for the service in `main`): the
+            // kernel takes the answer's memory back at once, where freeing it row by
+            // row took ~1 ms of one core after `files` over 16k files.
+            std::mem::forget(output);
+            code
+        }
         Ok(output) => {
             let exit_code = T::exit_code(&output);
             let warnings = T::warnings(&output);
