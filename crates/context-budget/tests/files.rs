@@ -198,6 +198,47 @@ fn ignore_files_apply_from_the_folder_that_lists_them() {
     assert_eq!(paths(&report), ["a/b/y.log"]);
 }
 
+/// A walk thread that panics (a bug; here the progress report) ends the call with
+/// that panic: the walk's other threads stop rather than wait for the folders it
+/// would have found, which hung the call.
+#[test]
+fn a_panic_in_the_walk_ends_the_call_instead_of_hanging_it() {
+    struct PanicsOnProgress;
+    impl context_budget::ScanControl for PanicsOnProgress {
+        fn progress(&self, _done: usize, _total: usize) {
+            // resume_unwind: no panic message in the test output.
+            std::panic::resume_unwind(Box::new("expected"));
+        }
+    }
+    let tree = tree("walk-panic");
+    // Progress is reported every 1,024 entries.
+    for folder in 0..8 {
+        for file in 0..200 {
+            tree.write(format!("root/d{folder}/f{file}.txt"), "x");
+        }
+    }
+    let roots = roots(&tree);
+    let (sender, ended) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let store = FileStore::new(FileLimits::default());
+        let call = std::panic::AssertUnwindSafe(|| {
+            store.file_tokens(
+                &roots,
+                &FileQuery::default(),
+                &model("gpt-4o"),
+                FileSort::Path,
+                None,
+                &PanicsOnProgress,
+            )
+        });
+        let _ = sender.send(std::panic::catch_unwind(call).is_err());
+    });
+    let panicked = ended
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the call ended");
+    assert!(panicked, "the panic reached the caller");
+}
+
 /// A file named twice, or reached by a folder and by name, is one file: measured
 /// once, in its first place, and not reported as skipped (the walk compares paths by
 /// their bytes, so every spelling must reach it as the same bytes).

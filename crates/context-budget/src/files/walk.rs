@@ -526,6 +526,17 @@ fn walk_dir(
 impl Walk<'_> {
     /// One thread's share: folders until none is left or the walk stops.
     fn work(&self) {
+        // A thread that panics (a bug) stops the others: they would otherwise wait
+        // for its folder's subfolders forever, and the panic would never surface.
+        struct StopOnPanic<'w, 'a>(&'w Walk<'a>);
+        impl Drop for StopOnPanic<'_, '_> {
+            fn drop(&mut self) {
+                if std::thread::panicking() {
+                    self.0.wake_all_stopping();
+                }
+            }
+        }
+        let _stop_on_panic = StopOnPanic(self);
         let mut batch = Batch {
             found: &self.found,
             skipped: &self.skipped,
