@@ -612,8 +612,9 @@ impl Walk<'_> {
             }
         };
         // Held whole: its ignore files must be known before its entries are judged.
-        // Never more of it than the walk may visit.
-        let room = self.budget.limits.max_walk_entries;
+        // Never more of it than the walk may still visit: each entry listed counts.
+        let seen = self.budget.entries.load(Ordering::Relaxed);
+        let room = self.budget.limits.max_walk_entries.saturating_sub(seen);
         let mut entries: Vec<(std::ffi::OsString, std::io::Result<FileType>)> = Vec::new();
         let mut errors = Vec::new();
         let mut listed = Listed::default();
@@ -688,15 +689,15 @@ impl Walk<'_> {
         batch: &mut Batch<'_>,
         more: &mut Vec<Folder>,
     ) {
-        let path = dir.join(name);
         let file_type = match file_type {
             Ok(file_type) => file_type,
-            Err(error) => return self.unreadable(&path, &error, batch),
+            Err(error) => return self.unreadable(&dir.join(name), &error, batch),
         };
         if !self.options.hidden && name.as_encoded_bytes().starts_with(b".") {
             batch.local_excluded.hidden += 1;
             return;
         }
+        let path = dir.join(name);
         let is_dir = file_type.is_dir();
         if self.budget.rules.ignores(rules, &path, is_dir) {
             batch.local_excluded.ignored += 1;
