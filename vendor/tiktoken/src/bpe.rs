@@ -276,6 +276,7 @@ impl CoreBpe {
                 }
                 return count;
             };
+            memo.ready_for(text.len());
             // context-loader patch (PATCH.md section 24): on x86_64, cl100k_base's
             // and o200k_base's pieces come from 64-byte windows of bitmasks, not
             // one scanner call per piece.

@@ -57,7 +57,26 @@ const EMPTY: Slot = Slot {
 };
 
 thread_local! {
-    static CACHE: RefCell<Box<[Slot; SLOTS]>> = RefCell::new(Box::new([EMPTY; SLOTS]));
+    static CACHE: RefCell<Box<[Slot; SLOTS]>> = RefCell::new(new_slots());
+}
+
+/// Empty slots, faulted in for writing (context-loader patch, PATCH.md section
+/// 28): a lookup reads its slot before a miss writes it, and a page read first
+/// is the kernel's zero page until that write, which then flushes the TLB of
+/// every other core running this process.
+fn new_slots() -> Box<[Slot; SLOTS]> {
+    // Zeroed memory (`calloc`) is empty slots: `EMPTY` is all zero bits. (A
+    // `Box::new` of the array builds it on the stack in a debug build.)
+    let layout = std::alloc::Layout::new::<[Slot; SLOTS]>();
+    // SAFETY: the layout's size is not zero.
+    let slots = unsafe { std::alloc::alloc_zeroed(layout) };
+    if slots.is_null() {
+        std::alloc::handle_alloc_error(layout);
+    }
+    crate::count_memo::populate_for_writes(slots, layout.size());
+    // SAFETY: allocated by the global allocator with the array's layout, every
+    // byte zero (populating writes zeroes), which is `[EMPTY; SLOTS]`.
+    unsafe { Box::from_raw(slots.cast()) }
 }
 
 #[inline]
@@ -140,6 +159,26 @@ pub(crate) fn encode_piece(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// PATCH.md section 28: a thread's cache is faulted in for writing when
+    /// it is made, so a count's reads and writes of its slots fault nothing.
+    #[test]
+    fn a_new_cache_takes_reads_and_writes_without_faults() {
+        use crate::count_memo::tests::{faulted, pages_faulting, tables_from_fresh_pages};
+        tables_from_fresh_pages();
+        let faulted = std::thread::spawn(|| {
+            CACHE.with(|c| {
+                let mut cache = c.borrow_mut();
+                let len = std::mem::size_of_val(&**cache);
+                assert!(cache.iter().all(|slot| slot.owner == 0 && slot.len == 0));
+                faulted(&pages_faulting(cache.as_mut_ptr().cast(), len))
+            })
+        })
+        .join()
+        .unwrap();
+        // Of 297 pages; one at most, for anything else the kernel does.
+        assert!(faulted <= 1, "{faulted} pages faulted");
+    }
 
     #[test]
     fn hit_returns_stored_tokens_per_owner() {
