@@ -1409,9 +1409,10 @@ pub(crate) mod tests {
         let pieces = colliding(second_index, 6);
         let count_of = |piece: &[u8]| 1 + (Key::of(piece).hash >> 7) as usize % 3;
         let second = SECONDS.find_or_make(owner);
+        let all_hits = std::sync::atomic::AtomicUsize::new(0);
         std::thread::scope(|scope| {
             for t in 0..4usize {
-                let (pieces, second) = (&pieces, &second);
+                let (pieces, second, all_hits) = (&pieces, &second, &all_hits);
                 scope.spawn(move || {
                     let mut m = Memo::new(owner);
                     assert!(Arc::ptr_eq(m.second.as_ref().unwrap(), second));
@@ -1427,10 +1428,13 @@ pub(crate) mod tests {
                             hits += 1;
                         }
                     }
-                    assert!(hits > 0, "the other threads' pieces are found");
+                    all_hits.fetch_add(hits, Ordering::Relaxed);
                 });
             }
         });
+        // Over all threads: one thread may find none, when it ran all its steps
+        // while two others, preempted mid-write, held both slots.
+        assert!(all_hits.into_inner() > 0, "the pieces stored are found");
         // Every slot of the bucket ends with a whole piece and no writer.
         let at = Key::of(&pieces[0]).second() * 2;
         for at in [at, at + 1] {
