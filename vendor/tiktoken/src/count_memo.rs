@@ -309,8 +309,7 @@ fn advise_huge_pages(ptr: *mut u8, len: usize) {
     let _ = (ptr, len);
 }
 
-/// The size of a page, or a multiple of it: [`populate_for_writes`] touches one
-/// byte per this many.
+/// The size of a page: [`populate_for_writes`] asks for whole ones.
 const PAGE: usize = 4096;
 /// Bytes of text a memo counts with its first level's pages faulted in as the
 /// count reaches them; the text that reaches this has them all faulted in for
@@ -319,53 +318,36 @@ const PAGE: usize = 4096;
 /// a kilobyte has ~100 pieces to look up.
 const POPULATE_AFTER: usize = 1024;
 
-/// context-loader patch (PATCH.md section 28): fault the `len` zeroed bytes
-/// from `ptr`, just allocated and not yet read, in for writing; they stay zero.
+/// context-loader patch (PATCH.md section 28): fault the whole pages of the
+/// `len` bytes from `ptr` in for writing, their contents unchanged.
 ///
 /// Why: a lookup reads its slot before a miss writes it, so each page of a
 /// lazily zeroed table was first mapped to the kernel's shared zero page, then
 /// copied on its first write. While another thread of the process runs, that
 /// copy flushes the other core's TLB with an interrupt (under KVM, an exit to
 /// the hypervisor on both cores): `files` over the bench tree took ~3,600 such
-/// flushes, from the memo's first level and the piece cache (~1,200 pages per
-/// counting thread), and ~6 % of its wall time. A page first faulted in by a
-/// write is never the zero page, so nothing is flushed. It costs what the
-/// count's own faults cost, once, when a thread makes its tables: ~3 MB, a
-/// few hundred microseconds.
+/// flushes, from the memo's first level and the piece cache (~750 pages per
+/// counting thread), and ~5 % of its wall time. A page faulted in for writing
+/// first is never the zero page, so nothing is flushed later; the faults cost
+/// what the count's own would have, once per table.
 ///
-/// `MADV_POPULATE_WRITE` (Linux 5.14) faults the whole pages inside in one
-/// call; where it fails or is missing, one write of a zero per page does it.
+/// `MADV_POPULATE_WRITE` (Linux 5.14) faults pages in as a write would, without
+/// writing. Only whole pages: the partial ones at either end are left as they
+/// are (at most two per table, and the first one usually holds the allocator's
+/// header, so it is no zero page), and nothing outside the range is touched.
+/// Where the call is missing (older kernels, other systems), nothing is done
+/// and the tables fault in as the count reaches them.
 pub(crate) fn populate_for_writes(ptr: *mut u8, len: usize) {
-    let (start, end) = (ptr as usize, ptr as usize + len);
-    let (inner_start, inner_end) = (start.next_multiple_of(PAGE), end / PAGE * PAGE);
-    if inner_start < inner_end && madvise_populate_write(inner_start, inner_end - inner_start) {
-        // Only the partial pages at either end are left.
-        write_zero_per_page(ptr, inner_start - start);
-        if inner_end < end {
-            // SAFETY: `inner_end - start < len`: inside the allocation.
-            write_zero_per_page(unsafe { ptr.add(inner_end - start) }, end - inner_end);
-        }
-    } else {
-        write_zero_per_page(ptr, len);
+    let start = (ptr as usize).next_multiple_of(PAGE);
+    let end = (ptr as usize + len) / PAGE * PAGE;
+    if start < end {
+        madvise_populate_write(start, end - start);
     }
 }
 
-/// A zero written (volatile: the compiler knows `calloc`'s memory is zero and
-/// would drop a plain store) to the first byte of `len` from `ptr` on each page.
-fn write_zero_per_page(ptr: *mut u8, len: usize) {
-    let mut at = 0;
-    while at < len {
-        // SAFETY: `at < len`: a byte of the caller's zeroed allocation (a zero
-        // field or padding), which it owns alone.
-        unsafe { std::ptr::write_volatile(ptr.add(at), 0) };
-        // The next page's first byte.
-        at = (ptr as usize + at + 1).next_multiple_of(PAGE) - ptr as usize;
-    }
-}
-
-/// `madvise(MADV_POPULATE_WRITE)` over whole pages; false where it failed or
-/// does not exist.
-fn madvise_populate_write(start: usize, len: usize) -> bool {
+/// `madvise(MADV_POPULATE_WRITE)` over whole pages, where it exists; a hint,
+/// so its failure is ignored.
+fn madvise_populate_write(start: usize, len: usize) {
     #[cfg(target_os = "linux")]
     {
         unsafe extern "C" {
@@ -378,13 +360,10 @@ fn madvise_populate_write(start: usize, len: usize) -> bool {
         const MADV_POPULATE_WRITE: std::ffi::c_int = 23;
         // SAFETY: whole pages of memory this process allocated (the caller's);
         // populating changes no contents and no protection.
-        unsafe { madvise(start as *mut _, len, MADV_POPULATE_WRITE) == 0 }
+        let _ = unsafe { madvise(start as *mut _, len, MADV_POPULATE_WRITE) };
     }
     #[cfg(not(target_os = "linux"))]
-    {
-        let _ = (start, len);
-        false
-    }
+    let _ = (start, len);
 }
 
 /// One encoding's memo on one thread: two levels.
@@ -1081,32 +1060,58 @@ pub(crate) mod tests {
         })
         .join()
         .unwrap();
-        // Of 256, 128 and 64 pages; one at most, for anything else the kernel does.
+        // Of 256, 128 and 64 pages: the partial page at a table's end, and one
+        // for anything else the kernel does, at most.
         assert!(
-            faulted.iter().all(|&f| f <= 1),
+            faulted.iter().all(|&f| f <= 2),
             "pages faulting per table: {faulted:?}"
         );
     }
 
-    /// Both ends of a range that does not start or end on a page boundary
-    /// are populated too, and every byte stays zero.
+    /// Populating a memo that short texts have already filled keeps every
+    /// slot as it was: a piece in the first slot (on the partial page at the
+    /// table's start) is still found with its count, and the piece its bytes
+    /// would spell with the first one zeroed is not.
     #[test]
-    fn populating_covers_partial_pages_and_keeps_the_zeroes() {
+    fn populating_a_used_memo_keeps_its_slots() {
+        let piece = (0u32..)
+            .map(|i| format!("p{i:04}").into_bytes())
+            .find(|p| Key::of(p).first == 0)
+            .unwrap();
+        let mut zeroed = piece.clone();
+        zeroed[0] = 0;
+        let mut m = Memo::new(new_cache_id());
+        m.ready_for(5);
+        assert_eq!(m.count(&piece, || 3), 3);
+        m.ready_for(POPULATE_AFTER);
+        assert_eq!(m.until_populated, 0);
+        assert_eq!(m.count(&piece, || unreachable!("stored")), 3);
+        assert_eq!(m.count(&zeroed, || 5), 5);
+    }
+
+    /// The whole pages of a range that starts and ends mid-page are faulted
+    /// in, nothing outside the range is, and no byte changes.
+    #[test]
+    fn populating_faults_in_the_ranges_whole_pages_only_and_keeps_the_bytes() {
         tables_from_fresh_pages();
         std::thread::spawn(|| {
             let mut words = vec![0u64; 64 * PAGE / 8].into_boxed_slice();
             let ptr = words.as_mut_ptr().cast::<u8>();
-            // From the middle of the second whole page (the first may hold the
-            // allocator's header) to the middle of a page 60 later.
-            let from = (ptr as usize).next_multiple_of(PAGE) - ptr as usize + PAGE + PAGE / 2;
-            let len = 60 * PAGE;
-            // SAFETY: `from + len` is within the 64 pages allocated.
-            let start = unsafe { ptr.add(from) };
-            populate_for_writes(start, len);
-            let pages = pages_faulting(start, len + 1);
-            assert_eq!(pages.len(), 61);
-            assert!(!pages[0] && !pages[60], "an end page faulted");
-            assert!(faulted(&pages) <= 1, "{} pages faulted", faulted(&pages));
+            // Page `p` of the allocation's whole pages (the first partial one may
+            // hold the allocator's header).
+            let first = (ptr as usize).next_multiple_of(PAGE) - ptr as usize;
+            // SAFETY: below 64 pages from `ptr` for every `p` used here.
+            let page = |p: usize| unsafe { ptr.add(first + p * PAGE) };
+            // From the middle of page 1 to the middle of page 61.
+            // SAFETY: page 1 + half a page is inside the allocation.
+            populate_for_writes(unsafe { page(1).add(PAGE / 2) }, 60 * PAGE);
+            // Pages 2..=60 are whole inside the range; 0, 1, 61 and 62 are not.
+            let pages = pages_faulting(page(0), 63 * PAGE);
+            assert!(faulted(&pages[2..=60]) <= 1, "{:?}", &pages[2..=60]);
+            assert!(
+                pages[0] && pages[62],
+                "pages outside the range were faulted in"
+            );
             assert!(words.iter().all(|&w| w == 0));
         })
         .join()

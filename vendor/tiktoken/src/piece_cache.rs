@@ -75,7 +75,7 @@ fn new_slots() -> Box<[Slot; SLOTS]> {
     }
     crate::count_memo::populate_for_writes(slots, layout.size());
     // SAFETY: allocated by the global allocator with the array's layout, every
-    // byte zero (populating writes zeroes), which is `[EMPTY; SLOTS]`.
+    // byte zero, which is `[EMPTY; SLOTS]`.
     unsafe { Box::from_raw(slots.cast()) }
 }
 
@@ -176,8 +176,9 @@ mod tests {
         })
         .join()
         .unwrap();
-        // Of 297 pages; one at most, for anything else the kernel does.
-        assert!(faulted <= 1, "{faulted} pages faulted");
+        // Of ~300 pages: the partial one at the end, and one for anything else
+        // the kernel does, at most.
+        assert!(faulted <= 2, "{faulted} pages faulted");
     }
 
     #[test]
