@@ -280,6 +280,23 @@ pub fn against_repomix(bench: &mut Bench) -> anyhow::Result<String> {
         runs.repomix_cold.push(timed(&mut cold)?);
         runs.repomix_warm.push(timed(&mut warm_repomix())?);
     }
+    // The rounds one by one: a median of three hides whether one run or all of
+    // them moved (issue 43's first-run row has read 20-50 ms above interleaved
+    // runs of the same command).
+    let walls = |runs: &[Run]| {
+        runs.iter()
+            .map(|r| format!("{:.0}", r.wall_ms))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let round_walls = format!(
+        "Each round's wall ms, in order: `files` first run {}; repomix warm {}; \
+         `load` {}; repomix cold {}.",
+        walls(&runs.ours_measure),
+        walls(&runs.repomix_warm),
+        walls(&runs.ours_pack),
+        walls(&runs.repomix_cold),
+    );
     let ours_measure = Run::median(&runs.ours_measure);
     let ours_warm = Run::median(&runs.ours_measure_warm);
     let ours_pack = Run::median(&runs.ours_pack);
@@ -425,6 +442,7 @@ pub fn against_repomix(bench: &mut Bench) -> anyhow::Result<String> {
          also keeps a token cache on disk, so it is timed with the cache off and warm; \
          so is ours (`files` and `load` keep file measures between command-line runs; \
          `--no-cache` for the cold rows). Medians of {rounds} rounds.\n\n{processes}\n\
+         {round_walls}\n\n\
          In one process (`files_bench`, medians): the loop reads and counts one file at a \
          time with the engine behind `count-tokens`, which is what an agent without \
          file-tokens does (without even the transport); \"warm\" is a repeat call of a \
