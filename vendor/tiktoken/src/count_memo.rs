@@ -285,10 +285,21 @@ fn assert_in_bounds(from: usize, words: usize) {
 /// ordinary pages and every answer is the same.
 #[inline]
 fn advise_huge_pages(ptr: *mut u8, len: usize) {
-    #[cfg(all(
-        target_os = "linux",
-        any(target_arch = "x86_64", target_arch = "aarch64")
-    ))]
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    {
+        const MADV_HUGEPAGE: i32 = 14;
+        advise(ptr as usize, len, MADV_HUGEPAGE);
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    let _ = (ptr, len);
+}
+
+/// `madvise(start, len, advice)` on Linux, a hint whose failure is ignored;
+/// nothing elsewhere (each advice's caller says why it is asked). `start..start + len`: memory this process allocated
+/// (whole pages), whose contents and protection no advice used here changes.
+#[inline]
+fn advise(start: usize, len: usize, advice: i32) {
+    #[cfg(target_os = "linux")]
     {
         unsafe extern "C" {
             fn madvise(
@@ -297,16 +308,12 @@ fn advise_huge_pages(ptr: *mut u8, len: usize) {
                 advice: std::ffi::c_int,
             ) -> std::ffi::c_int;
         }
-        const MADV_HUGEPAGE: std::ffi::c_int = 14;
-        // SAFETY: `ptr..ptr + len` is memory this process allocated; the advice
-        // changes no contents and no protection.
-        let _ = unsafe { madvise(ptr.cast(), len, MADV_HUGEPAGE) };
+        // SAFETY: the caller's pages; the advice changes no contents and no
+        // protection.
+        let _ = unsafe { madvise(start as *mut _, len, advice) };
     }
-    #[cfg(not(all(
-        target_os = "linux",
-        any(target_arch = "x86_64", target_arch = "aarch64")
-    )))]
-    let _ = (ptr, len);
+    #[cfg(not(target_os = "linux"))]
+    let _ = (start, len, advice);
 }
 
 /// The size of a page: [`populate_for_writes`] asks for whole ones.
@@ -341,29 +348,9 @@ pub(crate) fn populate_for_writes(ptr: *mut u8, len: usize) {
     let start = (ptr as usize).next_multiple_of(PAGE);
     let end = (ptr as usize + len) / PAGE * PAGE;
     if start < end {
-        madvise_populate_write(start, end - start);
+        const MADV_POPULATE_WRITE: i32 = 23;
+        advise(start, end - start, MADV_POPULATE_WRITE);
     }
-}
-
-/// `madvise(MADV_POPULATE_WRITE)` over whole pages, where it exists; a hint,
-/// so its failure is ignored.
-fn madvise_populate_write(start: usize, len: usize) {
-    #[cfg(target_os = "linux")]
-    {
-        unsafe extern "C" {
-            fn madvise(
-                addr: *mut std::ffi::c_void,
-                len: usize,
-                advice: std::ffi::c_int,
-            ) -> std::ffi::c_int;
-        }
-        const MADV_POPULATE_WRITE: std::ffi::c_int = 23;
-        // SAFETY: whole pages of memory this process allocated (the caller's);
-        // populating changes no contents and no protection.
-        let _ = unsafe { madvise(start as *mut _, len, MADV_POPULATE_WRITE) };
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = (start, len);
 }
 
 /// One encoding's memo on one thread: two levels.
