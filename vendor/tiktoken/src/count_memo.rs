@@ -294,9 +294,10 @@ fn advise_huge_pages(ptr: *mut u8, len: usize) {
     let _ = (ptr, len);
 }
 
-/// `madvise(start, len, advice)` on Linux, a hint whose failure is ignored;
-/// nothing elsewhere (each advice's caller says why it is asked). `start..start + len`: memory this process allocated
-/// (whole pages), whose contents and protection no advice used here changes.
+/// `madvise(start, len, advice)` on Linux, a hint whose failure is ignored
+/// (each caller says why it asks); elsewhere nothing. `start..start + len` is
+/// memory this process allocated, whole pages, and no advice used here changes
+/// its contents or protection.
 #[inline]
 fn advise(start: usize, len: usize, advice: i32) {
     #[cfg(target_os = "linux")]
