@@ -340,8 +340,10 @@ impl CoreBpe {
         const BATCH: usize = 512;
         let o200k = FAST == O200K;
         let bytes = text.as_bytes();
-        // Positions as `usize`: a text may be longer than 4 GiB.
-        let mut ends = [0usize; BATCH + 64];
+        // Ends as offsets from the batch's start: a window adds at most 64 and
+        // moves on at most 63 bytes, so a batch spans less than 33 KiB (a text
+        // may be longer than 4 GiB, a batch may not).
+        let mut ends = [0u32; BATCH + 64];
         let mut count = 0;
         let mut pending = None;
         let mut pos = 0;
@@ -360,20 +362,36 @@ impl CoreBpe {
                 } else {
                     starts::window::<false, CLASSIFIER>(bytes, pos)
                 };
-                let mut starts = window.starts;
+                let starts = window.starts;
                 if starts == 0 && !window.last {
                     undecided = true;
                     break;
                 }
-                let mut at = pos;
-                while starts != 0 {
-                    at = pos + starts.trailing_zeros() as usize;
-                    starts &= starts - 1;
-                    ends[n] = at;
-                    n += 1;
+                let base = (pos - start) as u32;
+                match CLASSIFIER {
+                    // SAFETY: this loop runs the AVX-512 classifier only inside
+                    // a function compiled for it, where the CPU has it; `n <
+                    // BATCH` leaves room for 64 ends.
+                    #[cfg(tiktoken_avx512)]
+                    starts::AVX512 => {
+                        n += unsafe {
+                            starts::compress_starts(starts, base, ends.as_mut_ptr().add(n))
+                        };
+                    }
+                    _ => {
+                        let mut rest = starts;
+                        while rest != 0 {
+                            ends[n] = base + rest.trailing_zeros();
+                            rest &= rest - 1;
+                            n += 1;
+                        }
+                    }
                 }
+                // The next window starts at the last start found (bit 0 is
+                // never one).
+                let mut at = pos + (63 - (starts | 1).leading_zeros() as usize);
                 if window.last {
-                    ends[n] = bytes.len();
+                    ends[n] = (bytes.len() - start) as u32;
                     n += 1;
                     at = bytes.len();
                 }
@@ -384,6 +402,7 @@ impl CoreBpe {
             let (tiny, pairs) = (memo.tiny_view(), self.vocab.pair_words());
             let mut from = start;
             for &end in &ends[..n] {
+                let end = start + end as usize;
                 count += match self.count_hot(bytes, from, end, tiny, pairs) {
                     Some(n) => n,
                     None => self.count_one(bytes, from, end, memo, &mut pending),
