@@ -346,6 +346,8 @@ fn ci_steps() -> anyhow::Result<()> {
                 "the_windows_count_what_encode_makes",
                 // PATCH.md 29: AVX-512's compressed starts against the set bits.
                 "starts::tests::compressed_starts",
+                // PATCH.md 30: the pieces sorted by length, every batch size.
+                "starts::tests::sorted_pieces",
                 // PATCH.md 27: the BMP table against the regex crate's classes (every
                 // code point), and `'ſ` as every pattern's contraction.
                 "cjk_class_matches_regex_tables",

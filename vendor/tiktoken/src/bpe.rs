@@ -340,10 +340,14 @@ impl CoreBpe {
         const BATCH: usize = 512;
         let o200k = FAST == O200K;
         let bytes = text.as_bytes();
-        // Ends as offsets from the batch's start: a window adds at most 64 and
+        // Ends as offsets from the batch's start: a window adds at most 63 and
         // moves on at most 63 bytes, so a batch spans less than 33 KiB (a text
-        // may be longer than 4 GiB, a batch may not).
-        let mut ends = [0u32; BATCH + 64];
+        // may be longer than 4 GiB, a batch may not). `bounds[0]` is the
+        // batch's start and `bounds[1..=n]` its pieces' ends: piece `i` is
+        // `bounds[i]..bounds[i + 1]`.
+        let mut bounds = [0u32; starts::LIST];
+        #[cfg(tiktoken_avx512)]
+        let mut sorted = starts::Sorted::new();
         let mut count = 0;
         let mut pending = None;
         let mut pos = 0;
@@ -375,13 +379,13 @@ impl CoreBpe {
                     #[cfg(tiktoken_avx512)]
                     starts::AVX512 => {
                         n += unsafe {
-                            starts::compress_starts(starts, base, ends.as_mut_ptr().add(n))
+                            starts::compress_starts(starts, base, bounds.as_mut_ptr().add(1 + n))
                         };
                     }
                     _ => {
                         let mut rest = starts;
                         while rest != 0 {
-                            ends[n] = base + rest.trailing_zeros();
+                            bounds[1 + n] = base + rest.trailing_zeros();
                             rest &= rest - 1;
                             n += 1;
                         }
@@ -391,7 +395,7 @@ impl CoreBpe {
                 // never one).
                 let mut at = pos + (63 - (starts | 1).leading_zeros() as usize);
                 if window.last {
-                    ends[n] = (bytes.len() - start) as u32;
+                    bounds[1 + n] = (bytes.len() - start) as u32;
                     n += 1;
                     at = bytes.len();
                 }
@@ -400,14 +404,40 @@ impl CoreBpe {
             // Pieces of one or two bytes and tiny memo hits (nine in ten) from
             // tables held here; the others as the scanner's loop counts them.
             let (tiny, pairs) = (memo.tiny_view(), self.vocab.pair_words());
-            let mut from = start;
-            for &end in &ends[..n] {
-                let end = start + end as usize;
-                count += match self.count_hot(bytes, from, end, tiny, pairs) {
-                    Some(n) => n,
-                    None => self.count_one(bytes, from, end, memo, &mut pending),
-                };
-                from = end;
+            if starts::sorts_pieces(CLASSIFIER) {
+                // The pieces by length first, then one loop per length class,
+                // so no branch depends on a piece's length (PATCH.md section 30).
+                #[cfg(tiktoken_avx512)]
+                {
+                    // SAFETY: only the AVX-512 classifier sorts, run as above.
+                    unsafe { sorted.sort(&bounds, n) };
+                    count += sorted.ones();
+                    for &at in sorted.twos() {
+                        let at = start + at as usize;
+                        count += 2 - crate::vocab::pair_bit(pairs, bytes[at], bytes[at + 1]);
+                    }
+                    let (from, to) = sorted.tiny();
+                    for (&from, &end) in from.iter().zip(to) {
+                        let (from, end) = (start + from as usize, start + end as usize);
+                        count += match self.count_hot(bytes, from, end, tiny, pairs) {
+                            Some(n) => n,
+                            None => self.count_one(bytes, from, end, memo, &mut pending),
+                        };
+                    }
+                    let (from, to) = sorted.long();
+                    for (&from, &end) in from.iter().zip(to) {
+                        let (from, end) = (start + from as usize, start + end as usize);
+                        count += self.count_one(bytes, from, end, memo, &mut pending);
+                    }
+                }
+            } else {
+                for i in 0..n {
+                    let (from, end) = (start + bounds[i] as usize, start + bounds[i + 1] as usize);
+                    count += match self.count_hot(bytes, from, end, tiny, pairs) {
+                        Some(n) => n,
+                        None => self.count_one(bytes, from, end, memo, &mut pending),
+                    };
+                }
             }
             if undecided {
                 let (counted, to) = self.count_scanned::<FAST>(text, pos, memo, &mut pending);

@@ -376,6 +376,138 @@ pub(crate) unsafe fn compress_starts(starts: u64, base: u32, out: *mut u32) -> u
     }
 }
 
+/// How many `u32` a batch's piece bounds and each of [`Sorted`]'s lists hold:
+/// the count loop's 512 pieces, a window's 64 past them, and room for the
+/// 16-lane reads and writes of [`Sorted::sort`].
+pub(crate) const LIST: usize = 608;
+
+/// Whether the count loop of `classifier` sorts its pieces by length
+/// ([`Sorted`]) before counting them: the AVX-512 one, which has the compress.
+pub(crate) const fn sorts_pieces(classifier: u8) -> bool {
+    #[cfg(all(target_arch = "x86_64", tiktoken_avx512))]
+    if classifier == AVX512 {
+        return true;
+    }
+    let _ = classifier;
+    false
+}
+
+/// A batch's pieces sorted by length, so the loops that count them branch on
+/// no piece's length (PATCH.md section 30): how many are one byte long (one
+/// token each), the starts of those of two bytes, and the bounds of those of
+/// 3–7 bytes (the tiny memo's) and of 8 or more, each list in text order.
+#[cfg(all(target_arch = "x86_64", tiktoken_avx512))]
+pub(crate) struct Sorted {
+    ones: usize,
+    lens: [usize; 3],
+    // Written 16 lanes at a time by `sort`, never read past what it counted:
+    // not zeroed, which for texts of a few hundred bytes would cost more than
+    // the sort.
+    twos: std::mem::MaybeUninit<[u32; LIST]>,
+    tiny: [std::mem::MaybeUninit<[u32; LIST]>; 2],
+    long: [std::mem::MaybeUninit<[u32; LIST]>; 2],
+}
+
+#[cfg(all(target_arch = "x86_64", tiktoken_avx512))]
+impl Sorted {
+    pub(crate) fn new() -> Sorted {
+        use std::mem::MaybeUninit;
+        Sorted {
+            ones: 0,
+            lens: [0; 3],
+            twos: MaybeUninit::uninit(),
+            tiny: [MaybeUninit::uninit(); 2],
+            long: [MaybeUninit::uninit(); 2],
+        }
+    }
+
+    /// Sorts the pieces `bounds[i]..bounds[i + 1]` for `i < n`, 16 per step:
+    /// their lengths from two overlapping loads, a mask per class, and each
+    /// class's starts (and ends) packed into its list by AVX-512's compress.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512F (and the caller be compiled for it).
+    #[inline(always)]
+    pub(crate) unsafe fn sort(&mut self, bounds: &[u32; LIST], n: usize) {
+        use std::arch::x86_64::*;
+        assert!(n + 16 <= LIST, "a batch of {n} pieces");
+        let twos = self.twos.as_mut_ptr().cast::<u32>();
+        let [tiny_from, tiny_to] = self.tiny.each_mut().map(|l| l.as_mut_ptr().cast::<u32>());
+        let [long_from, long_to] = self.long.each_mut().map(|l| l.as_mut_ptr().cast::<u32>());
+        // SAFETY: the caller's CPU has AVX-512F. Step `k` (`k < n`) reads
+        // `bounds[k..k + 17]`, inside it as `n + 16 <= LIST`; it writes 16
+        // lanes at each list's length so far, at most `k`, so inside `LIST`.
+        unsafe {
+            let splat = |v: i32| _mm512_set1_epi32(v);
+            let (mut ones, mut t, mut s, mut l) = (0, 0, 0, 0);
+            let mut k = 0;
+            while k < n {
+                let valid = if n - k >= 16 {
+                    u16::MAX
+                } else {
+                    (1u16 << (n - k)) - 1
+                };
+                let from = _mm512_loadu_si512(bounds.as_ptr().add(k).cast());
+                let to = _mm512_loadu_si512(bounds.as_ptr().add(k + 1).cast());
+                let len = _mm512_sub_epi32(to, from);
+                let one = _mm512_mask_cmpeq_epi32_mask(valid, len, splat(1));
+                let two = _mm512_mask_cmpeq_epi32_mask(valid, len, splat(2));
+                let long = _mm512_mask_cmpge_epu32_mask(valid, len, splat(8));
+                let tiny = valid & !(one | two | long);
+                ones += one.count_ones() as usize;
+                let pack = |mask: u16, v: __m512i, out: *mut u32, at: usize| {
+                    _mm512_storeu_si512(out.add(at).cast(), _mm512_maskz_compress_epi32(mask, v));
+                };
+                pack(two, from, twos, t);
+                t += two.count_ones() as usize;
+                pack(tiny, from, tiny_from, s);
+                pack(tiny, to, tiny_to, s);
+                s += tiny.count_ones() as usize;
+                pack(long, from, long_from, l);
+                pack(long, to, long_to, l);
+                l += long.count_ones() as usize;
+                k += 16;
+            }
+            self.ones = ones;
+            self.lens = [t, s, l];
+        }
+    }
+
+    /// How many pieces are one byte long.
+    pub(crate) fn ones(&self) -> usize {
+        self.ones
+    }
+
+    /// The starts of the pieces of two bytes.
+    pub(crate) fn twos(&self) -> &[u32] {
+        // SAFETY: `sort` wrote the first `lens[0]` (all of them while none did).
+        unsafe { std::slice::from_raw_parts(self.twos.as_ptr().cast(), self.lens[0]) }
+    }
+
+    /// The starts and ends of the pieces of 3–7 bytes.
+    pub(crate) fn tiny(&self) -> (&[u32], &[u32]) {
+        // SAFETY: as in `twos`.
+        unsafe { (self.list(&self.tiny[0], 1), self.list(&self.tiny[1], 1)) }
+    }
+
+    /// The starts and ends of the pieces of 8 bytes or more.
+    pub(crate) fn long(&self) -> (&[u32], &[u32]) {
+        // SAFETY: as in `twos`.
+        unsafe { (self.list(&self.long[0], 2), self.list(&self.long[1], 2)) }
+    }
+
+    /// # Safety
+    /// `sort` wrote the first `lens[which]` of `list`.
+    unsafe fn list<'a>(
+        &'a self,
+        list: &'a std::mem::MaybeUninit<[u32; LIST]>,
+        which: usize,
+    ) -> &'a [u32] {
+        // SAFETY: the caller's.
+        unsafe { std::slice::from_raw_parts(list.as_ptr().cast(), self.lens[which]) }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -658,6 +790,61 @@ mod tests {
                     "{starts:#x}: wrote past 64"
                 );
             }
+        }
+    }
+
+    #[cfg(all(target_arch = "x86_64", tiktoken_avx512))]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    unsafe fn sort_avx512(sorted: &mut Sorted, bounds: &[u32; LIST], n: usize) {
+        // SAFETY: compiled for AVX-512F, called only where the CPU has it.
+        unsafe { sorted.sort(bounds, n) }
+    }
+
+    /// Each piece lands in its length's class, in order, and nothing else
+    /// does: batches of every size up to the count loop's largest (575
+    /// pieces), lengths 1 to 40, and a sorter reused from a larger batch (its
+    /// lists hold stale values past what the new sort counts).
+    #[test]
+    #[cfg(all(target_arch = "x86_64", tiktoken_avx512))]
+    fn sorted_pieces_are_the_pieces_by_length() {
+        if !has_avx512() {
+            return;
+        }
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut sorted = Sorted::new();
+        for n in (0..=575).rev() {
+            let mut bounds = [0u32; LIST];
+            for i in 1..=n {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                // Mostly short pieces, as in text, some up to 40 bytes.
+                let len = if seed % 4 == 0 {
+                    (seed >> 8) % 40
+                } else {
+                    seed >> 8 & 7
+                } + 1;
+                bounds[i] = bounds[i - 1] + len as u32;
+            }
+            // Past the batch: values that would sort as pieces if read.
+            for (i, b) in bounds.iter_mut().enumerate().skip(n + 1) {
+                *b = 1_000_000 + 3 * i as u32;
+            }
+            // SAFETY: checked for AVX-512 above.
+            unsafe { sort_avx512(&mut sorted, &bounds, n) };
+            let piece = |i: usize| (bounds[i], bounds[i + 1]);
+            let of = |lens: std::ops::RangeInclusive<u32>| -> (Vec<u32>, Vec<u32>) {
+                (0..n)
+                    .map(piece)
+                    .filter(|(a, b)| lens.contains(&(b - a)))
+                    .unzip()
+            };
+            assert_eq!(sorted.ones(), of(1..=1).0.len(), "n {n}");
+            assert_eq!(sorted.twos(), &of(2..=2).0[..], "n {n}");
+            let (from, to) = of(3..=7);
+            assert_eq!(sorted.tiny(), (&from[..], &to[..]), "n {n}");
+            let (from, to) = of(8..=u32::MAX);
+            assert_eq!(sorted.long(), (&from[..], &to[..]), "n {n}");
         }
     }
 
