@@ -356,6 +356,16 @@ impl CoreBpe {
             let mut n = 0;
             let mut undecided = false;
             while pos < bytes.len() && n < BATCH {
+                // The text eight windows ahead asked for (PATCH.md section 31):
+                // the windows read it faster than the hardware's prefetchers
+                // bring it.
+                // SAFETY: a prefetch reads nothing the program sees and never
+                // faults, at an address past the text's end too.
+                unsafe {
+                    std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                        bytes.as_ptr().wrapping_add(pos + 512).cast(),
+                    )
+                };
                 if !ascii_next(bytes, pos) {
                     // A window would decide little before the non-ASCII byte.
                     undecided = true;
