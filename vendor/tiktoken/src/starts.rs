@@ -763,7 +763,7 @@ mod tests {
             1 << 15,
             1 << 16,
             1 << 63,
-            u64::MAX & !1,
+            !1,
             0xFFFF_0000_FFFF_0000,
         ];
         for _ in 0..2000 {
@@ -819,7 +819,7 @@ mod tests {
                 seed ^= seed >> 7;
                 seed ^= seed << 17;
                 // Mostly short pieces, as in text, some up to 40 bytes.
-                let len = if seed % 4 == 0 {
+                let len = if seed.is_multiple_of(4) {
                     (seed >> 8) % 40
                 } else {
                     seed >> 8 & 7
